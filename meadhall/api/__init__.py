@@ -1,0 +1,1 @@
+"""HTTP plumbing shared by every domain's routes: error rendering, middleware, rate-limit helpers."""

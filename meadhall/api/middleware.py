@@ -1,0 +1,119 @@
+"""Pure ASGI middleware: request id, access log, JSON body cap, rate-limit headers, and the last-resort
+500 handler (no stack trace in the body; the trace is logged with the request id)."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+import structlog
+from fastapi import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from meadhall.api.limits import STATE_KEY
+from meadhall.core.errors import AppError
+
+MAX_JSON_BODY = 1024 * 1024
+log = structlog.get_logger("meadhall.http")
+
+
+class _BodyTooLarge(HTTPException):
+    """An HTTPException so that FastAPI's body parsing passes it through unchanged."""
+
+    def __init__(self) -> None:
+        super().__init__(status_code=413, detail="request body too large")
+
+
+def _error_bytes(err: AppError) -> bytes:
+    return json.dumps(err.body()).encode()
+
+
+def _route_template(scope: Scope) -> str:
+    """The matched path template (never the concrete path: webhook paths carry tokens)."""
+    route = scope.get("route")
+    template = getattr(route, "path", None)
+    if not template:
+        return "<unmatched>"
+    if scope.get("path", "").startswith("/api/v1") and not template.startswith("/api/v1"):
+        template = "/api/v1" + template
+    return template
+
+
+class RequestMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = uuid.uuid4().hex
+        scope.setdefault("state", {})["request_id"] = request_id
+        started = time.perf_counter()
+        status_holder: dict[str, Any] = {"status": 500, "sent": False}
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        is_upload = headers.get("content-type", "").startswith("multipart/")
+
+        async def send_wrapper(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_holder["status"] = message["status"]
+                status_holder["sent"] = True
+                raw = list(message.get("headers", []))
+                present = {k.lower() for k, _ in raw}
+                raw.append((b"x-request-id", request_id.encode()))
+                decision = scope.get("state", {}).get(STATE_KEY)
+                if decision is not None and b"x-ratelimit-bucket" not in present:
+                    raw.extend((k.lower().encode(), v.encode()) for k, v in decision.headers().items())
+                message["headers"] = raw
+            await send(message)
+
+        received = 0
+
+        async def receive_wrapper() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request" and not is_upload:
+                received += len(message.get("body", b""))
+                if received > MAX_JSON_BODY:
+                    raise _BodyTooLarge()
+            return message
+
+        try:
+            declared = int(headers.get("content-length", "0") or 0)
+        except ValueError:
+            declared = 0
+        try:
+            if declared > MAX_JSON_BODY and not is_upload:
+                raise _BodyTooLarge()
+            await self.app(scope, receive_wrapper, send_wrapper)
+        except _BodyTooLarge:
+            if not status_holder["sent"]:
+                await self._send_error(send_wrapper, AppError("request.too_large"))
+        except Exception:
+            log.exception("unhandled error", request_id=request_id, path=scope.get("path"))
+            if not status_holder["sent"]:
+                err = AppError("internal.error", request_id=request_id)
+                await self._send_error(send_wrapper, err)
+        finally:
+            log.info(
+                "request",
+                request_id=request_id,
+                method=scope.get("method"),
+                route=_route_template(scope),
+                status=status_holder["status"],
+                latency_ms=round((time.perf_counter() - started) * 1000, 2),
+            )
+
+    @staticmethod
+    async def _send_error(send: Send, err: AppError) -> None:
+        body = _error_bytes(err)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": err.status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,1 @@
+"""Request authentication: who is calling (session principal) and the per-request global limit."""

@@ -1,0 +1,78 @@
+"""Entry point of the `meadhall` console script."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from meadhall.cli.output import run
+from meadhall.config import ConfigError, Settings, load_settings
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Meadhall chat service")
+
+DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data directory (overrides DATA_DIR)")]
+
+
+def settings_for(data_dir: Path | None) -> Settings:
+    return load_settings(**({"DATA_DIR": data_dir} if data_dir else {}))
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Listen address (default HOST)")] = None,
+    port: Annotated[int | None, typer.Option(help="Listen port (default PORT)")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Run the HTTP and WebSocket service (migrates first)."""
+    import uvicorn
+
+    from meadhall.app import create_app
+    from meadhall.logs import configure_logging
+
+    try:
+        settings = settings_for(data_dir)
+    except ConfigError as err:
+        sys.stderr.write(f"{err}\n")
+        raise typer.Exit(1) from None
+    configure_logging(settings.LOG_LEVEL)
+    uvicorn.run(
+        create_app(settings),
+        host=host or settings.HOST,
+        port=port or settings.PORT,
+        log_level=settings.LOG_LEVEL,
+        access_log=False,
+        proxy_headers=settings.TRUST_PROXY,
+        forwarded_allow_ips="*" if settings.TRUST_PROXY else None,
+        ws_max_size=64 * 1024,
+    )
+
+
+@app.command()
+def migrate(data_dir: DataDir = None) -> None:
+    """Apply pending numbered migrations."""
+
+    async def go() -> dict[str, Any]:
+        from meadhall.db.engine import create_engine
+        from meadhall.db.migrate import migrate as do_migrate
+
+        settings = settings_for(data_dir)
+        engine = create_engine(settings.database_url)
+        try:
+            return {"applied": await do_migrate(engine)}
+        finally:
+            await engine.dispose()
+
+    run(go)
+
+
+def main() -> None:
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    app()
+
+
+if __name__ == "__main__":
+    main()

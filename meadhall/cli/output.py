@@ -1,0 +1,37 @@
+"""CLI output contract (API.md 3.20): one JSON object on stdout and exit 0; on failure
+`{"error": {"code", "message"}}` on stderr and exit 1 (usage errors exit 2)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import typer
+
+from meadhall.config import ConfigError
+from meadhall.core.errors import AppError
+
+
+def emit(payload: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(payload) + "\n")
+    sys.stdout.flush()
+
+
+def fail(code: str, message: str, exit_code: int = 1) -> None:
+    sys.stderr.write(json.dumps({"error": {"code": code, "message": message}}) + "\n")
+    raise typer.Exit(exit_code)
+
+
+def run(coro_factory: Callable[[], Awaitable[dict[str, Any]]]) -> None:
+    """Run one command: print its JSON object or its error envelope."""
+    try:
+        result = asyncio.run(coro_factory())  # type: ignore[arg-type]
+    except AppError as err:
+        fail(err.code, err.message)
+    except ConfigError as err:
+        fail("config.invalid", str(err))
+    else:
+        emit(result)

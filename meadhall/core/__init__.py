@@ -1,0 +1,1 @@
+"""Pure building blocks: no framework, no database, no domain."""

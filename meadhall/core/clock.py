@@ -1,0 +1,49 @@
+"""Time comes from a clock object so tests can move it (house rule 11)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+
+class Clock:
+    """The wall clock, timezone-aware UTC."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    def timestamp(self) -> float:
+        return self.now().timestamp()
+
+
+class MovableClock(Clock):
+    """A clock that stands still until moved; used by tests and benchmarks of time rules."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self._now = start or datetime.now(UTC)
+
+    def now(self) -> datetime:
+        return self._now
+
+    def advance(self, seconds: float = 0, **kwargs: float) -> datetime:
+        self._now += timedelta(seconds=seconds, **kwargs)
+        return self._now
+
+    def set(self, when: datetime) -> None:
+        self._now = when
+
+
+def iso(value: datetime | None) -> str | None:
+    """API.md 0.4: UTC with millisecond precision and `Z`."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    value = value.astimezone(UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """Databases may hand back naive datetimes (SQLite); they are UTC by construction."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)

@@ -1,0 +1,131 @@
+"""Shared short-lived state: rate-limit TATs, lockout counters, throttles, dedupe keys.
+
+`MemoryStore` serves one process; `RedisStore` is shared by every node (API.md section 7). Both take
+`now` from the caller instead of reading a clock, so expiry follows the service clock that tests move.
+The Redis client is passed in (duck-typed), which keeps this module free of the redis package.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from meadhall.core.ratelimit import gcra_step
+
+_GCRA_LUA = """
+local now = tonumber(ARGV[1])
+local emission = tonumber(ARGV[2])
+local burst = tonumber(ARGV[3])
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+if tat < now then tat = now end
+local new_tat = tat + emission
+local allow_at = new_tat - burst * emission
+if now < allow_at then
+  return {0, tostring(allow_at - now), tostring(tat - now)}
+end
+redis.call('SET', KEYS[1], tostring(new_tat), 'PX', math.ceil((new_tat - now) * 1000) + 1000)
+return {1, tostring(now - allow_at), tostring(new_tat - now)}
+"""
+
+# Values carry their own expiry (`exp`, service-clock seconds) so that a moved clock expires them; the
+# Redis TTL is only a cleanup bound.
+_TAKE_LUA = """
+local raw = redis.call('GET', KEYS[1])
+if not raw then return nil end
+local doc = cjson.decode(raw)
+redis.call('DEL', KEYS[1])
+if doc['exp'] < tonumber(ARGV[1]) then return nil end
+return raw
+"""
+
+
+class MemoryStore:
+    """In-process store for single-node mode."""
+
+    def __init__(self) -> None:
+        self._tat: dict[str, float] = {}
+        self._values: dict[str, tuple[float, Any]] = {}
+
+    async def gcra(self, key: str, emission: float, burst: int, now: float) -> tuple[bool, float, float]:
+        allowed, slack, reset_after, new_tat = gcra_step(self._tat.get(key), emission, burst, now)
+        self._tat[key] = new_tat
+        if len(self._tat) > 100_000:
+            self._tat = {k: v for k, v in self._tat.items() if v > now}
+        return allowed, slack, reset_after
+
+    async def get(self, key: str, now: float) -> Any:
+        item = self._values.get(key)
+        if item is None or item[0] < now:
+            self._values.pop(key, None)
+            return None
+        return item[1]
+
+    async def set(self, key: str, value: Any, ttl: float, now: float) -> None:
+        self._values[key] = (now + ttl, value)
+        if len(self._values) > 100_000:
+            self._values = {k: v for k, v in self._values.items() if v[0] >= now}
+
+    async def set_nx(self, key: str, value: Any, ttl: float, now: float) -> bool:
+        if await self.get(key, now) is not None:
+            return False
+        await self.set(key, value, ttl, now)
+        return True
+
+    async def take(self, key: str, now: float) -> Any:
+        """Read and delete in one step (single-use values)."""
+        value = await self.get(key, now)
+        self._values.pop(key, None)
+        return value
+
+    async def delete(self, key: str) -> None:
+        self._values.pop(key, None)
+        self._tat.pop(key, None)
+
+    async def close(self) -> None:
+        return None
+
+
+class RedisStore:
+    """Shared store over redis-py asyncio; every read-modify-write step is one Lua script."""
+
+    def __init__(self, client: Any, prefix: str = "meadhall") -> None:
+        self.client = client
+        self.prefix = prefix
+        self._gcra = client.register_script(_GCRA_LUA)
+        self._take = client.register_script(_TAKE_LUA)
+
+    def _k(self, key: str) -> str:
+        return f"{self.prefix}:{key}"
+
+    async def gcra(self, key: str, emission: float, burst: int, now: float) -> tuple[bool, float, float]:
+        allowed, slack, reset_after = await self._gcra(keys=[self._k(key)], args=[now, emission, burst])
+        return bool(int(allowed)), float(slack), float(reset_after)
+
+    async def get(self, key: str, now: float) -> Any:
+        raw = await self.client.get(self._k(key))
+        if raw is None:
+            return None
+        doc = json.loads(raw)
+        return doc["v"] if doc["exp"] >= now else None
+
+    async def set(self, key: str, value: Any, ttl: float, now: float) -> None:
+        doc = json.dumps({"exp": now + ttl, "v": value})
+        await self.client.set(self._k(key), doc, px=max(1, int(ttl * 1000)) + 60_000)
+
+    async def set_nx(self, key: str, value: Any, ttl: float, now: float) -> bool:
+        # An expired-by-service-clock value must not block: clear it first (rare path, not atomic
+        # with the SET NX below, which is atomic on its own).
+        if await self.get(key, now) is None:
+            await self.client.delete(self._k(key))
+        doc = json.dumps({"exp": now + ttl, "v": value})
+        return bool(await self.client.set(self._k(key), doc, px=max(1, int(ttl * 1000)) + 60_000, nx=True))
+
+    async def take(self, key: str, now: float) -> Any:
+        raw = await self._take(keys=[self._k(key)], args=[now])
+        return None if raw is None else json.loads(raw)["v"]
+
+    async def delete(self, key: str) -> None:
+        await self.client.delete(self._k(key))
+
+    async def close(self) -> None:
+        await self.client.aclose()

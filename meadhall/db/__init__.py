@@ -1,0 +1,1 @@
+"""Storage: engine, schema, dialect, unit of work, migrations."""

@@ -1,0 +1,10 @@
+"""Core tables on one MetaData with a naming convention (constraint names stable across databases).
+
+The tables here describe the current layout; migrations under `db/migrations/versions` build it step
+by step and are never rewritten once shipped.
+"""
+
+from meadhall.db.schema.audit import audit_log, instance_settings
+from meadhall.db.schema.base import metadata
+
+__all__ = ["metadata", "audit_log", "instance_settings"]

@@ -1,0 +1,67 @@
+"""Unit of work: one transaction per request. Events queued on it are published only after the commit
+succeeds and are dropped on rollback (house rule 3)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+import structlog
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from meadhall.core.clock import Clock
+from meadhall.core.ids import SnowflakeGenerator
+from meadhall.db import dialect
+
+if TYPE_CHECKING:
+    from meadhall.realtime.events import Event
+
+log = structlog.get_logger("meadhall.uow")
+
+
+class Publisher(Protocol):
+    async def publish(self, events: list[Event]) -> None: ...
+
+
+class UnitOfWork:
+    def __init__(self, conn: AsyncConnection, clock: Clock, ids: SnowflakeGenerator) -> None:
+        self.conn = conn
+        self.clock = clock
+        self.ids = ids
+        self.now: datetime = clock.now()  # one time for everything written in this transaction
+        self.events: list[Event] = []
+        self._after_commit: list[Callable[[], Awaitable[Any]]] = []
+
+    def next_id(self) -> int:
+        return self.ids.next()
+
+    def emit(self, *events: Event) -> None:
+        """Queue events; they leave only after the commit."""
+        self.events.extend(e for e in events if e.users)
+
+    def after_commit(self, callback: Callable[[], Awaitable[Any]]) -> None:
+        """Run side effects that must not happen for a rolled-back transaction (file deletion, ...)."""
+        self._after_commit.append(callback)
+
+
+@asynccontextmanager
+async def unit_of_work(
+    engine: AsyncEngine, clock: Clock, ids: SnowflakeGenerator, bus: Publisher, *, write: bool = True
+) -> AsyncIterator[UnitOfWork]:
+    async with engine.connect() as conn:
+        if write:
+            conn = await conn.execution_options(**{dialect.WRITE_OPTION: True})
+        async with conn.begin():
+            uow = UnitOfWork(conn, clock, ids)
+            yield uow
+    # Reached only when the transaction committed.
+    if uow.events:
+        try:
+            await bus.publish(uow.events)
+        except Exception:
+            # The data is committed; a bus outage loses these deliveries but must not fail the request.
+            log.exception("event publish failed", count=len(uow.events))
+    for callback in uow._after_commit:
+        await callback()

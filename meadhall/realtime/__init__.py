@@ -1,0 +1,1 @@
+"""Events, their audiences, and the bus that carries them between nodes."""

@@ -1,0 +1,102 @@
+"""What is built once per process: engine, bus, stores, limiter, clock, id generator, keys."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from sqlalchemy import text
+
+from meadhall.config import Settings
+from meadhall.core.clock import Clock
+from meadhall.core.ids import SnowflakeGenerator
+from meadhall.core.ratelimit import Limiter
+from meadhall.core.stores import MemoryStore, RedisStore
+from meadhall.db.engine import create_engine
+from meadhall.db.migrate import migrate
+from meadhall.db.uow import UnitOfWork, unit_of_work
+from meadhall.realtime.bus import LocalBus, RedisBus
+
+
+class Runtime:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        clock: Clock | None = None,
+        redis_prefix: str = "meadhall",
+    ) -> None:
+        self.settings = settings
+        self.clock = clock or Clock()
+        self.ids = SnowflakeGenerator(settings.NODE_ID)
+        self.engine = create_engine(settings.database_url)
+        self.redis: Any = None
+        if settings.REDIS_URL:
+            import redis.asyncio as aioredis
+
+            self.redis = aioredis.from_url(settings.REDIS_URL, decode_responses=True)
+            self.store: MemoryStore | RedisStore = RedisStore(self.redis, prefix=redis_prefix)
+            self.bus: LocalBus = RedisBus(self.redis, channel=f"{redis_prefix}:events")
+        else:
+            self.store = MemoryStore()
+            self.bus = LocalBus()
+        self.limiter = Limiter(self.store, settings.RATE_LIMITS)
+        self.secret = settings.secret_key()
+        self.started = False
+        self.applied_migrations: list[str] = []
+
+    async def start(self, *, run_migrations: bool = True) -> None:
+        if self.started:
+            return
+        if run_migrations:
+            self.applied_migrations = await migrate(self.engine)
+        await self.bus.start()
+        self.started = True
+
+    async def close(self) -> None:
+        await self.bus.close()
+        if self.redis is not None:
+            await self.redis.aclose()
+        await self.engine.dispose()
+        self.started = False
+
+    def now_ts(self) -> float:
+        return self.clock.timestamp()
+
+    def uow(self) -> Any:
+        """A write transaction; events publish after commit."""
+        return unit_of_work(self.engine, self.clock, self.ids, self.bus, write=True)
+
+    def read(self) -> Any:
+        """A read-only transaction (no write lock on SQLite)."""
+        return unit_of_work(self.engine, self.clock, self.ids, self.bus, write=False)
+
+    async def check_database(self) -> bool:
+        try:
+            async with self.engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+            return True
+        except Exception:
+            return False
+
+    async def check_redis(self) -> bool | None:
+        if self.redis is None:
+            return None
+        try:
+            return bool(await self.redis.ping())
+        except Exception:
+            return False
+
+
+@asynccontextmanager
+async def running(settings: Settings, **kwargs: Any) -> AsyncIterator[Runtime]:
+    rt = Runtime(settings, **kwargs)
+    try:
+        await rt.start()
+        yield rt
+    finally:
+        await rt.close()
+
+
+__all__ = ["Runtime", "running", "UnitOfWork"]

@@ -1,0 +1,44 @@
+"""Routes: /healthz, /readyz (outside /api/v1), /api/v1/meta, /api/v1/gateway."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from meadhall.system import service
+from meadhall.system.schemas import GatewayInfo, Health, Meta, Readiness
+
+probes = APIRouter(tags=["service"])
+api = APIRouter(tags=["service"])
+
+
+@probes.get("/healthz", response_model=Health, summary="Liveness")
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@probes.get(
+    "/readyz",
+    response_model=Readiness,
+    summary="Readiness: database and Redis",
+    responses={503: {"model": Readiness, "description": "A dependency is down"}},
+)
+async def readyz(request: Request) -> JSONResponse:
+    ok, checks = await service.readiness(request.app.state.runtime)
+    body = {"status": "ready" if ok else "not_ready", "checks": checks}
+    return JSONResponse(body, status_code=200 if ok else 503)
+
+
+@api.get("/meta", response_model=Meta, response_model_exclude_none=True, summary="Version, features, limits")
+async def meta(request: Request) -> dict:
+    return await service.meta(request.app.state.runtime)
+
+
+@api.get("/gateway", response_model=GatewayInfo, summary="WebSocket gateway address")
+async def gateway(request: Request) -> dict[str, str]:
+    return {"url": request.app.state.runtime.settings.gateway_url}
+
+
+@api.get("/openapi.json", summary="OpenAPI 3.1 document of this interface")
+async def openapi_document(request: Request) -> JSONResponse:
+    return JSONResponse(request.app.openapi())

@@ -1,0 +1,174 @@
+"""Test infrastructure: an app per test on a fresh SQLite file, and on PostgreSQL (+ Redis) when
+TEST_DATABASE_URL (and TEST_REDIS_URL) are set; a movable clock; capture_events; assert_query_count."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import event as sa_event
+
+from meadhall.app import create_app
+from meadhall.config import Settings
+from meadhall.core.clock import MovableClock
+from meadhall.db import dialect
+from meadhall.db.engine import create_engine
+from meadhall.db.migrate import migrate
+from meadhall.realtime.events import Event
+from meadhall.runtime import Runtime
+
+TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL") or None
+TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL") or None
+TEST_SECRET = "test-secret-key-not-for-production-0123456789"
+
+BACKENDS = ["sqlite"] + (["postgres"] if TEST_DATABASE_URL else [])
+
+
+def _run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One migrated SQLite file, copied for every test (migrating per test would be slow)."""
+    path = tmp_path_factory.mktemp("template") / "chat.db"
+
+    async def go() -> None:
+        engine = create_engine(f"sqlite+aiosqlite:///{path}")
+        await migrate(engine)
+        async with engine.connect() as conn:
+            await conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        await engine.dispose()
+
+    _run(go())
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_tables() -> list[str]:
+    """Migrate the PostgreSQL test database once; tests then start from emptied tables."""
+    assert TEST_DATABASE_URL
+    settings = Settings(DATABASE_URL=TEST_DATABASE_URL, SECRET_KEY=TEST_SECRET)
+
+    async def go() -> list[str]:
+        engine = create_engine(settings.database_url)
+        await migrate(engine)
+        async with engine.connect() as conn:
+            tables = [t for t in await dialect.list_tables(conn) if t != "alembic_version"]
+        await engine.dispose()
+        return tables
+
+    return _run(go())
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def clock() -> MovableClock:
+    return MovableClock()
+
+
+@pytest.fixture
+def settings_overrides() -> dict[str, Any]:
+    """Override in a test module (or with indirect parametrisation) to change configuration."""
+    return {}
+
+
+@pytest.fixture
+def settings(backend: str, tmp_path: Path, request: pytest.FixtureRequest,
+             settings_overrides: dict[str, Any]) -> Settings:
+    values: dict[str, Any] = {"DATA_DIR": tmp_path / "data", "SECRET_KEY": TEST_SECRET, "DOMAIN": "localhost"}
+    if backend == "sqlite":
+        template = request.getfixturevalue("sqlite_template")
+        db = tmp_path / "data" / "chat.db"
+        db.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(template, db)
+        values["DATABASE_URL"] = f"sqlite:///{db}"
+    else:
+        request.getfixturevalue("postgres_tables")
+        values["DATABASE_URL"] = TEST_DATABASE_URL
+        if TEST_REDIS_URL:
+            values["REDIS_URL"] = TEST_REDIS_URL
+    values.update(settings_overrides)
+    return Settings(**values)
+
+
+@pytest.fixture
+async def rt(settings: Settings, clock: MovableClock, backend: str, request: pytest.FixtureRequest
+             ) -> AsyncIterator[Runtime]:
+    runtime = Runtime(settings, clock=clock, redis_prefix=f"test-{uuid.uuid4().hex[:12]}")
+    if backend == "postgres":
+        tables = request.getfixturevalue("postgres_tables")
+        async with runtime.engine.begin() as conn:
+            await dialect.truncate_all(conn, tables)
+    await runtime.start(run_migrations=False)
+    try:
+        yield runtime
+    finally:
+        await runtime.close()
+
+
+@pytest.fixture
+def app(settings: Settings, rt: Runtime) -> Any:
+    return create_app(settings, rt)
+
+
+@pytest.fixture
+async def client(app: Any) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
+        yield c
+
+
+class EventLog(list[Event]):
+    def of_type(self, type_: str) -> list[Event]:
+        return [e for e in self if e.type == type_]
+
+    async def settle(self) -> None:
+        """Give a Redis bus reader time to deliver what was published."""
+        await asyncio.sleep(0.05)
+
+
+@pytest.fixture
+async def capture_events(rt: Runtime) -> AsyncIterator[EventLog]:
+    log = EventLog()
+
+    async def handler(ev: Event) -> None:
+        log.append(ev)
+
+    rt.bus.subscribe(handler)
+    yield log
+    rt.bus.unsubscribe(handler)
+
+
+@pytest.fixture
+def assert_query_count(rt: Runtime) -> Any:
+    """`with assert_query_count(3): ...` fails when the block runs more SQL statements than allowed."""
+
+    @contextmanager
+    def check(maximum: int) -> Iterator[list[str]]:
+        statements: list[str] = []
+
+        def on_execute(_conn, _cursor, statement, _params, _ctx, _many):  # type: ignore[no-untyped-def]
+            if not statement.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")):
+                statements.append(statement)
+
+        sa_event.listen(rt.engine.sync_engine, "before_cursor_execute", on_execute)
+        try:
+            yield statements
+        finally:
+            sa_event.remove(rt.engine.sync_engine, "before_cursor_execute", on_execute)
+        assert len(statements) <= maximum, f"{len(statements)} queries > {maximum}:\n" + "\n".join(statements)
+
+    return check
