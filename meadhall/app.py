@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from meadhall import __version__
+from meadhall.accounts import routes as account_routes
 from meadhall.api.errors import install_error_handlers
 from meadhall.api.middleware import RequestMiddleware
 from meadhall.api.openapi import build_openapi
@@ -24,6 +25,8 @@ def api_router() -> APIRouter:
     """Every /api/v1 route passes the `global` bucket."""
     router = APIRouter(prefix=API_PREFIX, dependencies=[Depends(global_limit)])
     router.include_router(system_routes.api)
+    router.include_router(account_routes.auth)
+    router.include_router(account_routes.users)
     return router
 
 

@@ -6,10 +6,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+from argon2 import PasswordHasher
 from sqlalchemy import text
 
 from meadhall.config import Settings
 from meadhall.core.clock import Clock
+from meadhall.core.crypto import Keys
 from meadhall.core.ids import SnowflakeGenerator
 from meadhall.core.ratelimit import Limiter
 from meadhall.core.stores import MemoryStore, RedisStore
@@ -43,6 +45,13 @@ class Runtime:
             self.bus = LocalBus()
         self.limiter = Limiter(self.store, settings.RATE_LIMITS)
         self.secret = settings.secret_key()
+        self.keys = Keys.derive(self.secret)
+        # argon2id with the library defaults (RFC 9106 low-memory profile: t=3, m=64 MiB, p=4);
+        # tests swap in a cheaper hasher, the benchmark measures this one.
+        self.password_hasher = PasswordHasher()
+        # Backup codes carry 62 bits of entropy, so a lighter (still slow) profile suffices; up to 8 are
+        # checked per attempt.
+        self.code_hasher = PasswordHasher(time_cost=2, memory_cost=19_456, parallelism=1)
         self.started = False
         self.applied_migrations: list[str] = []
 

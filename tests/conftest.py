@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+from argon2 import PasswordHasher
 from sqlalchemy import event as sa_event
 
 from meadhall.app import create_app
@@ -112,6 +113,10 @@ async def rt(settings: Settings, clock: MovableClock, backend: str, request: pyt
         tables = request.getfixturevalue("postgres_tables")
         async with runtime.engine.begin() as conn:
             await dialect.truncate_all(conn, tables)
+    # Cheap hashes keep the suite fast; the production parameters are asserted in tests/accounts
+    # and measured by `make bench`.
+    runtime.password_hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    runtime.code_hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
     await runtime.start(run_migrations=False)
     try:
         yield runtime
@@ -172,3 +177,39 @@ def assert_query_count(rt: Runtime) -> Any:
         assert len(statements) <= maximum, f"{len(statements)} queries > {maximum}:\n" + "\n".join(statements)
 
     return check
+
+
+PASSWORD = "correct horse battery staple"
+
+
+class Account(dict[str, Any]):
+    """A registered user: `id`, `token`, `user`, `password`, and `headers` for Bearer requests."""
+
+    @property
+    def id(self) -> str:
+        return str(self["user"]["id"])
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self['token']}"}
+
+
+class Accounts:
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+        self.count = 0
+
+    async def register(self, username: str | None = None, password: str = PASSWORD, **extra: Any) -> Account:
+        self.count += 1
+        username = username or f"user{self.count}"
+        body = {"username": username, "email": f"{username}@example.com", "password": password, **extra}
+        r = await self.client.post("/api/v1/auth/register", json=body)
+        assert r.status_code == 201, r.text
+        data = r.json()
+        self.client.cookies.clear()  # requests carry Bearer tokens unless a test sets cookies itself
+        return Account(token=data["token"], user=data["user"], password=password, session=data["session"])
+
+
+@pytest.fixture
+def accounts(client: httpx.AsyncClient) -> Accounts:
+    return Accounts(client)

@@ -16,6 +16,7 @@ from meadhall.api.limits import STATE_KEY
 from meadhall.core.errors import AppError
 
 MAX_JSON_BODY = 1024 * 1024
+EXTRA_HEADERS_KEY = "response_headers"
 log = structlog.get_logger("meadhall.http")
 
 
@@ -63,6 +64,9 @@ class RequestMiddleware:
                 raw = list(message.get("headers", []))
                 present = {k.lower() for k, _ in raw}
                 raw.append((b"x-request-id", request_id.encode()))
+                # Headers that dependencies ask for (session rotation), on success and error alike.
+                for name, value in scope.get("state", {}).get(EXTRA_HEADERS_KEY, []):
+                    raw.append((name.lower().encode(), value.encode()))
                 decision = scope.get("state", {}).get(STATE_KEY)
                 if decision is not None and b"x-ratelimit-bucket" not in present:
                     raw.extend((k.lower().encode(), v.encode()) for k, v in decision.headers().items())
@@ -92,7 +96,7 @@ class RequestMiddleware:
             if not status_holder["sent"]:
                 await self._send_error(send_wrapper, AppError("request.too_large"))
         except Exception:
-            log.exception("unhandled error", request_id=request_id, path=scope.get("path"))
+            log.exception("unhandled error", request_id=request_id, route=_route_template(scope))
             if not status_holder["sent"]:
                 err = AppError("internal.error", request_id=request_id)
                 await self._send_error(send_wrapper, err)

@@ -1,39 +1,80 @@
-"""FastAPI dependencies for the caller's identity and the `global` rate-limit bucket."""
+"""FastAPI dependencies: the caller's identity (session carriers of API.md 0.9), the `global`
+rate-limit bucket, and the client description used by sessions and security events."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Annotated, Any
 
-from fastapi import Request
+from fastapi import Depends, Request, Security
+from fastapi.security import APIKeyCookie, HTTPBearer
 
+from meadhall.accounts.security import Client
+from meadhall.accounts.sessions import UNSAFE_METHODS, Principal, authenticate
 from meadhall.api.client import client_ip
 from meadhall.api.limits import take
+from meadhall.api.middleware import EXTRA_HEADERS_KEY
+from meadhall.auth.cookies import COOKIE_NAME, session_cookie
 from meadhall.core.errors import AppError
 
+# Declared so the OpenAPI document carries both schemes; the token is read in `_carrier`.
+cookie_scheme = APIKeyCookie(name=COOKIE_NAME, auto_error=False, scheme_name="cookieAuth")
+bearer_scheme = HTTPBearer(auto_error=False, scheme_name="bearerAuth")
 
-@dataclass(frozen=True)
-class Principal:
-    user_id: int
-    session_id: int
-    is_instance_admin: bool
-    via_cookie: bool
+_UNSET = object()
+
+
+def client_of(request: Request) -> Client:
+    return Client(ip=client_ip(request), user_agent=request.headers.get("user-agent"))
+
+
+def _carrier(request: Request) -> tuple[str | None, bool]:
+    """(token, via_cookie). An Authorization header wins over the cookie, even when it is invalid."""
+    header = request.headers.get("authorization")
+    if header is not None:
+        scheme, _, token = header.partition(" ")
+        return (token.strip() or "", False) if scheme.lower() == "bearer" else ("", False)
+    return request.cookies.get(COOKIE_NAME), True
 
 
 async def optional_principal(request: Request) -> Principal | None:
-    """The signed-in caller, or None. Resolved once per request (FastAPI caches dependencies)."""
-    cached = request.scope.get("state", {}).get("principal", ...)
-    if cached is not ...:
-        return cached
-    resolver = getattr(request.app.state, "resolve_principal", None)
-    principal = await resolver(request) if resolver else None
-    request.scope.setdefault("state", {})["principal"] = principal
+    """The signed-in caller or None (also None for an unusable token: public routes stay public).
+    A banned account's session is deleted and answered 403 `user.banned` on any route."""
+    state = request.scope.setdefault("state", {})
+    cached = state.get("principal", _UNSET)
+    if cached is not _UNSET:
+        return cached  # type: ignore[no-any-return]
+    token, via_cookie = _carrier(request)
+    principal: Principal | None = None
+    if token:
+        rt = request.app.state.runtime
+        try:
+            result = await authenticate(rt, token, via_cookie=via_cookie, client=client_of(request))
+        except AppError as err:
+            if err.code != "auth.unauthorized":
+                raise
+        else:
+            principal = result.principal
+            if result.rotated_token:
+                extra = state.setdefault(EXTRA_HEADERS_KEY, [])
+                extra.append(("X-Session-Token", result.rotated_token))
+                if via_cookie:
+                    extra.append(("Set-Cookie", session_cookie(rt.settings, result.rotated_token)))
+    state["principal"] = principal
     return principal
 
 
-async def require_session(request: Request) -> Principal:
+async def require_session(
+    request: Request,
+    _cookie: Annotated[str | None, Security(cookie_scheme)] = None,
+    _bearer: Annotated[object | None, Security(bearer_scheme)] = None,
+) -> Principal:
     principal = await optional_principal(request)
     if principal is None:
         raise AppError("auth.unauthorized")
+    if principal.via_cookie and request.method in UNSAFE_METHODS:
+        origin = request.headers.get("origin")
+        if origin and origin.rstrip("/") != request.app.state.runtime.settings.public_origin:
+            raise AppError("auth.origin_mismatch")
     return principal
 
 
@@ -42,3 +83,24 @@ async def global_limit(request: Request) -> None:
     principal = await optional_principal(request)
     key = f"u{principal.user_id}" if principal else f"ip{client_ip(request)}"
     await take(request, "global", key)
+
+
+Session = Annotated[Principal, Depends(require_session)]
+ClientInfo = Annotated[Client, Depends(client_of)]
+
+
+def limited(bucket: str) -> Any:
+    """Route dependency taking one token of `bucket`, keyed as API.md 5.2 says (per user or per
+    address). User-keyed buckets authenticate first, so 401 comes before 429 (API.md 0.7)."""
+
+    async def dependency(request: Request) -> None:
+        kind = request.app.state.runtime.limiter.bucket(bucket).key
+        if kind == "ip":
+            key = f"ip{client_ip(request)}"
+        else:
+            principal = await require_session(request)
+            key = f"u{principal.user_id}"
+        await take(request, bucket, key)
+
+    dependency.__name__ = f"limit_{bucket.replace('.', '_')}"
+    return Depends(dependency)

@@ -2,6 +2,8 @@
 
 `MemoryStore` serves one process; `RedisStore` is shared by every node (API.md section 7). Both take
 `now` from the caller instead of reading a clock, so expiry follows the service clock that tests move.
+Numbers leave Lua through `%.17g`: Lua's `tostring` keeps 14 significant digits, which at epoch-second
+scale rounds a TAT by up to 0.05 ms and can refuse the last token of a burst.
 The Redis client is passed in (duck-typed), which keeps this module free of the redis package.
 """
 
@@ -16,15 +18,16 @@ _GCRA_LUA = """
 local now = tonumber(ARGV[1])
 local emission = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
+local function num(x) return string.format('%.17g', x) end
 local tat = tonumber(redis.call('GET', KEYS[1]) or now)
 if tat < now then tat = now end
 local new_tat = tat + emission
 local allow_at = new_tat - burst * emission
 if now < allow_at then
-  return {0, tostring(allow_at - now), tostring(tat - now)}
+  return {0, num(allow_at - now), num(tat - now)}
 end
-redis.call('SET', KEYS[1], tostring(new_tat), 'PX', math.ceil((new_tat - now) * 1000) + 1000)
-return {1, tostring(now - allow_at), tostring(new_tat - now)}
+redis.call('SET', KEYS[1], num(new_tat), 'PX', math.ceil((new_tat - now) * 1000) + 1000)
+return {1, num(now - allow_at), num(new_tat - now)}
 """
 
 # Values carry their own expiry (`exp`, service-clock seconds) so that a moved clock expires them; the

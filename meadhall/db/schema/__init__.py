@@ -4,7 +4,16 @@ The tables here describe the current layout; migrations under `db/migrations/ver
 by step and are never rewritten once shipped.
 """
 
+from meadhall.db.schema.accounts import backup_codes, security_events, sessions, users
 from meadhall.db.schema.audit import audit_log, instance_settings
 from meadhall.db.schema.base import metadata
 
-__all__ = ["metadata", "audit_log", "instance_settings"]
+__all__ = [
+    "metadata",
+    "audit_log",
+    "instance_settings",
+    "users",
+    "sessions",
+    "backup_codes",
+    "security_events",
+]

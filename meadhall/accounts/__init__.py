@@ -1,0 +1,1 @@
+"""Accounts and sign-in: registration, sessions, step-up, TOTP, backup codes, profile."""

@@ -1,0 +1,60 @@
+"""Own profile and public user summaries (API.md 3.3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from meadhall.accounts import queries
+from meadhall.accounts.events import notify_user_update
+from meadhall.accounts.sessions import Principal
+from meadhall.accounts.views import security_event_view, user_private, user_summary
+from meadhall.core.errors import AppError
+from meadhall.core.ids import parse_id
+from meadhall.core.text import norm
+from meadhall.runtime import Runtime
+
+EDITABLE = ("display_name", "bio", "status", "custom_status", "custom_status_emoji", "locale", "timezone")
+
+
+async def get_me(rt: Runtime, principal: Principal) -> dict[str, Any]:
+    async with rt.read() as uow:
+        row = await queries.get_user(uow.conn, principal.user_id)
+    assert row is not None
+    return user_private(row, rt.keys)
+
+
+async def update_me(rt: Runtime, principal: Principal, changes: dict[str, Any], *, onboarding: bool = False
+                    ) -> dict[str, Any]:
+    """Apply validated profile changes (only the editable fields); emits USER_UPDATE."""
+    values = {k: v for k, v in changes.items() if k in EDITABLE}
+    for nullable in ("custom_status", "custom_status_emoji"):
+        if values.get(nullable) == "":
+            values[nullable] = None
+    if "display_name" in values:
+        values["display_name_norm"] = norm(values["display_name"])
+    async with rt.uow() as uow:
+        row = await queries.get_user(uow.conn, principal.user_id)
+        assert row is not None
+        if onboarding and row["onboarding_completed_at"] is None:
+            values["onboarding_completed_at"] = uow.now
+        if values:
+            await queries.update_user(uow.conn, principal.user_id, values)
+            row = await queries.get_user(uow.conn, principal.user_id)
+            assert row is not None
+            uow.emit(notify_user_update(row, rt.keys))
+    return user_private(row, rt.keys)
+
+
+async def get_summary(rt: Runtime, raw_id: str) -> dict[str, Any]:
+    user_id = parse_id(raw_id)
+    async with rt.read() as uow:
+        row = None if user_id is None else await queries.get_user(uow.conn, user_id)
+    if row is None:
+        raise AppError("user.not_found")
+    return user_summary(row, rt.clock.now())
+
+
+async def security_events(rt: Runtime, principal: Principal, before: int | None, limit: int) -> dict[str, Any]:
+    async with rt.read() as uow:
+        rows = await queries.list_security_events(uow.conn, principal.user_id, before, limit)
+    return {"security_events": [security_event_view(r) for r in rows[:limit]], "has_more": len(rows) > limit}

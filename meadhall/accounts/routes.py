@@ -1,0 +1,160 @@
+"""Routes of /auth/* and /users/*: parse, one service call, respond."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+
+from meadhall.accounts import profile, sessions, signin, twofactor
+from meadhall.accounts import schemas as s
+from meadhall.api.openapi import errors
+from meadhall.api.pagination import Pagination
+from meadhall.auth.cookies import cleared_cookie, session_cookie
+from meadhall.auth.deps import ClientInfo, Session, limited
+from meadhall.core.errors import AppError
+from meadhall.core.ids import parse_id
+
+auth = APIRouter(prefix="/auth", tags=["auth"])
+users = APIRouter(prefix="/users", tags=["users"])
+
+
+def _rt(request: Request):  # type: ignore[no-untyped-def]
+    return request.app.state.runtime
+
+
+def _signed_in(request: Request, result: signin.SignIn, status: int) -> JSONResponse:
+    rt = _rt(request)
+    response = JSONResponse(result.body(rt), status_code=status)
+    response.headers.append("Set-Cookie", session_cookie(rt.settings, result.session.token))
+    return response
+
+
+def _no_content_clearing_cookie(request: Request) -> Response:
+    response = Response(status_code=204)
+    response.headers.append("Set-Cookie", cleared_cookie(_rt(request).settings))
+    return response
+
+
+@auth.post(
+    "/register", status_code=201, response_model=s.SignInResponse, dependencies=[limited("auth.register")],
+    responses=errors("auth.registration_disabled", "user.username_taken", "user.email_taken"),
+)
+async def register(request: Request, body: s.RegisterRequest, client: ClientInfo) -> JSONResponse:
+    new = signin.NewAccount(body.username, body.email, body.password, body.display_name, body.locale, body.timezone)
+    return _signed_in(request, await signin.register(_rt(request), new, client), 201)
+
+
+@auth.post(
+    "/login", response_model=s.SignInResponse, dependencies=[limited("auth.login")],
+    responses=errors("auth.invalid_credentials", "auth.2fa_required", "auth.invalid_code", "user.banned",
+                     "auth.2fa_enrollment_required"),
+)
+async def login(request: Request, body: s.LoginRequest, client: ClientInfo) -> JSONResponse:
+    result = await signin.login(_rt(request), body.login, body.password, body.totp_code, body.backup_code, client)
+    return _signed_in(request, result, 200)
+
+
+@auth.post("/logout", status_code=204, responses=errors("auth.origin_mismatch"))
+async def logout(request: Request, principal: Session) -> Response:
+    await sessions.logout(_rt(request), principal)
+    return _no_content_clearing_cookie(request)
+
+
+@auth.post("/logout-all", status_code=204, responses=errors("auth.origin_mismatch"))
+async def logout_all(request: Request, principal: Session, client: ClientInfo) -> Response:
+    await sessions.logout_all(_rt(request), principal, client)
+    return _no_content_clearing_cookie(request)
+
+
+@auth.get("/sessions", response_model=s.SessionsResponse)
+async def list_sessions(request: Request, principal: Session) -> dict:
+    return {"sessions": await sessions.list_own(_rt(request), principal)}
+
+
+@auth.delete("/sessions/{session_id}", status_code=204, responses=errors("session.not_found", "auth.origin_mismatch"))
+async def revoke_session(request: Request, session_id: str, principal: Session, client: ClientInfo) -> Response:
+    await sessions.revoke_own(_rt(request), principal, parse_id(session_id), client)
+    return Response(status_code=204)
+
+
+@auth.post(
+    "/step-up", response_model=s.StepUpResponse, dependencies=[limited("auth.step_up")],
+    responses=errors("auth.invalid_credentials", "auth.2fa_required", "auth.invalid_code"),
+)
+async def step_up(request: Request, body: s.StepUpRequest, principal: Session, client: ClientInfo) -> dict:
+    return await signin.step_up(_rt(request), principal, body.password, body.totp_code, body.backup_code, client)
+
+
+@auth.post(
+    "/password", status_code=204, dependencies=[limited("auth.password")],
+    responses=errors("auth.step_up_required"),
+)
+async def change_password(request: Request, body: s.PasswordRequest, principal: Session, client: ClientInfo
+                          ) -> Response:
+    await signin.change_password(_rt(request), principal, body.new_password, client)
+    return Response(status_code=204)
+
+
+@auth.post(
+    "/2fa/setup", response_model=s.TwoFactorSetupResponse, dependencies=[limited("auth.2fa")],
+    responses=errors("auth.2fa_already_enabled"),
+)
+async def twofactor_setup(request: Request, principal: Session) -> dict:
+    return await twofactor.setup(_rt(request), principal)
+
+
+@auth.post(
+    "/2fa/enable", response_model=s.TwoFactorEnableResponse, dependencies=[limited("auth.2fa")],
+    responses=errors("auth.invalid_code", "auth.2fa_already_enabled", "auth.2fa_setup_required"),
+)
+async def twofactor_enable(request: Request, body: s.TotpCodeRequest, principal: Session, client: ClientInfo
+                           ) -> dict:
+    return await twofactor.enable(_rt(request), principal, body.totp_code, client)
+
+
+@auth.post(
+    "/2fa/disable", response_model=s.UserResponse, dependencies=[limited("auth.2fa")],
+    responses=errors("auth.invalid_code", "perm.denied", "auth.step_up_required", "auth.2fa_not_enabled"),
+)
+async def twofactor_disable(request: Request, body: s.DisableTwoFactorRequest, principal: Session,
+                            client: ClientInfo) -> dict:
+    return await twofactor.disable(_rt(request), principal, body.totp_code, body.backup_code, client)
+
+
+@auth.post(
+    "/2fa/backup-codes", response_model=s.BackupCodesResponse, dependencies=[limited("auth.2fa")],
+    responses=errors("auth.step_up_required", "auth.2fa_not_enabled"),
+)
+async def twofactor_backup_codes(request: Request, principal: Session, client: ClientInfo) -> dict:
+    return await twofactor.regenerate_backup_codes(_rt(request), principal, client)
+
+
+# ---- users -------------------------------------------------------------------------------------
+
+
+@users.get("/@me", response_model=s.UserResponse)
+async def get_me(request: Request, principal: Session) -> dict:
+    return {"user": await profile.get_me(_rt(request), principal)}
+
+
+@users.patch("/@me", response_model=s.UserResponse, responses=errors("auth.origin_mismatch"))
+async def patch_me(request: Request, body: s.ProfilePatch, principal: Session) -> dict:
+    return {"user": await profile.update_me(_rt(request), principal, body.changes())}
+
+
+@users.post("/@me/onboarding/complete", response_model=s.UserResponse)
+async def complete_onboarding(request: Request, body: s.OnboardingRequest, principal: Session) -> dict:
+    return {"user": await profile.update_me(_rt(request), principal, body.changes(), onboarding=True)}
+
+
+@users.get("/@me/security-events", response_model=s.SecurityEventsResponse)
+async def security_events(request: Request, principal: Session, page: Pagination) -> dict:
+    if page.after is not None:
+        raise AppError("validation.failed", "after: not supported here",
+                       details=[{"field": "after", "message": "not supported here"}])
+    return await profile.security_events(_rt(request), principal, page.before, page.limit)
+
+
+@users.get("/{user_id}", response_model=s.UserSummaryResponse, responses=errors("user.not_found"))
+async def get_user(request: Request, user_id: str, principal: Session) -> dict:
+    return {"user": await profile.get_summary(_rt(request), user_id)}

@@ -1,0 +1,198 @@
+"""Request and response models of the account routes (the OpenAPI source)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints, model_validator
+
+from meadhall.accounts import validation as v
+
+Username = Annotated[str, AfterValidator(v.check_username)]
+Email = Annotated[str, AfterValidator(v.check_email)]
+DisplayName = Annotated[str, AfterValidator(v.check_display_name)]
+Locale = Annotated[str, AfterValidator(v.check_locale)]
+Timezone = Annotated[str, AfterValidator(v.check_timezone)]
+Bio = Annotated[str, StringConstraints(max_length=500)]
+CustomStatus = Annotated[str, StringConstraints(strip_whitespace=True, max_length=128)]
+StatusEmoji = Annotated[str, AfterValidator(v.check_custom_status_emoji)]
+Password = Annotated[str, StringConstraints(max_length=1024)]
+Code = Annotated[str, StringConstraints(max_length=64)]
+
+
+# ---- requests ----------------------------------------------------------------------------------
+
+
+class RegisterRequest(BaseModel):
+    username: Username
+    email: Email
+    password: Password
+    display_name: DisplayName | None = None
+    locale: Locale | None = None
+    timezone: Timezone | None = None
+
+
+class LoginRequest(BaseModel):
+    login: Annotated[str, StringConstraints(min_length=1, max_length=254)]
+    password: Password
+    totp_code: Code | None = None
+    backup_code: Code | None = None
+
+
+class StepUpRequest(BaseModel):
+    password: Password
+    totp_code: Code | None = None
+    backup_code: Code | None = None
+
+
+class PasswordRequest(BaseModel):
+    new_password: Password
+
+
+class TotpCodeRequest(BaseModel):
+    totp_code: Code
+
+
+class DisableTwoFactorRequest(BaseModel):
+    totp_code: Code | None = None
+    backup_code: Code | None = None
+
+    @model_validator(mode="after")
+    def _one_code(self) -> DisableTwoFactorRequest:
+        if not (self.totp_code or self.backup_code):
+            raise ValueError("totp_code or backup_code is required")
+        return self
+
+
+class ProfilePatch(BaseModel):
+    """Absent = unchanged; null clears custom_status / custom_status_emoji (API.md 0.2)."""
+
+    display_name: DisplayName | None = None
+    bio: Bio | None = None
+    status: Literal["online", "idle", "dnd", "invisible"] | None = None
+    custom_status: CustomStatus | None = None
+    custom_status_emoji: StatusEmoji | None = None
+    locale: Locale | None = None
+    timezone: Timezone | None = None
+
+    @model_validator(mode="after")
+    def _no_null_for_required(self) -> ProfilePatch:
+        for name in ("display_name", "bio", "status", "locale", "timezone"):
+            if name in self.model_fields_set and getattr(self, name) is None:
+                raise ValueError(f"{name} cannot be null")
+        return self
+
+    def changes(self) -> dict[str, object]:
+        return {name: getattr(self, name) for name in self.model_fields_set}
+
+
+class OnboardingRequest(BaseModel):
+    display_name: DisplayName
+    bio: Bio | None = None
+    locale: Locale | None = None
+
+    def changes(self) -> dict[str, object]:
+        return {n: getattr(self, n) for n in self.model_fields_set if getattr(self, n) is not None}
+
+
+# ---- responses ---------------------------------------------------------------------------------
+
+
+class User(BaseModel):
+    id: str
+    username: str
+    email: str
+    display_name: str
+    bio: str
+    status: str
+    custom_status: str | None
+    custom_status_emoji: str | None
+    locale: str
+    timezone: str
+    totp_enabled: bool
+    onboarding_completed_at: str | None
+    is_instance_admin: bool
+    badges: list[str]
+    avatar: str | None
+    last_seen_at: str | None
+    password_reset_required: bool
+    created_at: str
+
+
+class UserSummary(BaseModel):
+    id: str
+    username: str
+    display_name: str
+    avatar: str | None
+    bio: str
+    status: str
+    custom_status: str | None
+    custom_status_emoji: str | None
+    badges: list[str]
+    created_at: str
+    deleted: bool
+
+
+class Session(BaseModel):
+    id: str
+    created_at: str
+    last_used_at: str
+    expires_at: str
+    ip: str
+    user_agent: str | None
+    method: str
+    current: bool
+    step_up_expires_at: str | None
+
+
+class SecurityEvent(BaseModel):
+    id: str
+    user_id: str | None
+    type: str
+    ip: str
+    user_agent: str | None
+    data: dict[str, object]
+    created_at: str
+
+
+class SignInResponse(BaseModel):
+    user: User
+    token: str
+    session: Session
+    totp_enabled: bool
+
+
+class UserResponse(BaseModel):
+    user: User
+
+
+class UserSummaryResponse(BaseModel):
+    user: UserSummary
+
+
+class SessionsResponse(BaseModel):
+    sessions: list[Session]
+
+
+class StepUpResponse(BaseModel):
+    step_up_expires_at: str
+
+
+class TwoFactorSetupResponse(BaseModel):
+    secret: str
+    otpauth_url: str
+    qr_png: str = Field(description="data:image/png;base64,... URI")
+
+
+class TwoFactorEnableResponse(BaseModel):
+    user: User
+    backup_codes: list[str]
+
+
+class BackupCodesResponse(BaseModel):
+    backup_codes: list[str]
+
+
+class SecurityEventsResponse(BaseModel):
+    security_events: list[SecurityEvent]
+    has_more: bool

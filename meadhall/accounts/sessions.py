@@ -1,0 +1,176 @@
+"""Sessions (API.md 0.9, 2.4): opaque tokens stored as SHA-256 digests, sliding lifetime, rotation with
+a 60 s grace period for the old token, refresh of activity at most once a minute."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from meadhall.accounts import queries
+from meadhall.accounts.security import Client, record_security
+from meadhall.accounts.views import session_view
+from meadhall.core.clock import as_utc
+from meadhall.core.crypto import new_token, token_digest
+from meadhall.core.errors import AppError
+from meadhall.db.uow import UnitOfWork
+from meadhall.realtime.events import event
+from meadhall.runtime import Runtime
+
+STEP_UP_WINDOW = timedelta(minutes=10)
+ACTIVITY_REFRESH = timedelta(minutes=1)
+ROTATION_GRACE = timedelta(seconds=60)
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The signed-in caller of a request."""
+
+    user_id: int
+    session_id: int
+    is_instance_admin: bool
+    via_cookie: bool
+    step_up_expires_at: datetime | None
+
+    def stepped_up(self, now: datetime) -> bool:
+        until = as_utc(self.step_up_expires_at)
+        return until is not None and until > now
+
+
+@dataclass(frozen=True)
+class Authenticated:
+    principal: Principal
+    rotated_token: str | None  # set when this request rotated the token
+
+
+@dataclass(frozen=True)
+class IssuedSession:
+    token: str
+    row: dict[str, Any]
+
+
+def ttl(rt: Runtime) -> timedelta:
+    return timedelta(days=rt.settings.SESSION_TTL_DAYS)
+
+
+async def create_session(uow: UnitOfWork, user_id: int, client: Client, method: str) -> IssuedSession:
+    """A new session; sign-in methods other than the CLI start stepped up (API.md 0.10)."""
+    token = new_token()
+    row = {
+        "id": uow.next_id(),
+        "user_id": user_id,
+        "token_hash": token_digest(token),
+        "token_created_at": uow.now,
+        "prev_token_hash": None,
+        "prev_valid_until": None,
+        "created_at": uow.now,
+        "last_used_at": uow.now,
+        "ip": client.ip[:64],
+        "user_agent": client.user_agent[:512] if client.user_agent else None,
+        "method": method,
+        "step_up_expires_at": None if method == "cli" else uow.now + STEP_UP_WINDOW,
+    }
+    await queries.insert_session(uow.conn, row)
+    return IssuedSession(token, row)
+
+
+def session_invalidated(user_id: int, session_ids: list[int], reason: str):  # type: ignore[no-untyped-def]
+    """SESSION_INVALIDATED to the connections of the given sessions."""
+    return event("SESSION_INVALIDATED", {"reason": reason}, [user_id], sessions=tuple(session_ids))
+
+
+async def authenticate(rt: Runtime, token: str, *, via_cookie: bool, client: Client) -> Authenticated:
+    """Resolve a presented token to its principal or raise 401 / 403."""
+    now = rt.clock.now()
+    digest = token_digest(token)
+    async with rt.read() as uow:
+        row = await queries.session_with_user_by_digest(uow.conn, digest, now)
+    if row is None or row["deleted_at"] is not None:
+        raise AppError("auth.unauthorized")
+    last_used = as_utc(row["last_used_at"])
+    assert last_used is not None
+    if last_used + ttl(rt) <= now:
+        async with rt.uow() as uow:
+            await queries.delete_session(uow.conn, row["id"])
+        raise AppError("auth.unauthorized", "Session expired")
+    if row["banned_at"] is not None:
+        # A banned account loses the session it presents; the next request with it gets 401.
+        async with rt.uow() as uow:
+            await queries.delete_session(uow.conn, row["id"])
+        raise AppError("user.banned")
+    rotated = await _refresh(rt, row, digest, now, client)
+    principal = Principal(
+        user_id=row["user_id"],
+        session_id=row["id"],
+        is_instance_admin=bool(row["is_instance_admin"]),
+        via_cookie=via_cookie,
+        step_up_expires_at=as_utc(row["step_up_expires_at"]),
+    )
+    return Authenticated(principal, rotated)
+
+
+async def _refresh(rt: Runtime, row: Any, digest: str, now: datetime, client: Client) -> str | None:
+    """Activity refresh (at most once a minute) and token rotation (older than SESSION_ROTATE_HOURS)."""
+    values: dict[str, Any] = {}
+    rotated: str | None = None
+    token_created = as_utc(row["token_created_at"])
+    assert token_created is not None
+    if row["token_hash"] == digest and now - token_created >= timedelta(hours=rt.settings.SESSION_ROTATE_HOURS):
+        rotated = new_token()
+        values.update(
+            token_hash=token_digest(rotated),
+            token_created_at=now,
+            prev_token_hash=digest,
+            prev_valid_until=now + ROTATION_GRACE,
+        )
+    last_used = as_utc(row["last_used_at"])
+    assert last_used is not None
+    if now - last_used >= ACTIVITY_REFRESH or values:
+        values.update(last_used_at=now, ip=client.ip[:64])
+    if not values:
+        return None
+    async with rt.uow() as uow:
+        await queries.update_session(uow.conn, row["id"], values)
+        await queries.update_user(uow.conn, row["user_id"], {"last_seen_at": now})
+    return rotated
+
+
+# ---- session management ------------------------------------------------------------------------
+
+
+async def list_own(rt: Runtime, principal: Principal) -> list[dict[str, Any]]:
+    async with rt.read() as uow:
+        rows = await queries.list_sessions(uow.conn, principal.user_id)
+    return [session_view(r, ttl(rt), principal.session_id) for r in rows]
+
+
+async def revoke_own(rt: Runtime, principal: Principal, session_id: int | None, client: Client) -> None:
+    async with rt.uow() as uow:
+        row = None if session_id is None else await queries.get_session(uow.conn, principal.user_id, session_id)
+        if row is None:
+            raise AppError("session.not_found")
+        await queries.delete_session(uow.conn, row["id"])
+        await record_security(uow, "session.revoke", principal.user_id, client, {"session_id": str(row["id"])})
+        uow.emit(session_invalidated(principal.user_id, [row["id"]], "revoked"))
+
+
+async def logout(rt: Runtime, principal: Principal) -> None:
+    async with rt.uow() as uow:
+        await queries.delete_session(uow.conn, principal.session_id)
+        uow.emit(session_invalidated(principal.user_id, [principal.session_id], "logout"))
+
+
+async def logout_all(rt: Runtime, principal: Principal, client: Client) -> None:
+    async with rt.uow() as uow:
+        ids = await queries.delete_sessions_of(uow.conn, principal.user_id)
+        await record_security(uow, "logout_all", principal.user_id, client)
+        uow.emit(session_invalidated(principal.user_id, ids, "logout_all"))
+
+
+async def revoke_all(uow: UnitOfWork, user_id: int, reason: str, keep: int | None = None) -> list[int]:
+    """Delete the user's sessions (all, or all but `keep`) and tell their connections why."""
+    ids = await queries.delete_sessions_of(uow.conn, user_id, keep=keep)
+    if ids:
+        uow.emit(session_invalidated(user_id, ids, reason))
+    return ids

@@ -1,0 +1,239 @@
+"""Registration, password sign-in, step-up and password change (API.md 3.2, 3.2.1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from argon2.exceptions import VerificationError
+from sqlalchemy import RowMapping
+
+from meadhall.accounts import lockout, queries
+from meadhall.accounts.passwords import check_password
+from meadhall.accounts.secondfactor import verify_second_factor
+from meadhall.accounts.security import Client, record_security
+from meadhall.accounts.sessions import (
+    STEP_UP_WINDOW,
+    IssuedSession,
+    Principal,
+    create_session,
+    revoke_all,
+    ttl,
+)
+from meadhall.accounts.views import session_view, user_private
+from meadhall.core.clock import iso
+from meadhall.core.crypto import blind_index, encrypt
+from meadhall.core.errors import AppError
+from meadhall.core.text import norm
+from meadhall.db.uow import UnitOfWork
+from meadhall.runtime import Runtime
+
+
+@dataclass(frozen=True)
+class NewAccount:
+    username: str
+    email: str
+    password: str
+    display_name: str | None = None
+    locale: str | None = None
+    timezone: str | None = None
+    is_instance_admin: bool = False
+
+
+@dataclass(frozen=True)
+class SignIn:
+    user: dict[str, Any]
+    session: IssuedSession
+
+    def body(self, rt: Runtime) -> dict[str, Any]:
+        return {
+            "user": self.user,
+            "token": self.session.token,
+            "session": session_view(self.session.row, ttl(rt), self.session.row["id"]),  # type: ignore[arg-type]
+            "totp_enabled": self.user["totp_enabled"],
+        }
+
+
+def email_lookup(rt: Runtime, email: str) -> str:
+    return blind_index(rt.keys.email_index, norm(email))
+
+
+async def do_create_user(rt: Runtime, uow: UnitOfWork, new: NewAccount) -> RowMapping:
+    """Insert an account; 409 when the username or email exists in any letter case."""
+    username_norm, email_index = norm(new.username), email_lookup(rt, new.email)
+    username_taken, email_taken = await queries.username_or_email_taken(uow.conn, username_norm, email_index)
+    if username_taken:
+        raise AppError("user.username_taken")
+    if email_taken:
+        raise AppError("user.email_taken")
+    user_id = uow.next_id()
+    display_name = new.display_name or new.username
+    await queries.insert_user(
+        uow.conn,
+        {
+            "id": user_id,
+            "username": new.username,
+            "username_norm": username_norm,
+            "email_enc": encrypt(rt.keys.email_enc, new.email, aad=str(user_id).encode()),
+            "email_index": email_index,
+            "password_hash": rt.password_hasher.hash(new.password),
+            "display_name": display_name,
+            "display_name_norm": norm(display_name),
+            "bio": "",
+            "status": "online",
+            "locale": new.locale or "en",
+            "timezone": new.timezone or "Europe/Moscow",
+            "totp_enabled": False,
+            "is_instance_admin": new.is_instance_admin,
+            "password_reset_required": False,
+            "last_seen_at": uow.now,
+            "created_at": uow.now,
+        },
+    )
+    row = await queries.get_user(uow.conn, user_id)
+    assert row is not None
+    return row
+
+
+async def register(rt: Runtime, new: NewAccount, client: Client) -> SignIn:
+    if not rt.settings.REGISTRATION_ENABLED:
+        raise AppError("auth.registration_disabled")
+    check_password(new.password, rt.settings.LEAKED_PASSWORDS_FILE)
+    async with rt.uow() as uow:
+        row = await do_create_user(rt, uow, new)
+        issued = await create_session(uow, row["id"], client, "password")
+        await record_security(uow, "register", row["id"], client)
+        user = user_private(row, rt.keys)
+    return SignIn(user, issued)
+
+
+# ---- sign-in -----------------------------------------------------------------------------------
+
+
+async def find_by_login(rt: Runtime, uow: UnitOfWork, login: str) -> RowMapping | None:
+    """Username, or email when the value contains '@'; deleted accounts do not exist for sign-in."""
+    login = login.strip()
+    if "@" in login:
+        row = await queries.find_user_by_email(uow.conn, email_lookup(rt, login))
+    else:
+        row = await queries.find_user_by_username(uow.conn, norm(login))
+    return None if row is None or row["deleted_at"] is not None else row
+
+
+def _dummy_hash(rt: Runtime) -> str:
+    cached = getattr(rt, "_dummy_password_hash", None)
+    if cached is None:
+        cached = rt.password_hasher.hash("not-a-real-password-for-timing")
+        rt._dummy_password_hash = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def password_matches(rt: Runtime, row: RowMapping | None, password: str) -> bool:
+    """Constant work whether or not the account exists: an unknown account verifies a dummy hash."""
+    try:
+        rt.password_hasher.verify(row["password_hash"] if row else _dummy_hash(rt), password)
+    except VerificationError:
+        return False
+    return row is not None
+
+
+async def _fail(rt: Runtime, code: str, user_id: int | None, login_norm: str, client: Client, reason: str,
+                counts: bool = True) -> AppError:
+    locked = await lockout.failure(rt, login_norm, client.ip) if counts else False
+    async with rt.uow() as uow:
+        await record_security(uow, "login.failure", user_id, client, {"reason": reason})
+        if locked:
+            await record_security(uow, "login.locked", user_id, client)
+    return AppError(code)
+
+
+async def second_factor_problem(
+    rt: Runtime, uow: UnitOfWork, user: RowMapping, totp_code: str | None, backup_code: str | None, client: Client
+) -> str | None:
+    """None when no second factor is needed or the given one is right, else the error code."""
+    if not user["totp_enabled"]:
+        return None
+    if not (totp_code or backup_code):
+        return "auth.2fa_required"
+    if await verify_second_factor(rt, uow, user, totp_code, backup_code, client):
+        return None
+    return "auth.invalid_code"
+
+
+async def login(
+    rt: Runtime, login_value: str, password: str, totp_code: str | None, backup_code: str | None, client: Client
+) -> SignIn:
+    login_norm = norm(login_value.strip())
+    try:
+        await lockout.check(rt, login_norm, client.ip)
+    except AppError:
+        async with rt.uow() as uow:
+            await record_security(uow, "login.locked", None, client)
+        raise
+    async with rt.read() as uow:
+        row = await find_by_login(rt, uow, login_value)
+    if not password_matches(rt, row, password):
+        raise await _fail(rt, "auth.invalid_credentials", row["id"] if row else None, login_norm, client,
+                          "invalid_credentials")
+    assert row is not None
+    if row["banned_at"] is not None:
+        raise await _fail(rt, "user.banned", row["id"], login_norm, client, "banned", counts=False)
+    if row["is_instance_admin"] and not row["totp_enabled"]:
+        email = user_private(row, rt.keys)["email"]
+        raise AppError("auth.2fa_enrollment_required", hint=f"meadhall totp-setup --email {email}")
+    async with rt.uow() as uow:
+        problem = await second_factor_problem(rt, uow, row, totp_code, backup_code, client)
+        if problem is None:
+            issued = await create_session(uow, row["id"], client, "password")
+            await record_security(uow, "login.success", row["id"], client)
+            fresh = await queries.get_user(uow.conn, row["id"])
+            assert fresh is not None
+            user = user_private(fresh, rt.keys)
+    if problem == "auth.2fa_required":
+        # Asking for the second factor is not a failure: it does not count towards the lockout.
+        raise await _fail(rt, problem, row["id"], login_norm, client, "2fa_required", counts=False)
+    if problem is not None:
+        raise await _fail(rt, problem, row["id"], login_norm, client, "invalid_code")
+    await lockout.success(rt, login_norm)
+    return SignIn(user, issued)
+
+
+# ---- step-up and password change ---------------------------------------------------------------
+
+
+async def step_up(
+    rt: Runtime, principal: Principal, password: str, totp_code: str | None, backup_code: str | None, client: Client
+) -> dict[str, Any]:
+    async with rt.uow() as uow:
+        row = await queries.get_user(uow.conn, principal.user_id)
+        ok = password_matches(rt, row, password)
+        code = "auth.invalid_credentials"
+        if ok and row is not None:
+            code = await second_factor_problem(rt, uow, row, totp_code, backup_code, client)
+        if code is None:
+            until = uow.now + STEP_UP_WINDOW
+            await queries.update_session(uow.conn, principal.session_id, {"step_up_expires_at": until})
+            await record_security(uow, "step_up.success", principal.user_id, client)
+    if code is not None:
+        async with rt.uow() as uow:
+            await record_security(uow, "step_up.failure", principal.user_id, client, {"reason": code})
+        raise AppError(code)
+    return {"step_up_expires_at": iso(until)}
+
+
+def require_step_up(rt: Runtime, principal: Principal) -> None:
+    if not principal.stepped_up(rt.clock.now()):
+        raise AppError("auth.step_up_required")
+
+
+async def change_password(rt: Runtime, principal: Principal, new_password: str, client: Client) -> None:
+    check_password(new_password, rt.settings.LEAKED_PASSWORDS_FILE, field="new_password")
+    require_step_up(rt, principal)
+    async with rt.uow() as uow:
+        await queries.update_user(
+            uow.conn,
+            principal.user_id,
+            {"password_hash": rt.password_hasher.hash(new_password), "password_reset_required": False},
+        )
+        await revoke_all(uow, principal.user_id, "password_changed", keep=principal.session_id)
+        await record_security(uow, "password.change", principal.user_id, client)

@@ -1,0 +1,71 @@
+"""Field rules of API.md 2.1 and 5.1 shared by the API schemas and the CLI."""
+
+from __future__ import annotations
+
+import functools
+import re
+import zoneinfo
+
+from email_validator import EmailNotValidError, validate_email
+
+USERNAME = re.compile(r"^[A-Za-z0-9_.]{2,32}$")
+LOCALE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
+CUSTOM_EMOJI = re.compile(r"^<a?:[A-Za-z0-9_]{2,32}:\d{1,20}>$")
+STATUSES = ("online", "idle", "dnd", "invisible")
+
+
+def check_username(value: str) -> str:
+    value = value.strip()
+    if not USERNAME.match(value):
+        raise ValueError("must be 2-32 characters of letters, digits, '_' or '.'")
+    return value
+
+
+def check_email(value: str) -> str:
+    value = value.strip()
+    if len(value) > 254:
+        raise ValueError("must be at most 254 characters")
+    try:
+        # Syntax only: no DNS, and local or special-use domains are accepted (self-hosted instances).
+        result = validate_email(value, check_deliverability=False, globally_deliverable=False)
+    except EmailNotValidError as exc:
+        raise ValueError(str(exc)) from None
+    return result.normalized
+
+
+@functools.lru_cache(maxsize=1)
+def _zones() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones())
+
+
+def check_timezone(value: str) -> str:
+    value = value.strip()
+    if value not in _zones():
+        raise ValueError("must be an IANA time zone name such as Europe/Moscow")
+    return value
+
+
+def check_locale(value: str) -> str:
+    value = value.strip()
+    if len(value) > 16 or not LOCALE.match(value):
+        raise ValueError("must be a BCP 47 tag such as en or pt-BR")
+    return value
+
+
+def check_display_name(value: str) -> str:
+    value = value.strip()
+    if not 1 <= len(value) <= 32:
+        raise ValueError("must be 1-32 characters")
+    return value
+
+
+def check_custom_status_emoji(value: str) -> str:
+    value = value.strip()
+    if len(value) > 64:
+        raise ValueError("must be at most 64 characters")
+    if value.startswith("<"):
+        if not CUSTOM_EMOJI.match(value):
+            raise ValueError("must be a Unicode emoji or <:name:id>")
+    elif any(ch.isascii() and (ch.isalnum() or ch.isspace()) for ch in value):
+        raise ValueError("must be a Unicode emoji or <:name:id>")
+    return value

@@ -1,0 +1,41 @@
+"""Cursor parameters of API.md 0.6: `before` / `after` (snowflakes, mutually exclusive) and `limit`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Query
+
+from meadhall.core.errors import validation_error
+from meadhall.core.ids import parse_id
+from meadhall.core.limits import PAGE_DEFAULT, PAGE_MAX
+
+
+@dataclass(frozen=True)
+class Page:
+    before: int | None
+    after: int | None
+    limit: int
+
+
+def _cursor(name: str, raw: str | None) -> int | None:
+    if raw is None:
+        return None
+    value = parse_id(raw)
+    if value is None:
+        raise validation_error(name, "must be an id")
+    return value
+
+
+def page_params(
+    before: Annotated[str | None, Query(description="Items older than this id")] = None,
+    after: Annotated[str | None, Query(description="Items newer than this id")] = None,
+    limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,
+) -> Page:
+    if before is not None and after is not None:
+        raise validation_error("before", "before and after are mutually exclusive")
+    return Page(_cursor("before", before), _cursor("after", after), limit)
+
+
+Pagination = Annotated[Page, Depends(page_params)]

@@ -1,0 +1,94 @@
+"""Accounts: users, sessions, backup codes, security events (API.md 2.1-2.6)."""
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    ForeignKey,
+    Index,
+    LargeBinary,
+    String,
+    Table,
+    Text,
+)
+
+from meadhall.db.schema.base import id_column, metadata, ts_column
+
+users = Table(
+    "users",
+    metadata,
+    id_column(),
+    Column("username", String(32), nullable=False),
+    Column("username_norm", String(64), nullable=False, unique=True),
+    Column("email_enc", LargeBinary, nullable=False),
+    Column("email_index", String(64), nullable=False, unique=True),
+    Column("password_hash", String(255), nullable=False),
+    Column("display_name", String(64), nullable=False),
+    Column("display_name_norm", String(128), nullable=False),
+    Column("bio", Text, nullable=False, default=""),
+    Column("status", String(16), nullable=False, default="online"),
+    Column("custom_status", String(256), nullable=True),
+    Column("custom_status_emoji", String(128), nullable=True),
+    Column("locale", String(16), nullable=False, default="en"),
+    Column("timezone", String(64), nullable=False, default="Europe/Moscow"),
+    Column("avatar_file_id", BigInteger, nullable=True),
+    Column("totp_enabled", Boolean, nullable=False, default=False),
+    Column("totp_secret_enc", LargeBinary, nullable=True),
+    Column("totp_last_step", BigInteger, nullable=True),
+    Column("totp_pending_enc", LargeBinary, nullable=True),
+    ts_column("totp_pending_expires_at", nullable=True),
+    ts_column("onboarding_completed_at", nullable=True),
+    Column("is_instance_admin", Boolean, nullable=False, default=False),
+    Column("password_reset_required", Boolean, nullable=False, default=False),
+    ts_column("last_seen_at"),
+    ts_column("created_at"),
+    ts_column("banned_at", nullable=True),
+    Column("ban_reason", Text, nullable=True),
+    Column("banned_by", BigInteger, nullable=True),
+    ts_column("deleted_at", nullable=True),
+)
+
+sessions = Table(
+    "sessions",
+    metadata,
+    id_column(),
+    Column("user_id", BigInteger, ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    ts_column("token_created_at"),
+    Column("prev_token_hash", String(64), nullable=True),
+    ts_column("prev_valid_until", nullable=True),
+    ts_column("created_at"),
+    ts_column("last_used_at"),
+    Column("ip", String(64), nullable=False),
+    Column("user_agent", String(512), nullable=True),
+    Column("method", String(16), nullable=False),
+    ts_column("step_up_expires_at", nullable=True),
+    Index("ix_sessions_user_id", "user_id"),
+    Index("ix_sessions_prev_token_hash", "prev_token_hash"),
+)
+
+backup_codes = Table(
+    "backup_codes",
+    metadata,
+    id_column(),
+    Column("user_id", BigInteger, ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    Column("code_hash", String(255), nullable=False),
+    ts_column("used_at", nullable=True),
+    Index("ix_backup_codes_user_id", "user_id"),
+)
+
+security_events = Table(
+    "security_events",
+    metadata,
+    id_column(),
+    Column("user_id", BigInteger, nullable=True),
+    Column("type", String(48), nullable=False),
+    Column("ip", String(64), nullable=False),
+    Column("user_agent", String(512), nullable=True),
+    Column("data", JSON, nullable=False),
+    ts_column("created_at"),
+    Index("ix_security_events_user_id_id", "user_id", "id"),
+)
+
+__all__ = ["users", "sessions", "backup_codes", "security_events"]
