@@ -15,6 +15,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from meadhall.api.limits import STATE_KEY
 from meadhall.core.errors import AppError
 
+try:
+    from fastapi.routing import iter_route_contexts
+except ImportError:  # FastAPI before nested included routers: a route's `path` is already complete
+    iter_route_contexts = None  # type: ignore[assignment]
+
 MAX_JSON_BODY = 1024 * 1024
 EXTRA_HEADERS_KEY = "response_headers"
 log = structlog.get_logger("meadhall.http")
@@ -31,12 +36,41 @@ def _error_bytes(err: AppError) -> bytes:
     return json.dumps(err.body()).encode()
 
 
+def _included_template(scope: Scope, route: Any) -> str | None:
+    """The full template of a route reached through included routers.
+
+    FastAPI keeps included routers nested, so the matched route's own `path` lacks every prefix given
+    to `include_router`; the route contexts carry the full template. Unique results are cached per app.
+    """
+    app = scope.get("app")
+    if iter_route_contexts is None or app is None:
+        return None
+    cache: dict[int, tuple[Any, str]] = app.__dict__.setdefault("_meadhall_route_templates", {})
+    hit = cache.get(id(route))
+    if hit is not None and hit[0] is route:
+        return hit[1]
+    found = [rc for rc in iter_route_contexts(app.routes) if rc.original_route is route and rc.path_format]
+    if len(found) == 1:
+        cache[id(route)] = (route, found[0].path_format)
+        return found[0].path_format
+    path = scope.get("path", "")
+    # The same router included twice: the context whose pattern matches this request.
+    for rc in found:
+        regex = getattr(rc, "path_regex", None)
+        if regex is not None and regex.match(path):
+            return rc.path_format
+    return None
+
+
 def _route_template(scope: Scope) -> str:
     """The matched path template (never the concrete path: webhook paths carry tokens)."""
     route = scope.get("route")
     template = getattr(route, "path", None)
     if not template:
         return "<unmatched>"
+    full = _included_template(scope, route)
+    if full:
+        return full
     if scope.get("path", "").startswith("/api/v1") and not template.startswith("/api/v1"):
         template = "/api/v1" + template
     return template

@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from meadhall.cli import users
 from meadhall.cli.output import run
-from meadhall.config import ConfigError, Settings, load_settings
+from meadhall.cli.settings import DataDir, settings_for
+from meadhall.config import ConfigError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Meadhall chat service")
-
-DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data directory (overrides DATA_DIR)")]
-
-
-def settings_for(data_dir: Path | None) -> Settings:
-    return load_settings(**({"DATA_DIR": data_dir} if data_dir else {}))
 
 
 @app.command()
@@ -67,6 +62,9 @@ def migrate(data_dir: DataDir = None) -> None:
             await engine.dispose()
 
     run(go)
+
+
+users.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,175 @@
+"""Account maintenance run by the command-line tool as the system actor (API.md 3.20)."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import RowMapping
+
+from meadhall.accounts import queries
+from meadhall.accounts.passwords import check_password
+from meadhall.accounts.secondfactor import issue_backup_codes, new_secret, otpauth_url, seal_secret
+from meadhall.accounts.security import CLI_CLIENT, record_security
+from meadhall.accounts.sessions import create_session, revoke_all
+from meadhall.accounts.signin import NewAccount, do_create_user, email_lookup
+from meadhall.accounts.twofactor import turn_off
+from meadhall.accounts.validation import check_email, check_username
+from meadhall.audit.record import record
+from meadhall.core.crypto import random_password
+from meadhall.core.errors import AppError, validation_error
+from meadhall.db.uow import UnitOfWork
+from meadhall.runtime import Runtime
+
+
+@dataclass(frozen=True)
+class UserSpec:
+    username: str
+    email: str
+    password: str | None  # None = generate
+
+
+def bulk_email_domain(domain: str) -> str:
+    """`DOMAIN`, unless it is an IP address or has no dot (then the reserved `example.invalid`)."""
+    try:
+        ipaddress.ip_address(domain.strip("[]"))
+    except ValueError:
+        return domain if "." in domain else "example.invalid"
+    return "example.invalid"
+
+
+def bulk_specs(rt: Runtime, count: int, prefix: str) -> list[UserSpec]:
+    if not 1 <= count <= 100_000:
+        raise validation_error("count", "must be 1-100000")
+    domain = bulk_email_domain(rt.settings.DOMAIN)
+    return [UserSpec(f"{prefix}{i}", f"{prefix}{i}@{domain}", None) for i in range(1, count + 1)]
+
+
+def _validated(spec: UserSpec, rt: Runtime) -> UserSpec:
+    try:
+        username = check_username(spec.username)
+    except ValueError as exc:
+        raise validation_error("username", str(exc)) from None
+    try:
+        email = check_email(spec.email)
+    except ValueError as exc:
+        raise validation_error("email", str(exc)) from None
+    if spec.password is not None:
+        check_password(spec.password, rt.settings.LEAKED_PASSWORDS_FILE)
+    return UserSpec(username, email, spec.password)
+
+
+def _open_new_file(path: Path) -> int:
+    """A new file readable by the owner only; an existing file is never overwritten."""
+    try:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise validation_error("sessions", f"{path} exists; choose a new file") from None
+
+
+async def create_users(
+    rt: Runtime, specs: list[UserSpec], *, admin: bool = False, sessions_path: Path | None = None
+) -> dict[str, Any]:
+    """All or nothing: any existing username or email aborts with no user created."""
+    specs = [_validated(s, rt) for s in specs]
+    fd = _open_new_file(sessions_path) if sessions_path else None
+    created: list[dict[str, Any]] = []
+    try:
+        async with rt.uow() as uow:
+            for spec in specs:
+                password = spec.password or random_password()
+                row = await do_create_user(rt, uow, NewAccount(spec.username, spec.email, password,
+                                                               is_instance_admin=admin))
+                item = {"id": str(row["id"]), "username": row["username"], "email": spec.email,
+                        "password": password}
+                if admin:
+                    await record(uow, "instance.admin_grant", actor_id=None, target_type="user", target_id=row["id"])
+                if fd is not None:
+                    item["token"] = (await create_session(uow, row["id"], CLI_CLIENT, "cli")).token
+                created.append(item)
+    except BaseException:
+        if fd is not None:
+            os.close(fd)
+            os.unlink(sessions_path)  # type: ignore[arg-type]
+        raise
+    if fd is None:
+        return {"users": created, "sessions_file": None}
+    with os.fdopen(fd, "w") as fh:
+        for item in created:
+            fh.write(json.dumps(item) + "\n")
+    public = [{k: v for k, v in item.items() if k not in ("password", "token")} for item in created]
+    return {"users": public, "sessions_file": str(sessions_path)}
+
+
+async def _by_email(rt: Runtime, uow: UnitOfWork, email: str) -> RowMapping:
+    row = await queries.find_user_by_email(uow.conn, email_lookup(rt, email.strip()))
+    if row is None or row["deleted_at"] is not None:
+        raise AppError("user.not_found", f"No account with email {email}")
+    return row
+
+
+async def reset_password(rt: Runtime, email: str, password: str | None) -> dict[str, Any]:
+    if password is not None:
+        check_password(password, rt.settings.LEAKED_PASSWORDS_FILE)
+    new_password = password or random_password()
+    async with rt.uow() as uow:
+        user = await _by_email(rt, uow, email)
+        await queries.update_user(uow.conn, user["id"], {"password_hash": rt.password_hasher.hash(new_password)})
+        await revoke_all(uow, user["id"], "password_changed")
+        await record_security(uow, "password.reset", user["id"], CLI_CLIENT)
+    result: dict[str, Any] = {"user_id": str(user["id"])}
+    if password is None:
+        result["password"] = new_password
+    return result
+
+
+async def make_admin(rt: Runtime, email: str) -> dict[str, Any]:
+    async with rt.uow() as uow:
+        user = await _by_email(rt, uow, email)
+        if not user["is_instance_admin"]:
+            await queries.update_user(uow.conn, user["id"], {"is_instance_admin": True})
+            await record(uow, "instance.admin_grant", actor_id=None, target_type="user", target_id=user["id"])
+    return {"user_id": str(user["id"]), "is_instance_admin": True, "totp_enabled": bool(user["totp_enabled"])}
+
+
+async def remove_admin(rt: Runtime, email: str) -> dict[str, Any]:
+    async with rt.uow() as uow:
+        user = await _by_email(rt, uow, email)
+        if user["is_instance_admin"]:
+            if await queries.count_admins(uow.conn) <= 1:
+                raise AppError("instance.last_admin")
+            await queries.update_user(uow.conn, user["id"], {"is_instance_admin": False})
+            await record(uow, "instance.admin_revoke", actor_id=None, target_type="user", target_id=user["id"])
+    return {"user_id": str(user["id"]), "is_instance_admin": False}
+
+
+async def totp_setup(rt: Runtime, email: str, force: bool) -> dict[str, Any]:
+    secret = new_secret()
+    async with rt.uow() as uow:
+        user = await _by_email(rt, uow, email)
+        if user["totp_enabled"] and not force:
+            raise AppError("auth.2fa_already_enabled", "Two-factor authentication is already enabled; use --force")
+        await queries.update_user(
+            uow.conn,
+            user["id"],
+            {"totp_enabled": True, "totp_secret_enc": seal_secret(rt, user["id"], secret), "totp_last_step": None,
+             "totp_pending_enc": None, "totp_pending_expires_at": None},
+        )
+        codes = await issue_backup_codes(rt, uow, user["id"])
+        await record_security(uow, "2fa.enable", user["id"], CLI_CLIENT, {"by": "cli"})
+    return {"user_id": str(user["id"]), "secret": secret, "otpauth_url": otpauth_url(rt, secret, user["username"]),
+            "backup_codes": codes}
+
+
+async def totp_reset(rt: Runtime, email: str) -> dict[str, Any]:
+    async with rt.uow() as uow:
+        user = await _by_email(rt, uow, email)
+        if not user["totp_enabled"]:
+            raise AppError("auth.2fa_not_enabled")
+        await turn_off(uow, user["id"])
+        await record_security(uow, "2fa.reset", user["id"], CLI_CLIENT, {"by": "cli"})
+    return {"user_id": str(user["id"]), "totp_enabled": False}

@@ -1,0 +1,16 @@
+"""Settings for CLI commands: the environment, with `--data-dir` overriding DATA_DIR."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from meadhall.config import Settings, load_settings
+
+DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data directory (overrides DATA_DIR)")]
+
+
+def settings_for(data_dir: Path | None) -> Settings:
+    return load_settings(**({"DATA_DIR": data_dir} if data_dir else {}))

@@ -1,0 +1,214 @@
+"""The user commands of `meadhall` (API.md 3.20), checked through their output and through HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pyotp
+from sqlalchemy import select
+
+from meadhall.db.schema import audit_log
+
+
+async def login(client, login_value, password, **extra):
+    return await client.post("/api/v1/auth/login", json={"login": login_value, "password": password, **extra})
+
+
+async def test_create_user_single_can_sign_in_even_with_registration_disabled(cli, client):
+    r = await cli("create-user", "--username", "bob", "--email", "bob@example.com",
+                  env={"REGISTRATION_ENABLED": "false"})
+    assert r.exit_code == 0, r.stderr
+    out = r.json
+    assert out["sessions_file"] is None
+    [user] = out["users"]
+    assert user["username"] == "bob" and user["email"] == "bob@example.com"
+    assert len(user["password"]) == 20
+    resp = await login(client, "bob", user["password"])
+    assert resp.status_code == 200
+    assert resp.json()["user"]["id"] == user["id"]
+
+
+async def test_create_user_given_password_must_satisfy_policy(cli, client):
+    r = await cli("create-user", "--username", "bob", "--email", "bob@example.com", "--password", "short")
+    assert r.exit_code == 1
+    assert r.error["code"] == "validation.failed"
+    assert (await login(client, "bob", "short")).status_code == 401
+
+
+async def test_bulk_names_and_emails(cli):
+    r = await cli("create-user", "--count", "3", "--prefix", "load")
+    assert r.exit_code == 0, r.stderr
+    users = r.json["users"]
+    assert [u["username"] for u in users] == ["load1", "load2", "load3"]
+    # DOMAIN=localhost has no dot: the reserved example.invalid domain is used.
+    assert [u["email"] for u in users] == [f"load{i}@example.invalid" for i in (1, 2, 3)]
+    assert len({u["password"] for u in users}) == 3
+
+
+async def test_bulk_uses_domain_with_a_dot(cli):
+    r = await cli("create-user", "--count", "1", env={"DOMAIN": "chat.example.com"})
+    assert r.exit_code == 0, r.stderr
+    assert r.json["users"][0]["email"] == "user1@chat.example.com"
+
+
+async def test_bulk_is_all_or_nothing(cli, client):
+    assert (await cli("create-user", "--username", "p2", "--email", "other@example.com")).exit_code == 0
+    r = await cli("create-user", "--count", "3", "--prefix", "p")
+    assert r.exit_code == 1
+    assert r.error["code"] == "user.username_taken"
+    assert r.stdout.strip() == ""
+    # p1 was not kept: it can be created now.
+    again = await cli("create-user", "--username", "p1", "--email", "p1@example.invalid")
+    assert again.exit_code == 0, again.stderr
+
+
+async def test_sessions_file_is_private_and_tokens_work(cli, client, tmp_path):
+    path = tmp_path / "creds.jsonl"
+    r = await cli("create-user", "--count", "2", "--sessions", str(path))
+    assert r.exit_code == 0, r.stderr
+    out = r.json
+    assert out["sessions_file"] == str(path)
+    assert all("password" not in u for u in out["users"])
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [set(x) for x in lines] == [{"id", "username", "email", "password", "token"}] * 2
+    me = await client.get("/api/v1/users/@me", headers={"Authorization": f"Bearer {lines[0]['token']}"})
+    assert me.status_code == 200 and me.json()["user"]["username"] == "user1"
+    sessions = await client.get("/api/v1/auth/sessions", headers={"Authorization": f"Bearer {lines[0]['token']}"})
+    [session] = sessions.json()["sessions"]
+    assert session["method"] == "cli"
+    assert session["step_up_expires_at"] is None  # CLI sessions are not stepped up
+    assert (await login(client, lines[1]["username"], lines[1]["password"])).status_code == 200
+
+
+async def test_sessions_file_is_never_overwritten(cli, client, tmp_path):
+    path = tmp_path / "creds.jsonl"
+    path.write_text("keep me\n")
+    r = await cli("create-user", "--count", "1", "--sessions", str(path))
+    assert r.exit_code == 1
+    assert path.read_text() == "keep me\n"
+    assert (await cli("create-user", "--count", "1")).exit_code == 0  # user1 was not created before
+
+
+async def test_usage_errors_exit_2(cli):
+    assert (await cli("create-user", "--username", "only")).exit_code == 2
+    assert (await cli("create-user", "--count", "2", "--username", "x", "--email", "x@example.com")).exit_code == 2
+    assert (await cli("make-admin")).exit_code == 2
+
+
+async def test_reset_password_revokes_all_sessions(cli, client, accounts, capture_events):
+    a = await accounts.register("alice")
+    r = await cli("reset-password", "--email", "alice@example.com")
+    assert r.exit_code == 0, r.stderr
+    new_password = r.json["password"]
+    assert r.json["user_id"] == a.id
+    assert (await client.get("/api/v1/users/@me", headers=a.headers)).status_code == 401
+    assert (await login(client, "alice", a["password"])).status_code == 401
+    assert (await login(client, "alice", new_password)).status_code == 200
+
+
+async def test_reset_password_with_given_password(cli, client, accounts):
+    await accounts.register("alice")
+    r = await cli("reset-password", "--email", "ALICE@example.com", "--password", "a fresh long passphrase")
+    assert r.exit_code == 0, r.stderr
+    assert "password" not in r.json
+    assert (await login(client, "alice", "a fresh long passphrase")).status_code == 200
+    weak = await cli("reset-password", "--email", "alice@example.com", "--password", "qwertyuiop")
+    assert weak.exit_code == 1 and weak.error["code"] == "validation.failed"
+
+
+async def test_unknown_email_is_user_not_found(cli):
+    for command in ("reset-password", "make-admin", "remove-admin", "totp-setup", "totp-reset"):
+        r = await cli(command, "--email", "nobody@example.com")
+        assert r.exit_code == 1, command
+        assert r.error["code"] == "user.not_found"
+        assert r.stdout.strip() == ""
+
+
+async def test_make_admin_requires_2fa_at_sign_in_and_is_audited(cli, client, accounts, rt):
+    a = await accounts.register("alice")
+    r = await cli("make-admin", "--email", "alice@example.com")
+    assert r.exit_code == 0, r.stderr
+    assert r.json == {"user_id": a.id, "is_instance_admin": True, "totp_enabled": False}
+    resp = await login(client, "alice", a["password"])
+    assert resp.status_code == 403
+    assert resp.json()["error"]["code"] == "auth.2fa_enrollment_required"
+    assert resp.json()["error"]["hint"] == "meadhall totp-setup --email alice@example.com"
+    summary = await client.get(f"/api/v1/users/{a.id}", headers=a.headers)
+    assert summary.json()["user"]["badges"] == ["instance_admin"]
+    async with rt.engine.connect() as conn:
+        rows = (await conn.execute(select(audit_log).where(audit_log.c.action == "instance.admin_grant"))).mappings().all()
+    assert len(rows) == 1
+    assert rows[0]["actor_id"] is None and rows[0]["target_id"] == int(a.id)
+
+
+async def test_remove_admin_refuses_the_last_one(cli, accounts, rt):
+    await accounts.register("alice")
+    await accounts.register("bob")
+    assert (await cli("make-admin", "--email", "alice@example.com")).exit_code == 0
+    last = await cli("remove-admin", "--email", "alice@example.com")
+    assert last.exit_code == 1 and last.error["code"] == "instance.last_admin"
+    assert (await cli("make-admin", "--email", "bob@example.com")).exit_code == 0
+    r = await cli("remove-admin", "--email", "alice@example.com")
+    assert r.exit_code == 0, r.stderr
+    assert r.json["is_instance_admin"] is False
+    async with rt.engine.connect() as conn:
+        actions = (await conn.execute(select(audit_log.c.action))).scalars().all()
+    assert actions.count("instance.admin_revoke") == 1
+
+
+async def test_totp_setup_then_sign_in_with_code_and_backup_code(cli, client, accounts):
+    a = await accounts.register("alice")
+    r = await cli("totp-setup", "--email", "alice@example.com")
+    assert r.exit_code == 0, r.stderr
+    out = r.json
+    assert out["otpauth_url"].startswith("otpauth://totp/")
+    assert len(out["backup_codes"]) == 8
+    assert (await login(client, "alice", a["password"])).json()["error"]["code"] == "auth.2fa_required"
+    code = pyotp.TOTP(out["secret"]).now()
+    ok = await login(client, "alice", a["password"], totp_code=code)
+    assert ok.status_code == 200 and ok.json()["totp_enabled"] is True
+    ok2 = await login(client, "alice", a["password"], backup_code=out["backup_codes"][0])
+    assert ok2.status_code == 200
+    again = await cli("totp-setup", "--email", "alice@example.com")
+    assert again.exit_code == 1 and again.error["code"] == "auth.2fa_already_enabled"
+    forced = await cli("totp-setup", "--email", "alice@example.com", "--force")
+    assert forced.exit_code == 0 and forced.json["secret"] != out["secret"]
+    # The old backup codes were replaced.
+    old = await login(client, "alice", a["password"], backup_code=out["backup_codes"][1])
+    assert old.json()["error"]["code"] == "auth.invalid_code"
+
+
+async def test_totp_reset_disables_second_factor(cli, client, accounts):
+    a = await accounts.register("alice")
+    assert (await cli("totp-setup", "--email", "alice@example.com")).exit_code == 0
+    r = await cli("totp-reset", "--email", "alice@example.com")
+    assert r.exit_code == 0, r.stderr
+    assert r.json == {"user_id": a.id, "totp_enabled": False}
+    assert (await login(client, "alice", a["password"])).status_code == 200
+    again = await cli("totp-reset", "--email", "alice@example.com")
+    assert again.exit_code == 1 and again.error["code"] == "auth.2fa_not_enabled"
+
+
+def test_real_process_prints_one_json_object(tmp_path):
+    """The console script itself: one JSON object on stdout, exit 0; errors on stderr, exit 1."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = Path(sys.executable).parent / "meadhall"
+    env = {**os.environ, "SECRET_KEY": "k" * 40, "DATA_DIR": str(tmp_path / "d")}
+    env.pop("DATABASE_URL", None)
+    env.pop("REDIS_URL", None)
+    ok = subprocess.run([str(exe), "create-user", "--username", "z1", "--email", "z1@example.com"],
+                        capture_output=True, text=True, env=env, timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    assert len(ok.stdout.strip().splitlines()) == 1
+    assert json.loads(ok.stdout)["users"][0]["username"] == "z1"
+    dup = subprocess.run([str(exe), "create-user", "--username", "Z1", "--email", "other@example.com"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert dup.returncode == 1
+    assert dup.stdout == ""
+    assert json.loads(dup.stderr.strip().splitlines()[-1])["error"]["code"] == "user.username_taken"
