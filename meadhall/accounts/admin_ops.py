@@ -16,7 +16,7 @@ from meadhall.accounts.passwords import check_password
 from meadhall.accounts.secondfactor import issue_backup_codes, new_secret, otpauth_url, seal_secret
 from meadhall.accounts.security import CLI_CLIENT, record_security
 from meadhall.accounts.sessions import create_session, revoke_all
-from meadhall.accounts.signin import NewAccount, do_create_user, email_lookup
+from meadhall.accounts.signin import NewAccount, do_create_user, email_lookup, hash_password
 from meadhall.accounts.twofactor import turn_off
 from meadhall.accounts.validation import check_email, check_username
 from meadhall.audit.record import record
@@ -78,12 +78,13 @@ async def create_users(
     specs = [_validated(s, rt) for s in specs]
     fd = _open_new_file(sessions_path) if sessions_path else None
     created: list[dict[str, Any]] = []
+    passwords = [spec.password or random_password() for spec in specs]
+    hashes = [await hash_password(rt, p) for p in passwords]
     try:
         async with rt.uow() as uow:
-            for spec in specs:
-                password = spec.password or random_password()
-                row = await do_create_user(rt, uow, NewAccount(spec.username, spec.email, password,
-                                                               is_instance_admin=admin))
+            for spec, password, password_hash in zip(specs, passwords, hashes, strict=True):
+                new = NewAccount(spec.username, spec.email, password, is_instance_admin=admin)
+                row = await do_create_user(rt, uow, new, password_hash)
                 item = {"id": str(row["id"]), "username": row["username"], "email": spec.email,
                         "password": password}
                 if admin:
@@ -116,9 +117,10 @@ async def reset_password(rt: Runtime, email: str, password: str | None) -> dict[
     if password is not None:
         check_password(password, rt.settings.LEAKED_PASSWORDS_FILE)
     new_password = password or random_password()
+    password_hash = await hash_password(rt, new_password)
     async with rt.uow() as uow:
         user = await _by_email(rt, uow, email)
-        await queries.update_user(uow.conn, user["id"], {"password_hash": rt.password_hasher.hash(new_password)})
+        await queries.update_user(uow.conn, user["id"], {"password_hash": password_hash})
         await revoke_all(uow, user["id"], "password_changed")
         await record_security(uow, "password.reset", user["id"], CLI_CLIENT)
     result: dict[str, Any] = {"user_id": str(user["id"])}

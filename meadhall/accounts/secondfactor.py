@@ -62,15 +62,20 @@ async def consume_backup_code(rt: Runtime, uow: UnitOfWork, user: RowMapping, co
     if len(candidate) != 12:
         return False
     for row in await queries.unused_backup_codes(uow.conn, user["id"]):
-        try:
-            rt.code_hasher.verify(row["code_hash"], candidate)
-        except VerificationError:
+        if not await rt.off_loop(_matches, rt.code_hasher, row["code_hash"], candidate):
             continue
         if await queries.mark_backup_code_used(uow.conn, user["id"], row["id"], uow.now):
             await record_security(uow, "2fa.backup_code_used", user["id"], client)
             return True
         return False
     return False
+
+
+def _matches(hasher: Any, encoded: str, candidate: str) -> bool:
+    try:
+        return bool(hasher.verify(encoded, candidate))
+    except VerificationError:
+        return False
 
 
 async def verify_second_factor(
@@ -87,8 +92,8 @@ async def issue_backup_codes(rt: Runtime, uow: UnitOfWork, user_id: int) -> list
     """Replace the user's backup codes with 8 new ones; only their slow hashes are stored."""
     codes = [new_backup_code() for _ in range(BACKUP_CODE_COUNT)]
     rows: list[dict[str, Any]] = [
-        {"id": uow.next_id(), "user_id": user_id, "code_hash": rt.code_hasher.hash(normalise_backup_code(c)),
-         "used_at": None}
+        {"id": uow.next_id(), "user_id": user_id,
+         "code_hash": await rt.off_loop(rt.code_hasher.hash, normalise_backup_code(c)), "used_at": None}
         for c in codes
     ]
     await queries.replace_backup_codes(uow.conn, user_id, rows)

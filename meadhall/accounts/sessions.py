@@ -142,7 +142,10 @@ async def _refresh(rt: Runtime, row: Any, digest: str, now: datetime, client: Cl
 async def list_own(rt: Runtime, principal: Principal) -> list[dict[str, Any]]:
     async with rt.read() as uow:
         rows = await queries.list_sessions(uow.conn, principal.user_id)
-    return [session_view(r, ttl(rt), principal.session_id) for r in rows]
+    # Expired sessions are deleted only when presented; until then they must not be listed as live.
+    now, life = rt.clock.now(), ttl(rt)
+    live = [r for r in rows if as_utc(r["last_used_at"]) + life > now]  # type: ignore[operator]
+    return [session_view(r, life, principal.session_id) for r in live]
 
 
 async def revoke_own(rt: Runtime, principal: Principal, session_id: int | None, client: Client) -> None:

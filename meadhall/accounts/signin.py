@@ -58,7 +58,12 @@ def email_lookup(rt: Runtime, email: str) -> str:
     return blind_index(rt.keys.email_index, norm(email))
 
 
-async def do_create_user(rt: Runtime, uow: UnitOfWork, new: NewAccount) -> RowMapping:
+async def hash_password(rt: Runtime, password: str) -> str:
+    """Hash before opening a write transaction: a slow hash inside one would hold the SQLite write lock."""
+    return str(await rt.off_loop(rt.password_hasher.hash, password))
+
+
+async def do_create_user(rt: Runtime, uow: UnitOfWork, new: NewAccount, password_hash: str) -> RowMapping:
     """Insert an account; 409 when the username or email exists in any letter case."""
     username_norm, email_index = norm(new.username), email_lookup(rt, new.email)
     username_taken, email_taken = await queries.username_or_email_taken(uow.conn, username_norm, email_index)
@@ -76,7 +81,7 @@ async def do_create_user(rt: Runtime, uow: UnitOfWork, new: NewAccount) -> RowMa
             "username_norm": username_norm,
             "email_enc": encrypt(rt.keys.email_enc, new.email, aad=str(user_id).encode()),
             "email_index": email_index,
-            "password_hash": rt.password_hasher.hash(new.password),
+            "password_hash": password_hash,
             "display_name": display_name,
             "display_name_norm": norm(display_name),
             "bio": "",
@@ -99,8 +104,9 @@ async def register(rt: Runtime, new: NewAccount, client: Client) -> SignIn:
     if not rt.settings.REGISTRATION_ENABLED:
         raise AppError("auth.registration_disabled")
     check_password(new.password, rt.settings.LEAKED_PASSWORDS_FILE)
+    password_hash = await hash_password(rt, new.password)
     async with rt.uow() as uow:
-        row = await do_create_user(rt, uow, new)
+        row = await do_create_user(rt, uow, new, password_hash)
         issued = await create_session(uow, row["id"], client, "password")
         await record_security(uow, "register", row["id"], client)
         user = user_private(row, rt.keys)
@@ -120,21 +126,26 @@ async def find_by_login(rt: Runtime, uow: UnitOfWork, login: str) -> RowMapping 
     return None if row is None or row["deleted_at"] is not None else row
 
 
-def _dummy_hash(rt: Runtime) -> str:
+async def _dummy_hash(rt: Runtime) -> str:
     cached = getattr(rt, "_dummy_password_hash", None)
     if cached is None:
-        cached = rt.password_hasher.hash("not-a-real-password-for-timing")
+        cached = await rt.off_loop(rt.password_hasher.hash, "not-a-real-password-for-timing")
         rt._dummy_password_hash = cached  # type: ignore[attr-defined]
     return cached
 
 
-def password_matches(rt: Runtime, row: RowMapping | None, password: str) -> bool:
-    """Constant work whether or not the account exists: an unknown account verifies a dummy hash."""
+def _verify(hasher: Any, encoded: str, password: str) -> bool:
     try:
-        rt.password_hasher.verify(row["password_hash"] if row else _dummy_hash(rt), password)
+        return bool(hasher.verify(encoded, password))
     except VerificationError:
         return False
-    return row is not None
+
+
+async def password_matches(rt: Runtime, row: RowMapping | None, password: str) -> bool:
+    """Constant work whether or not the account exists: an unknown account verifies a dummy hash."""
+    encoded = row["password_hash"] if row else await _dummy_hash(rt)
+    matched = await rt.off_loop(_verify, rt.password_hasher, encoded, password)
+    return matched and row is not None
 
 
 async def _fail(rt: Runtime, code: str, user_id: int | None, login_norm: str, client: Client, reason: str,
@@ -172,7 +183,7 @@ async def login(
         raise
     async with rt.read() as uow:
         row = await find_by_login(rt, uow, login_value)
-    if not password_matches(rt, row, password):
+    if not await password_matches(rt, row, password):
         raise await _fail(rt, "auth.invalid_credentials", row["id"] if row else None, login_norm, client,
                           "invalid_credentials")
     assert row is not None
@@ -204,10 +215,12 @@ async def login(
 async def step_up(
     rt: Runtime, principal: Principal, password: str, totp_code: str | None, backup_code: str | None, client: Client
 ) -> dict[str, Any]:
-    async with rt.uow() as uow:
+    async with rt.read() as uow:
         row = await queries.get_user(uow.conn, principal.user_id)
-        ok = password_matches(rt, row, password)
-        code = "auth.invalid_credentials"
+    # The slow hash is checked outside the write transaction, which would hold the SQLite write lock.
+    ok = await password_matches(rt, row, password)
+    code: str | None = "auth.invalid_credentials"
+    async with rt.uow() as uow:
         if ok and row is not None:
             code = await second_factor_problem(rt, uow, row, totp_code, backup_code, client)
         if code is None:
@@ -229,11 +242,10 @@ def require_step_up(rt: Runtime, principal: Principal) -> None:
 async def change_password(rt: Runtime, principal: Principal, new_password: str, client: Client) -> None:
     check_password(new_password, rt.settings.LEAKED_PASSWORDS_FILE, field="new_password")
     require_step_up(rt, principal)
+    password_hash = await hash_password(rt, new_password)
     async with rt.uow() as uow:
         await queries.update_user(
-            uow.conn,
-            principal.user_id,
-            {"password_hash": rt.password_hasher.hash(new_password), "password_reset_required": False},
+            uow.conn, principal.user_id, {"password_hash": password_hash, "password_reset_required": False}
         )
         await revoke_all(uow, principal.user_id, "password_changed", keep=principal.session_id)
         await record_security(uow, "password.change", principal.user_id, client)
