@@ -6,6 +6,7 @@ A service raises `AppError("channel.not_found")`; the HTTP layer renders
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 # code -> (status, default English message)
@@ -130,7 +131,9 @@ def permission_denied(permission: str | None, reason: str, **extra: Any) -> AppE
 
 
 def rate_limited(bucket: str, retry_after: float, headers: dict[str, str] | None = None) -> AppError:
-    err = AppError("rate_limited", "You are being rate limited", retry_after=round(retry_after, 3), bucket=bucket)
+    # Rounded up to the millisecond: a client that waits exactly `retry_after` must be let through.
+    err = AppError("rate_limited", "You are being rate limited", retry_after=math.ceil(retry_after * 1000) / 1000,
+                   bucket=bucket)
     if headers:
         err.headers = headers
     return err

@@ -59,6 +59,8 @@ class RedisBus(LocalBus):
     async def start(self) -> None:
         self._pubsub = self.client.pubsub(ignore_subscribe_messages=True)
         await self._pubsub.subscribe(self.channel)
+        # Read the subscription confirmation so that events published right after start are not missed.
+        await self._pubsub.get_message(timeout=1.0)
         self._reader = asyncio.create_task(self._read(), name="redis-bus-reader")
 
     async def publish(self, events: list[Event]) -> None:

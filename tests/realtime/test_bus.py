@@ -1,0 +1,261 @@
+"""Event envelope and the buses: LocalBus in-process, RedisBus across nodes (API.md section 7)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+
+from meadhall.realtime.bus import LocalBus, RedisBus
+from meadhall.realtime.events import Event, event
+
+TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL") or None
+needs_redis = pytest.mark.skipif(not TEST_REDIS_URL, reason="TEST_REDIS_URL not set")
+
+BIG = 175928847299117063  # a snowflake above 2**53: must survive JSON exactly
+
+
+def recorder() -> tuple[list[Event], Callable[[Event], Any]]:
+    seen: list[Event] = []
+
+    async def handler(ev: Event) -> None:
+        seen.append(ev)
+
+    return seen, handler
+
+POLL_INTERVAL = 0.005
+POLLS = 1000
+
+
+async def wait_for(predicate: Callable[[], bool]) -> None:
+    """Poll until `predicate()` holds; fail after about five seconds."""
+    for _ in range(POLLS):
+        if predicate():
+            return
+        await asyncio.sleep(POLL_INTERVAL)
+    raise AssertionError("condition not met within 5 s")
+
+
+# ---------------------------------------------------------------- Event envelope
+
+
+@pytest.mark.parametrize(
+    "ev",
+    [
+        Event("MESSAGE_CREATE", {"id": str(BIG), "content": "héllo ✓ ", "n": None}, (1, BIG)),
+        Event("SESSION_DELETE", {"session_id": "7"}, (5,), sessions=(7, BIG)),
+        Event("READ_STATE_UPDATE", {"x": [1, {"y": True}]}, (5, 6), exclude_sessions=(9,)),
+        Event("X", {}, (1,), sessions=(), exclude_sessions=(2, 3)),
+    ],
+)
+def test_event_json_round_trip(ev):
+    back = Event.from_json(ev.to_json())
+    assert back == ev
+    assert back.sessions == ev.sessions  # None stays None, () stays ()
+    assert Event.from_json(ev.to_json().encode()) == ev
+
+
+def test_event_json_keeps_none_and_empty_sessions_apart():
+    everyone = Event("T", {}, (1,), sessions=None)
+    nobody = Event("T", {}, (1,), sessions=())
+    assert Event.from_json(everyone.to_json()).sessions is None
+    assert Event.from_json(nobody.to_json()).sessions == ()
+
+
+def test_event_helper_sorts_and_deduplicates_audience():
+    ev = event("T", {"a": 1}, [3, 1, 3, 2, 1], exclude_sessions=(4,))
+    assert ev.users == (1, 2, 3)
+    assert ev.exclude_sessions == (4,)
+    assert event("T", {}, {9, 8}).users == (8, 9)
+
+
+# ---------------------------------------------------------------- LocalBus
+
+
+async def test_local_bus_delivers_in_order_to_every_subscriber():
+    bus = LocalBus()
+    first, h1 = recorder()
+    second, h2 = recorder()
+    bus.subscribe(h1)
+    bus.subscribe(h2)
+    events = [Event(f"E{i}", {"i": i}, (1,)) for i in range(5)]
+    await bus.publish(events[:3])
+    await bus.publish(events[3:])
+    assert first == events
+    assert second == events
+
+
+async def test_local_bus_failing_handler_does_not_stop_others():
+    bus = LocalBus()
+    calls: list[str] = []
+
+    async def broken(ev: Event) -> None:
+        calls.append("broken")
+        raise RuntimeError("receiver bug")
+
+    seen, good = recorder()
+    bus.subscribe(broken)
+    bus.subscribe(good)
+    events = [Event("A", {}, (1,)), Event("B", {}, (1,))]
+    await bus.publish(events)  # must not raise
+    assert seen == events
+    assert calls == ["broken", "broken"]  # the broken handler still gets every event
+
+
+async def test_local_bus_unsubscribe_and_close():
+    bus = LocalBus()
+    seen, handler = recorder()
+    bus.subscribe(handler)
+    await bus.publish([Event("A", {}, (1,))])
+    bus.unsubscribe(handler)
+    bus.unsubscribe(handler)  # unknown handler: no error
+    await bus.publish([Event("B", {}, (1,))])
+    assert [e.type for e in seen] == ["A"]
+
+    bus.subscribe(handler)
+    await bus.close()
+    await bus.publish([Event("C", {}, (1,))])
+    assert [e.type for e in seen] == ["A"]
+
+
+# ---------------------------------------------------------------- RedisBus
+
+
+async def wait_subscribed(client: Any, channel: str, count: int) -> None:
+    """SUBSCRIBE is sent without waiting for the server's answer; wait until it has taken effect."""
+
+    async def numsub() -> int:
+        return int(dict(await client.pubsub_numsub(channel)).get(channel, 0))
+
+    for _ in range(POLLS):
+        if await numsub() >= count:
+            return
+        await asyncio.sleep(POLL_INTERVAL)
+    raise AssertionError(f"{channel}: {count} subscriber(s) expected")
+
+
+@pytest.fixture
+async def redis_pair() -> AsyncIterator[tuple[RedisBus, RedisBus, str]]:
+    """Two nodes, each with its own connection, on a channel of their own."""
+    import redis.asyncio as aioredis
+
+    channel = f"test-{uuid.uuid4().hex[:12]}:events"
+    clients = [aioredis.from_url(TEST_REDIS_URL, decode_responses=True) for _ in range(2)]
+    buses = [RedisBus(c, channel=channel) for c in clients]
+    for bus in buses:
+        await bus.start()
+    await wait_subscribed(clients[0], channel, 2)
+    try:
+        yield buses[0], buses[1], channel
+    finally:
+        for bus in buses:
+            await bus.close()
+        for c in clients:
+            await c.aclose()
+
+
+async def publish_marker(bus: RedisBus, seen: list[Event]) -> None:
+    """Publish a marker and wait for it: Redis delivers one publisher's messages in order, so once the
+    marker is in, everything published before it has arrived too (no fixed sleeps)."""
+    marker = Event("MARKER", {"m": uuid.uuid4().hex}, (0,))
+    await bus.publish([marker])
+    await wait_for(lambda: marker in seen)
+    seen.remove(marker)
+
+
+@needs_redis
+async def test_redis_bus_event_reaches_the_other_node(redis_pair):
+    node_a, node_b, _ = redis_pair
+    seen_b, handler_b = recorder()
+    node_b.subscribe(handler_b)
+    ev = Event("MESSAGE_CREATE", {"id": str(BIG)}, (1, BIG), sessions=(3,), exclude_sessions=(4,))
+    await node_a.publish([ev])
+    await wait_for(lambda: len(seen_b) == 1)
+    assert seen_b == [ev]
+
+
+@needs_redis
+async def test_redis_bus_delivers_once_to_the_publishing_node_too(redis_pair):
+    node_a, node_b, _ = redis_pair
+    seen_a, handler_a = recorder()
+    node_a.subscribe(handler_a)
+    ev = Event("T", {"k": 1}, (1,))
+    await node_a.publish([ev])
+    await publish_marker(node_b, seen_a)
+    assert seen_a == [ev]  # not twice (once locally, once via Redis)
+
+
+@needs_redis
+async def test_redis_bus_keeps_order(redis_pair):
+    node_a, node_b, _ = redis_pair
+    seen_b, handler_b = recorder()
+    node_b.subscribe(handler_b)
+    events = [Event("E", {"i": i}, (1,)) for i in range(50)]
+    await node_a.publish(events[:20])
+    await node_a.publish(events[20:])
+    await wait_for(lambda: len(seen_b) >= 50)
+    assert seen_b == events
+
+
+@needs_redis
+async def test_redis_bus_failing_handler_does_not_stop_reader(redis_pair):
+    node_a, node_b, _ = redis_pair
+
+    async def broken(ev: Event) -> None:
+        raise RuntimeError("receiver bug")
+
+    seen_b, handler_b = recorder()
+    node_b.subscribe(broken)
+    node_b.subscribe(handler_b)
+    await node_a.publish([Event("A", {}, (1,))])
+    await node_a.publish([Event("B", {}, (1,))])
+    await wait_for(lambda: len(seen_b) == 2)
+    assert [e.type for e in seen_b] == ["A", "B"]
+
+
+@needs_redis
+async def test_redis_bus_channels_are_isolated(redis_pair):
+    import redis.asyncio as aioredis
+
+    node_a, _, _ = redis_pair
+    client = aioredis.from_url(TEST_REDIS_URL, decode_responses=True)
+    other = RedisBus(client, channel=f"test-{uuid.uuid4().hex[:12]}:events")
+    await other.start()
+    await wait_subscribed(client, other.channel, 1)
+    try:
+        seen_other, handler = recorder()
+        other.subscribe(handler)
+        await node_a.publish([Event("ELSEWHERE", {}, (1,))])
+        await publish_marker(other, seen_other)
+        assert seen_other == []
+    finally:
+        await other.close()
+        await client.aclose()
+
+
+@needs_redis
+async def test_redis_bus_publish_nothing_is_a_no_op(redis_pair):
+    node_a, node_b, _ = redis_pair
+    seen_b, handler_b = recorder()
+    node_b.subscribe(handler_b)
+    await node_a.publish([])
+    await publish_marker(node_a, seen_b)
+    assert seen_b == []
+
+
+@needs_redis
+async def test_redis_bus_close_stops_delivery(redis_pair):
+    node_a, node_b, _ = redis_pair
+    seen_b, handler_b = recorder()
+    node_b.subscribe(handler_b)
+    await node_b.close()
+    assert node_b._reader is not None and node_b._reader.done()
+    seen_a, handler_a = recorder()
+    node_a.subscribe(handler_a)
+    await node_a.publish([Event("AFTER_CLOSE", {}, (1,))])
+    await wait_for(lambda: len(seen_a) == 1)
+    assert seen_b == []
