@@ -1,0 +1,375 @@
+"""`python -m bench`: start a real `meadhall serve`, run the selected workloads, print one JSON document.
+
+The JSON goes to stdout and to bench/results/<timestamp>.json; progress lines go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import secrets
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from bench.harness import (
+    RssSampler,
+    ServerError,
+    ServerProcess,
+    median,
+    mib,
+    ms,
+    percentile,
+    rnd,
+    run_cli,
+    server_env,
+    snapshot,
+)
+from bench.workloads import REGISTRY, Context, Samples, Skip, Workload
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+BENCH_RATE = "1000000/60"  # every bucket: high enough that the limiter never refuses, still evaluated
+
+
+def progress(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--workloads", default="all",
+                        help="comma-separated workload names (default: all registered; see --list)")
+    parser.add_argument("--runs", type=int, default=5, help="measured runs per workload (default 5)")
+    parser.add_argument("--requests", type=int, default=1000,
+                        help="operations per run (default 1000; some workloads cap it, e.g. login)")
+    parser.add_argument("--concurrency", type=int, default=16, help="concurrent client workers (default 16)")
+    parser.add_argument("--warmup", type=int, default=100,
+                        help="unmeasured operations before each workload's runs (default 100, at most a fifth of "
+                             "--requests; 0 = none)")
+    parser.add_argument("--database-url", help="PostgreSQL URL for the server (default: SQLite in DATA_DIR)")
+    parser.add_argument("--redis-url", help="Redis URL for the server (default: in-process bus and limiter)")
+    parser.add_argument("--keep-data", action="store_true",
+                        help="keep the temporary directory (DATA_DIR, server.log, sessions file)")
+    parser.add_argument("--no-save", action="store_true", help="do not write bench/results/<timestamp>.json")
+    parser.add_argument("--list", action="store_true", help="list the registered workloads and exit")
+    args = parser.parse_args(argv)
+    for name in ("runs", "requests", "concurrency"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1")
+    if args.warmup < 0:
+        parser.error("--warmup must not be negative")
+    return args
+
+
+def select(spec: str) -> list[Workload]:
+    if spec.strip() in ("", "all"):
+        return list(REGISTRY.values())
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    unknown = [n for n in names if n not in REGISTRY]
+    if unknown:
+        raise SystemExit(f"unknown workload(s): {', '.join(unknown)}; known: {', '.join(REGISTRY)}")
+    return [REGISTRY[n] for n in dict.fromkeys(names)]
+
+
+def redact(url: str | None) -> str | None:
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def rate_limits() -> dict[str, str]:
+    try:
+        from meadhall.core.ratelimit import BUCKETS
+    except ImportError:
+        return {"global": BENCH_RATE}
+    return {name: BENCH_RATE for name in BUCKETS}
+
+
+def machine_info() -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "cpu_count": os.cpu_count(),
+        "cpus_usable": len(os.sched_getaffinity(0)),
+        "python": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
+    }
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu_model"] = line.split(":", 1)[1].strip()
+                break
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                info["mem_total_mib"] = mib(int(line.split()[1]))
+                break
+    except OSError:
+        pass
+    return info
+
+
+def versions() -> dict[str, str]:
+    import httpx
+    import websockets
+
+    return {"httpx": httpx.__version__, "websockets": websockets.__version__}
+
+
+def _last_line(text: str) -> str:
+    """The last informative line of CLI output (Typer draws its errors inside a box)."""
+    lines = [line.strip(" \t│╭╮╰╯─") for line in text.splitlines()]
+    lines = [line for line in lines if line and line.lower() != "error"]
+    return lines[-1][:200] if lines else "no output"
+
+
+def _read_sessions(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+async def prepare_users(server: ServerProcess, sessions: Path, count: int, shared: dict[str, Any]) -> None:
+    """`meadhall migrate` then `meadhall create-user --count N --sessions PATH` against the server's
+    DATA_DIR / DATABASE_URL, before the server starts. A failure is recorded, not raised: the workloads
+    that need users are then skipped with this reason."""
+    data_dir = str(server.data_dir)
+    rc, out, err = await run_cli(server.env, "migrate", "--data-dir", data_dir)
+    if rc != 0:
+        shared["users_error"] = f"skipped: `meadhall migrate` failed (exit {rc}): {_last_line(err or out)}"
+        return
+    # A random prefix: on a PostgreSQL database kept between bench runs the names must not collide.
+    prefix = f"bench{secrets.token_hex(3)}u"
+    started = time.perf_counter()
+    rc, out, err = await run_cli(server.env, "create-user", "--count", str(count), "--prefix", prefix,
+                                 "--sessions", str(sessions), "--data-dir", data_dir)
+    if rc != 0:
+        shared["users_error"] = f"skipped: `meadhall create-user` failed (exit {rc}): {_last_line(err or out)}"
+        return
+    try:
+        users = _read_sessions(sessions)
+    except (OSError, ValueError) as exc:
+        shared["users_error"] = f"skipped: cannot read the sessions file of create-user: {exc}"
+        return
+    missing = [k for k in ("id", "username", "password", "token") if users and k not in users[0]]
+    if len(users) < count or missing:
+        shared["users_error"] = (f"skipped: create-user wrote {len(users)} sessions "
+                                 f"(wanted {count}; missing keys {missing})")
+        return
+    shared["users"] = users
+    progress(f"created {count} users with sessions ({time.perf_counter() - started:.1f} s)")
+
+
+def summarise(runs: list[dict[str, Any]], latencies: list[float]) -> dict[str, Any]:
+    lat = sorted(latencies)
+    tputs = [r["throughput_ops_s"] for r in runs]
+    return {
+        "throughput_ops_s": rnd(median(tputs), 1),
+        "throughput_ops_s_range": [min(tputs), max(tputs)],
+        "p50_ms": ms(percentile(lat, 50)),
+        "p99_ms": ms(percentile(lat, 99)),
+        "p50_ms_median_of_runs": rnd(median([r["p50_ms"] for r in runs if r["p50_ms"] is not None])),
+        "p99_ms_median_of_runs": rnd(median([r["p99_ms"] for r in runs if r["p99_ms"] is not None])),
+        "mean_ms": ms(sum(lat) / len(lat)) if lat else None,
+        "max_ms": ms(lat[-1]) if lat else None,
+        "samples": len(lat),
+        "errors": sum(r["errors"] for r in runs),
+        "server_cpu_s": rnd(median([r["server_cpu_s"] for r in runs])),
+        "server_cpu_s_total": rnd(sum(r["server_cpu_s"] for r in runs)),
+        "server_cpu_ms_per_op": rnd(median([r["server_cpu_ms_per_op"] for r in runs
+                                            if r["server_cpu_ms_per_op"] is not None])),
+        "server_cpu_util": rnd(median([r["server_cpu_util"] for r in runs])),
+        "client_cpu_s": rnd(median([r["client_cpu_s"] for r in runs])),
+        "rss_peak_mib": max(r["rss_peak_mib"] for r in runs),
+        "rss_last_mib": runs[-1]["rss_last_mib"],
+        "hwm_mib": runs[-1]["hwm_mib"],
+    }
+
+
+async def measure_run(wl: Workload, ctx: Context, sampler: RssSampler) -> tuple[dict[str, Any], list[float]]:
+    pid = ctx.server.pid
+    before = snapshot(pid)
+    sampler.reset()
+    client0 = os.times()
+    started = time.perf_counter()
+    result = await wl.fn(ctx)
+    wall = time.perf_counter() - started
+    client1 = os.times()
+    after = snapshot(pid)
+    samples = result if isinstance(result, Samples) else Samples(latencies=list(result))
+    load_wall = samples.wall_s or wall
+    lat = sorted(samples.latencies)
+    cpu = after.cpu_s - before.cpu_s
+    run: dict[str, Any] = {
+        "ops": len(lat),
+        "errors": samples.errors,
+        "wall_s": rnd(load_wall),
+        "throughput_ops_s": rnd(len(lat) / load_wall, 1),
+        "p50_ms": ms(percentile(lat, 50)),
+        "p99_ms": ms(percentile(lat, 99)),
+        "max_ms": ms(lat[-1]) if lat else None,
+        "server_cpu_s": rnd(cpu),
+        "server_cpu_ms_per_op": rnd(cpu * 1000 / len(lat)) if lat else None,
+        "server_cpu_util": rnd(cpu / wall),
+        "client_cpu_s": rnd((client1.user + client1.system) - (client0.user + client0.system)),
+        "rss_peak_mib": mib(max(sampler.peak_kib, before.rss_kib, after.rss_kib)),
+        "rss_last_mib": mib(after.rss_kib),
+        "hwm_mib": mib(after.hwm_kib),
+        "server_processes": after.processes,
+    }
+    if samples.error_examples:
+        run["error_examples"] = samples.error_examples
+    return run, samples.latencies
+
+
+async def run_workload(wl: Workload, base: Context, args: argparse.Namespace,
+                       sampler: RssSampler) -> dict[str, Any]:
+    n = min(args.requests, wl.max_ops) if wl.max_ops else args.requests
+    ctx = base.for_workload(n)
+    head: dict[str, Any] = {"description": wl.description}
+    runs: list[dict[str, Any]] = []
+    latencies: list[float] = []
+    try:
+        if wl.setup:
+            await wl.setup(ctx)
+        warmup = min(args.warmup, max(1, n // 5))  # capped, so that expensive workloads stay short
+        if args.warmup:
+            await wl.fn(base.for_workload(warmup))
+        for i in range(args.runs):
+            run, lat = await measure_run(wl, ctx, sampler)
+            runs.append(run)
+            latencies.extend(lat)
+            progress(f"{wl.name} run {i + 1}/{args.runs}: {run['throughput_ops_s']} ops/s, "
+                     f"p50 {run['p50_ms']} ms, p99 {run['p99_ms']} ms, errors {run['errors']}, "
+                     f"server cpu {run['server_cpu_s']} s, rss {run['rss_last_mib']} MiB")
+    except Skip as exc:
+        progress(f"{wl.name}: {exc}")
+        return {"status": "skipped", "reason": str(exc), **head}
+    except Exception as exc:  # one broken workload must not lose the others' results
+        reason = f"{type(exc).__name__}: {exc}"
+        progress(f"{wl.name}: error: {reason}")
+        return {"status": "error", "reason": reason, **head, "runs": runs}
+    return {"status": "ok", **head, "requests_per_run": n, "warmup": warmup if args.warmup else 0,
+            "concurrency": ctx.concurrency,
+            "summary": summarise(runs, latencies), "runs": runs}
+
+
+async def run_bench(args: argparse.Namespace, selected: list[Workload]) -> dict[str, Any]:
+    # SIGTERM (CI timeouts, kill) cancels the run like Ctrl-C does, so the `finally` stops the server.
+    main_task = asyncio.current_task()
+    assert main_task is not None
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, main_task.cancel)
+    started_at = datetime.now(UTC)
+    machine = machine_info()
+    tmp_root = Path(tempfile.mkdtemp(prefix="meadhall-bench-"))
+    data_dir = tmp_root / "data"
+    data_dir.mkdir()
+    env = server_env(data_dir, database_url=args.database_url, redis_url=args.redis_url,
+                     rate_limits=rate_limits(), secret_key=secrets.token_urlsafe(48))
+    server = ServerProcess(data_dir, env, tmp_root / "server.log")
+    shared: dict[str, Any] = {}
+    sampler: RssSampler | None = None
+    server_info: dict[str, Any] = {
+        "backend": "postgresql" if args.database_url else "sqlite",
+        "database": redact(args.database_url) or "sqlite (DATA_DIR/chat.db)",
+        "bus": "redis" if args.redis_url else "in-process",
+        "redis": redact(args.redis_url),
+        "command": " ".join(["meadhall", *server.command[1:]]),
+        "rate_limits": f"every bucket {BENCH_RATE}",
+        "log_level": "warning",
+    }
+    results: dict[str, Any] = {}
+    try:
+        need = max((w.needs_users for w in selected), default=0)
+        if need:
+            await prepare_users(server, tmp_root / "sessions.jsonl", need, shared)
+            if "users_error" in shared:
+                progress(shared["users_error"])
+        progress(f"starting {server_info['command']}")
+        server.start()
+        server_info["readyz"] = await server.wait_ready()
+        server_info["pid"] = server.pid
+        server_info["startup_s"] = rnd(server.startup_s)
+        idle = snapshot(server.pid)
+        server_info["idle_rss_mib"] = mib(idle.rss_kib)
+        server_info["startup_cpu_s"] = rnd(idle.cpu_s)
+        base = Context(server, requests=args.requests, concurrency=args.concurrency, shared=shared)
+        async with base.http() as client:
+            server_info["version"] = (await client.get("/api/v1/meta")).json().get("version")
+        progress(f"server ready in {server.startup_s:.2f} s (pid {server.pid}, rss {mib(idle.rss_kib)} MiB)")
+        sampler = RssSampler(server.pid)
+        sampler.start()
+        for wl in selected:
+            results[wl.name] = await run_workload(wl, base, args, sampler)
+            if server.proc is not None and server.proc.poll() is not None:
+                server_info["error"] = f"exited with code {server.proc.returncode} during {wl.name}"
+                server_info["log_tail"] = server.log_tail().splitlines()
+                progress(f"server {server_info['error']}; remaining workloads not run")
+                for rest in selected[selected.index(wl) + 1:]:
+                    results[rest.name] = {"status": "not_run", "reason": "the server had exited",
+                                          "description": rest.description}
+                break
+    finally:
+        if sampler is not None:
+            sampler.stop()
+        server_info["exit_code"] = server.stop()
+        if args.keep_data:
+            server_info["kept_dir"] = str(tmp_root)
+            progress(f"kept {tmp_root} (data/, server.log, sessions.jsonl)")
+        else:
+            shutil.rmtree(tmp_root, ignore_errors=True)
+    finished_at = datetime.now(UTC)
+    return {
+        "bench": "meadhall",
+        "format": 1,
+        "started_at": started_at.isoformat(timespec="seconds"),
+        "duration_s": rnd((finished_at - started_at).total_seconds(), 1),
+        "command": " ".join(["python -m bench", *sys.argv[1:]]),
+        "machine": {**machine, "loadavg_at_end": [round(x, 2) for x in os.getloadavg()]},
+        "server": server_info,
+        "client": {"runs": args.runs, "requests_per_run": args.requests, "concurrency": args.concurrency,
+                   "warmup": args.warmup, "same_machine": True, **versions()},
+        "workloads": results,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.list:
+        for wl in REGISTRY.values():
+            extra = "".join([f" (max {wl.max_ops} ops/run)" if wl.max_ops else "",
+                             f" (needs {wl.needs_users} users)" if wl.needs_users else ""])
+            print(f"{wl.name:20} {wl.description}{extra}")
+        return 0
+    selected = select(args.workloads)
+    try:
+        doc = asyncio.run(run_bench(args, selected))
+    except ServerError as exc:
+        progress(f"failed: {exc}")
+        return 1
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        progress("interrupted; server stopped, nothing written")
+        return 130
+    text = json.dumps(doc, indent=2)
+    if not args.no_save:
+        RESULTS_DIR.mkdir(exist_ok=True)
+        path = RESULTS_DIR / f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
+        path.write_text(text + "\n")
+        progress(f"wrote {path}")
+    print(text)
+    failed = "error" in doc["server"] or any(r.get("status") == "error" for r in doc["workloads"].values())
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,317 @@
+"""Benchmark machinery: the server process, /proc sampling, the CLI runner and the statistics.
+
+The server runs as a real `meadhall serve` process; its CPU time and memory are read from /proc
+(utime + stime from /proc/<pid>/stat, VmRSS / VmHWM from /proc/<pid>/status), summed over the process
+and its descendants, so that a multi-process server would be measured whole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+KIB_PER_MIB = 1024
+
+
+class ServerError(Exception):
+    """The server did not start or become ready."""
+
+
+# ---- /proc sampling ----------------------------------------------------------------------------------
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # comm (field 2) may contain spaces and parentheses: split after the last ")".
+    return raw[raw.rfind(")") + 2:].split()
+
+
+def descendants(pid: int) -> list[int]:
+    """Live descendants of `pid` (children, grandchildren ...), found by scanning /proc for ppids."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        fields = _stat_fields(int(entry))
+        if fields:
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found: list[int] = []
+    queue = list(children.get(pid, []))
+    while queue:
+        child = queue.pop()
+        found.append(child)
+        queue.extend(children.get(child, []))
+    return found
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of the process plus cutime + cstime (children it has already reaped)."""
+    fields = _stat_fields(pid)
+    if not fields:
+        return 0.0
+    # After comm: state=0 ppid=1 ... utime=11 stime=12 cutime=13 cstime=14 (fields 14-17 of stat(5)).
+    return sum(int(fields[i]) for i in (11, 12, 13, 14)) / CLOCK_TICKS
+
+
+def memory_kib(pid: int) -> tuple[int, int]:
+    """(VmRSS, VmHWM) in KiB; zeros when the process is gone."""
+    rss = hwm = 0
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    rss = int(line.split()[1])
+                elif line.startswith("VmHWM:"):
+                    hwm = int(line.split()[1])
+    except OSError:
+        pass
+    return rss, hwm
+
+
+@dataclass(frozen=True)
+class ProcSnapshot:
+    cpu_s: float  # cumulative CPU seconds of the process tree
+    rss_kib: int  # current resident set, summed over the tree
+    hwm_kib: int  # sum of each process's own lifetime peak (an upper bound of the tree's peak)
+    processes: int
+
+
+def snapshot(pid: int) -> ProcSnapshot:
+    tree = [pid, *descendants(pid)]
+    cpu = rss = hwm = 0.0
+    for p in tree:
+        cpu += cpu_seconds(p)
+        r, h = memory_kib(p)
+        rss += r
+        hwm += h
+    return ProcSnapshot(cpu, int(rss), int(hwm), len(tree))
+
+
+class RssSampler:
+    """A thread that samples the tree's VmRSS every `interval` s, so that peaks between snapshots show.
+
+    A thread, not a task: a saturated event loop would delay the samples exactly when they matter."""
+
+    def __init__(self, pid: int, interval: float = 0.02, tree_refresh: float = 0.5) -> None:
+        self.pid = pid
+        self.interval = interval
+        self.tree_refresh = tree_refresh
+        self.peak_kib = 0
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="rss-sampler", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+
+    def reset(self) -> None:
+        self.peak_kib = 0
+        self.samples = 0
+
+    def _loop(self) -> None:
+        tree = [self.pid]
+        refreshed = 0.0
+        while not self._stop.wait(self.interval):
+            now = time.monotonic()
+            if now - refreshed >= self.tree_refresh:
+                tree = [self.pid, *descendants(self.pid)]
+                refreshed = now
+            total = sum(memory_kib(p)[0] for p in tree)
+            self.peak_kib = max(self.peak_kib, total)
+            self.samples += 1
+
+
+# ---- the server process ------------------------------------------------------------------------------
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def meadhall_command() -> list[str]:
+    """The `meadhall` console script beside this interpreter (the venv), else on PATH."""
+    beside = Path(sys.executable).parent / "meadhall"
+    if beside.exists():
+        return [str(beside)]
+    found = shutil.which("meadhall")
+    return [found] if found else [sys.executable, "-m", "meadhall.cli.main"]
+
+
+def server_env(data_dir: Path, *, database_url: str | None, redis_url: str | None,
+               rate_limits: dict[str, str], secret_key: str) -> dict[str, str]:
+    env = dict(os.environ)
+    # A stray DATABASE_URL / REDIS_URL in the caller's shell must not silently change the backend.
+    for name in ("DATABASE_URL", "REDIS_URL", "PUBLIC_URL", "TLS_ENABLED", "HOST", "PORT"):
+        env.pop(name, None)
+    env.update(
+        DATA_DIR=str(data_dir),
+        LOG_LEVEL="warning",
+        RATE_LIMITS=json.dumps(rate_limits),
+        SECRET_KEY=secret_key,
+        PYTHONUNBUFFERED="1",
+    )
+    if database_url:
+        env["DATABASE_URL"] = database_url
+    if redis_url:
+        env["REDIS_URL"] = redis_url
+    return env
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the harness dies, even by SIGKILL (Linux prctl)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+class ServerProcess:
+    """`meadhall serve` on a loopback port, output to a log file, stopped with SIGTERM (then SIGKILL)."""
+
+    def __init__(self, data_dir: Path, env: dict[str, str], log_path: Path, host: str = "127.0.0.1") -> None:
+        self.data_dir = data_dir
+        self.env = env
+        self.log_path = log_path
+        self.host = host
+        self.port = free_port(host)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.started_at = 0.0
+        self.startup_s = 0.0
+        self.exit_code: int | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{self.host}:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    @property
+    def command(self) -> list[str]:
+        return [*meadhall_command(), "serve", "--host", self.host, "--port", str(self.port),
+                "--data-dir", str(self.data_dir)]
+
+    def start(self) -> None:
+        log = open(self.log_path, "ab")  # the child keeps its own descriptor; ours closes after Popen
+        try:
+            # Own session: a Ctrl-C at the terminal reaches the harness, which then stops the server.
+            self.proc = subprocess.Popen(self.command, env=self.env, stdin=subprocess.DEVNULL,
+                                         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                         preexec_fn=_die_with_parent)
+        finally:
+            log.close()
+        self.started_at = time.perf_counter()
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    async def wait_ready(self, limit: float = 60.0) -> dict[str, Any]:
+        """Poll /readyz until 200; fail early if the process exits."""
+        assert self.proc is not None
+        deadline = time.perf_counter() + limit
+        last = "no answer"
+        async with httpx.AsyncClient(base_url=self.base_url, timeout=2.0, trust_env=False) as client:
+            while time.perf_counter() < deadline:
+                if self.proc.poll() is not None:
+                    raise ServerError(f"server exited with code {self.proc.returncode} before it was ready:\n"
+                                      f"{self.log_tail()}")
+                try:
+                    resp = await client.get("/readyz")
+                    if resp.status_code == 200:
+                        self.startup_s = time.perf_counter() - self.started_at
+                        return dict(resp.json())
+                    last = f"HTTP {resp.status_code} {resp.text[:200]}"
+                except httpx.TransportError as exc:
+                    last = type(exc).__name__
+                await asyncio.sleep(0.05)
+        raise ServerError(f"server not ready after {limit:.0f} s (last: {last}):\n{self.log_tail()}")
+
+    def stop(self, timeout: float = 15.0) -> int | None:
+        if self.proc is None or self.exit_code is not None:
+            return self.exit_code
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)  # uvicorn shuts down gracefully on SIGTERM
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.exit_code = self.proc.returncode
+        return self.exit_code
+
+
+async def run_cli(env: dict[str, str], *args: str, limit: float = 300.0) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        *meadhall_command(), *args, env=env, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), limit)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        return -1, "", f"timed out after {limit:.0f} s"
+    return proc.returncode or 0, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+# ---- statistics ---------------------------------------------------------------------------------------
+
+
+def percentile(sorted_values: list[float], q: float) -> float | None:
+    """Linear interpolation between closest ranks (numpy's default); `sorted_values` must be sorted."""
+    if not sorted_values:
+        return None
+    k = (len(sorted_values) - 1) * q / 100
+    lo = math.floor(k)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (k - lo)
+
+
+def median(values: list[float]) -> float | None:
+    return percentile(sorted(values), 50)
+
+
+def ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 3)
+
+
+def mib(kib: float) -> float:
+    return round(kib / KIB_PER_MIB, 1)
+
+
+def rnd(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None else round(value, digits)
