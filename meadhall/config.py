@@ -9,6 +9,7 @@ import ipaddress
 import json
 import os
 import secrets
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -167,17 +168,33 @@ class Settings(BaseSettings):
             return self.SECRET_KEY.encode()
         path = self.DATA_DIR / "secret.key"
         if path.exists():
-            return path.read_bytes().strip()
+            return _read_key_file(path)
         self.DATA_DIR.mkdir(parents=True, exist_ok=True)
         key = secrets.token_urlsafe(48).encode()
         # O_EXCL: two processes starting together must not both write a different key.
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
-            return path.read_bytes().strip()
+            return _read_key_file(path)
         with os.fdopen(fd, "wb") as fh:
             fh.write(key)
         return key
+
+
+SECRET_KEY_FILE_WAIT = 5.0  # seconds
+
+
+def _read_key_file(path: Path) -> bytes:
+    """The key in `path`. A process starting at the same moment may have created the file and not yet
+    written it: wait for the content rather than use an empty key."""
+    deadline = time.monotonic() + SECRET_KEY_FILE_WAIT
+    while True:
+        key = path.read_bytes().strip()
+        if key:
+            return key
+        if time.monotonic() >= deadline:
+            raise ConfigError(f"invalid configuration: SECRET_KEY: the key file {path} is empty")
+        time.sleep(0.02)
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -1,5 +1,8 @@
 """structlog JSON lines on stdout. Request logs carry ids, routes, statuses and latencies only: no
-headers, no query strings, no bodies, so tokens, passwords and codes never reach the log."""
+headers, no query strings, no bodies, so tokens, passwords and codes never reach the log.
+
+Records of standard-library loggers (Alembic, drivers, ...) are rendered as the same JSON lines, so that
+stdout stays machine-readable at every level."""
 
 from __future__ import annotations
 
@@ -8,17 +11,42 @@ import sys
 
 import structlog
 
+# Loggers that write every SQL statement with its parameters (password and token hashes, encrypted
+# fields) at DEBUG: held at INFO whatever LOG_LEVEL says.
+_QUERY_LOGGERS = ("aiosqlite",)
+
 
 def configure_logging(level: str = "info") -> None:
     numeric = getattr(logging, level.upper(), logging.INFO)
-    logging.basicConfig(format="%(message)s", stream=sys.stdout, level=numeric, force=True)
+    shared: list[structlog.types.Processor] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info,
+                structlog.processors.JSONRenderer(),
+            ],
+        )
+    )
+    root = logging.getLogger()
+    for old in root.handlers[:]:
+        root.removeHandler(old)
+        old.close()
+    root.addHandler(handler)
+    root.setLevel(numeric)
+    for name in _QUERY_LOGGERS:
+        logging.getLogger(name).setLevel(max(numeric, logging.INFO))
     for noisy in ("uvicorn.access",):
         logging.getLogger(noisy).disabled = True
     structlog.configure(
         processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            *shared,
             structlog.processors.format_exc_info,
             structlog.processors.JSONRenderer(),
         ],

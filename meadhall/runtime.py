@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any
 
+import structlog
 from argon2 import PasswordHasher
 from sqlalchemy import text
 
@@ -22,6 +23,8 @@ from meadhall.db.engine import create_engine
 from meadhall.db.migrate import migrate
 from meadhall.db.uow import UnitOfWork, unit_of_work
 from meadhall.realtime.bus import LocalBus, RedisBus
+
+log = structlog.get_logger("meadhall.runtime")
 
 
 class Runtime:
@@ -65,6 +68,8 @@ class Runtime:
             return
         if run_migrations:
             self.applied_migrations = await migrate(self.engine)
+            if self.applied_migrations:
+                log.info("migrations applied", applied=self.applied_migrations)
         await self.bus.start()
         self.started = True
 

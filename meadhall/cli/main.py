@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import sys
 from typing import Annotated, Any
 
 import typer
 
 from meadhall.cli import users
-from meadhall.cli.output import run
+from meadhall.cli.output import fail, run
 from meadhall.cli.settings import DataDir, settings_for
 from meadhall.config import ConfigError
 
@@ -31,8 +30,7 @@ def serve(
     try:
         settings = settings_for(data_dir)
     except ConfigError as err:
-        sys.stderr.write(f"{err}\n")
-        raise typer.Exit(1) from None
+        fail("validation.failed", str(err))
     configure_logging(settings.LOG_LEVEL)
     uvicorn.run(
         create_app(settings),

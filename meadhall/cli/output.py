@@ -32,6 +32,6 @@ def run(coro_factory: Callable[[], Awaitable[dict[str, Any]]]) -> None:
     except AppError as err:
         fail(err.code, err.message)
     except ConfigError as err:
-        fail("config.invalid", str(err))
+        fail("validation.failed", str(err))
     else:
         emit(result)

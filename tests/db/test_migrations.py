@@ -1,0 +1,187 @@
+"""Numbered migrations (API.md section 8): shipped files never change, new ones extend one linear chain,
+a second run applies nothing, 0002 drops the identity-link table, and creating tables tolerates them
+existing. Runs on a fresh SQLite file and, with TEST_DATABASE_URL, on a fresh PostgreSQL database."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from alembic import command
+from alembic.script import ScriptDirectory
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from meadhall.db import dialect
+from meadhall.db.engine import create_engine
+from meadhall.db.migrate import MIGRATIONS_DIR, alembic_config, migrate, shipped_revisions
+from tests.isolation import TEST_DATABASE_URL, async_url, fresh_postgres
+
+VERSIONS_DIR = MIGRATIONS_DIR / "versions"
+
+# sha256 of every shipped migration. A shipped migration is never rewritten (API.md section 8): add a
+# new numbered file instead, and add its digest here once it ships.
+SHIPPED = {
+    "0001_initial.py": "a8c84cf74660a0a3562b6f58fdf8a0ccd0e0a319bc6b5c5479aeb72a5fe34f38",
+    "0002_drop_identity_links.py": "3ed536aec2dc5cd8588db2811059c9bf8e3dfd76810089fe1499bfa13e61dc5a",
+    "0003_accounts.py": "08358cfab444db4afa7751a5b796d46cc0e2e310f79d691c412f061246657d1f",
+}
+
+FILE_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.py$")
+BACKENDS = ["sqlite"] + (["postgres"] if TEST_DATABASE_URL else [])
+
+
+def migration_files() -> list[Path]:
+    return sorted(p for p in VERSIONS_DIR.glob("*.py") if p.name != "__init__.py")
+
+
+# ---- the files ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_shipped_migration_is_unchanged(name: str) -> None:
+    path = VERSIONS_DIR / name
+    assert path.is_file(), f"shipped migration {name} disappeared"
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert digest == SHIPPED[name], f"shipped migration {name} was rewritten; add a new migration instead"
+
+
+def test_migration_files_are_numbered_consecutively() -> None:
+    names = [p.name for p in migration_files()]
+    bad = [n for n in names if not FILE_NAME.match(n)]
+    assert not bad, f"migration files must be named NNNN_name.py: {bad}"
+    numbers = [int(FILE_NAME.match(n).group(1)) for n in names]  # type: ignore[union-attr]
+    assert numbers == list(range(1, len(names) + 1)), f"numbers must run 0001, 0002, ... without gaps: {names}"
+    assert set(SHIPPED) <= set(names)
+
+
+def test_revision_ids_equal_file_stems_and_form_one_linear_chain() -> None:
+    script = ScriptDirectory.from_config(alembic_config())
+    by_stem = {Path(s.path).stem: s for s in script.walk_revisions()}
+    stems = [p.stem for p in migration_files()]
+    assert sorted(by_stem) == stems, "every file in versions/ must be a revision, and nothing else"
+    previous = None
+    for stem in stems:
+        rev = by_stem[stem]
+        assert rev.revision == stem, f"{stem}: revision id must equal the file name"
+        assert rev.down_revision == previous, f"{stem}: down_revision must be {previous!r}"
+        assert not rev.branch_labels and not rev.dependencies, f"{stem}: no branches or dependencies"
+        previous = stem
+    assert list(script.get_heads()) == [stems[-1]]
+    assert shipped_revisions() == stems
+
+
+def test_created_tables_tolerate_existing_ones() -> None:
+    """House rule: `op.create_table(..., if_not_exists=True)` in every migration."""
+    offenders = []
+    for path in migration_files():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "create_table"
+            ):
+                flag = next((k.value for k in node.keywords if k.arg == "if_not_exists"), None)
+                if not (isinstance(flag, ast.Constant) and flag.value is True):
+                    offenders.append(f"{path.name}:{node.lineno}")
+    assert not offenders, f"create_table without if_not_exists=True: {offenders}"
+
+
+# ---- running them ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(params=BACKENDS)
+def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The async URL of an empty database."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'chat.db'}"
+        return
+    with fresh_postgres() as url:
+        yield async_url(url)
+
+
+@pytest.fixture
+async def engine(fresh_url: str) -> AsyncIterator[AsyncEngine]:
+    eng = create_engine(fresh_url)
+    try:
+        yield eng
+    finally:
+        await eng.dispose()
+
+
+async def upgrade_to(engine: AsyncEngine, revision: str) -> None:
+    async with engine.connect() as conn:
+        await conn.run_sync(lambda sync_conn: command.upgrade(alembic_config(sync_conn), revision))
+        await conn.commit()
+
+
+async def versions(engine: AsyncEngine) -> list[str]:
+    async with engine.connect() as conn:
+        return [r[0] for r in await conn.execute(text("SELECT version_num FROM alembic_version"))]
+
+
+async def tables(engine: AsyncEngine) -> list[str]:
+    async with engine.connect() as conn:
+        return await dialect.list_tables(conn)
+
+
+async def test_migrate_applies_every_revision_once_then_nothing(engine: AsyncEngine) -> None:
+    revisions = shipped_revisions()
+    assert await tables(engine) == []
+
+    assert await migrate(engine) == revisions
+    assert await versions(engine) == [revisions[-1]]
+    after_first = await tables(engine)
+    assert {"alembic_version", "audit_log", "instance_settings"} <= set(after_first)
+
+    assert await migrate(engine) == []
+    assert await versions(engine) == [revisions[-1]]
+    assert await tables(engine) == after_first
+
+
+async def test_0002_drops_an_existing_identity_link_table(engine: AsyncEngine) -> None:
+    await upgrade_to(engine, "0001_initial")
+    assert await versions(engine) == ["0001_initial"]
+    async with engine.begin() as conn:
+        await conn.execute(text(
+            "CREATE TABLE user_identity_links (id BIGINT PRIMARY KEY, user_id BIGINT NOT NULL, "
+            "provider VARCHAR(32) NOT NULL, subject VARCHAR(255) NOT NULL)"
+        ))
+        await conn.execute(text(
+            "INSERT INTO user_identity_links (id, user_id, provider, subject) VALUES (1, 1, 'github', 'x')"
+        ))
+    assert "user_identity_links" in await tables(engine)
+
+    applied = await migrate(engine)
+
+    assert applied == shipped_revisions()[1:]
+    assert applied[0] == "0002_drop_identity_links"
+    assert "user_identity_links" not in await tables(engine)
+
+
+async def test_0002_is_a_no_op_without_the_table(engine: AsyncEngine) -> None:
+    await upgrade_to(engine, "0001_initial")
+    before = set(await tables(engine))
+    assert "user_identity_links" not in before
+
+    await upgrade_to(engine, "0002_drop_identity_links")
+
+    assert await versions(engine) == ["0002_drop_identity_links"]
+    assert set(await tables(engine)) == before
+
+
+async def test_0001_tolerates_its_tables_already_existing(engine: AsyncEngine) -> None:
+    """Tables (and indexes) present but no version recorded, e.g. created by hand: 0001 still applies."""
+    await upgrade_to(engine, "0001_initial")
+    async with engine.begin() as conn:
+        await conn.execute(text("DELETE FROM alembic_version"))
+    before = set(await tables(engine))
+
+    await upgrade_to(engine, "0001_initial")
+
+    assert await versions(engine) == ["0001_initial"]
+    assert set(await tables(engine)) == before
