@@ -15,6 +15,7 @@ from meadhall.api.middleware import RequestMiddleware
 from meadhall.api.openapi import build_openapi
 from meadhall.auth.deps import global_limit
 from meadhall.config import Settings, load_settings
+from meadhall.guilds import routes as guild_routes
 from meadhall.runtime import Runtime
 from meadhall.system import routes as system_routes
 
@@ -25,8 +26,12 @@ def api_router() -> APIRouter:
     """Every /api/v1 route passes the `global` bucket."""
     router = APIRouter(prefix=API_PREFIX, dependencies=[Depends(global_limit)])
     router.include_router(system_routes.api)
+    # /users/@me/... before /users/{user_id}: literal segments win (API.md 3).
+    router.include_router(guild_routes.me)
     router.include_router(account_routes.auth)
     router.include_router(account_routes.users)
+    router.include_router(guild_routes.guilds)
+    router.include_router(guild_routes.rooms)
     return router
 
 

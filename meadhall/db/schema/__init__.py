@@ -7,6 +7,18 @@ by step and are never rewritten once shipped.
 from meadhall.db.schema.accounts import backup_codes, security_events, sessions, users
 from meadhall.db.schema.audit import audit_log, instance_settings
 from meadhall.db.schema.base import metadata
+from meadhall.db.schema.guilds import (
+    channels,
+    guild_bans,
+    guilds,
+    invites,
+    member_roles,
+    members,
+    permission_overrides,
+    roles,
+    templates,
+)
+from meadhall.db.schema.messages import messages, reactions, read_states
 
 __all__ = [
     "metadata",
@@ -16,4 +28,16 @@ __all__ = [
     "sessions",
     "backup_codes",
     "security_events",
+    "guilds",
+    "roles",
+    "channels",
+    "permission_overrides",
+    "members",
+    "member_roles",
+    "invites",
+    "guild_bans",
+    "templates",
+    "messages",
+    "reactions",
+    "read_states",
 ]

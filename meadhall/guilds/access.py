@@ -1,0 +1,177 @@
+"""Load-and-authorise helpers for guilds and their rooms (house rule 2: `access_*` answers 404 for
+what the caller may not see; `require_*` answers 403 for what they may see but not do)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from meadhall.accounts.sessions import Principal
+from meadhall.core import permissions as perms
+from meadhall.core.clock import as_utc, iso
+from meadhall.core.errors import AppError, permission_denied
+from meadhall.core.ids import parse_id
+from meadhall.guilds import queries
+
+
+@dataclass(frozen=True)
+class GuildContext:
+    """A guild seen by one caller: their membership, roles and guild-level permissions."""
+
+    guild: RowMapping
+    member: RowMapping | None  # None for an instance administrator who is not a member
+    actor: perms.MemberContext
+    roles: perms.GuildRoles
+    role_rows: list[RowMapping]
+    permissions: int
+    now: datetime
+
+    @property
+    def guild_id(self) -> int:
+        return int(self.guild["id"])
+
+    @property
+    def rank(self) -> int:
+        return perms.actor_rank(self.actor, self.roles)
+
+
+@dataclass(frozen=True)
+class ChannelContext:
+    guild: GuildContext
+    channel: RowMapping
+    overrides: list[RowMapping]
+    permissions: int
+
+    @property
+    def channel_id(self) -> int:
+        return int(self.channel["id"])
+
+
+def guild_roles(guild_id: int, role_rows: list[RowMapping]) -> perms.GuildRoles:
+    return perms.GuildRoles(
+        default_role_id=guild_id,
+        permissions={r["id"]: int(r["permissions"]) for r in role_rows},
+        positions={r["id"]: int(r["position"]) for r in role_rows},
+    )
+
+
+def timed_out(member: RowMapping | None, now: datetime) -> bool:
+    until = as_utc(member["timeout_until"]) if member else None
+    return until is not None and until > now
+
+
+def member_context(user_id: int, is_admin: bool, guild: RowMapping, member: RowMapping | None,
+                   role_ids: list[int], now: datetime) -> perms.MemberContext:
+    return perms.MemberContext(
+        user_id=user_id,
+        is_instance_admin=is_admin,
+        is_member=member is not None,
+        is_owner=guild["owner_id"] == user_id,
+        role_ids=frozenset(role_ids),
+        timed_out=timed_out(member, now),
+    )
+
+
+def to_overrides(rows: list[RowMapping]) -> list[perms.Override]:
+    return [perms.Override(r["target_id"], r["kind"], int(r["allow"]), int(r["deny"])) for r in rows]
+
+
+async def load_guild_context(conn: AsyncConnection, principal: Principal, guild_id: int, now: datetime
+                             ) -> GuildContext | None:
+    guild = await queries.get_guild(conn, guild_id)
+    if guild is None:
+        return None
+    member = await queries.get_member(conn, guild_id, principal.user_id)
+    if member is None and not principal.is_instance_admin:
+        return None
+    role_ids = await queries.member_role_ids(conn, guild_id, principal.user_id) if member else []
+    role_rows = await queries.roles_of(conn, guild_id)
+    roles = guild_roles(guild_id, role_rows)
+    actor = member_context(principal.user_id, principal.is_instance_admin, guild, member, role_ids, now)
+    return GuildContext(guild, member, actor, roles, role_rows, int(perms.guild_permissions(actor, roles)), now)
+
+
+async def access_guild(conn: AsyncConnection, principal: Principal, raw_id: str | int, now: datetime
+                       ) -> GuildContext:
+    """The guild if the caller is a member (or an instance administrator); else 404."""
+    guild_id = parse_id(raw_id)
+    gc = None if guild_id is None else await load_guild_context(conn, principal, guild_id, now)
+    if gc is None:
+        raise AppError("guild.not_found")
+    return gc
+
+
+def channel_permissions(gc: GuildContext, overrides: list[RowMapping]) -> int:
+    return int(perms.channel_permissions(gc.actor, gc.roles, to_overrides(overrides)))
+
+
+async def access_guild_channel(conn: AsyncConnection, gc: GuildContext, raw_id: str | int) -> ChannelContext:
+    """A room of this guild that the caller may view; else 404 `channel.not_found`."""
+    channel_id = parse_id(raw_id)
+    channel = None if channel_id is None else await queries.get_guild_channel(conn, gc.guild_id, channel_id)
+    if channel is None:
+        raise AppError("channel.not_found")
+    overrides = await queries.overrides_of_channel(conn, channel["id"])
+    mask = channel_permissions(gc, overrides)
+    if not mask & perms.P.VIEW_CHANNEL:
+        raise AppError("channel.not_found")
+    return ChannelContext(gc, channel, overrides, mask)
+
+
+async def access_channel(conn: AsyncConnection, principal: Principal, raw_id: str | int, now: datetime
+                         ) -> ChannelContext:
+    """A guild room by id alone (paths like /channels/{id}); 404 when missing or unseen."""
+    channel_id = parse_id(raw_id)
+    channel = None if channel_id is None else await queries.get_channel(conn, channel_id)
+    if channel is None or channel["guild_id"] is None:
+        raise AppError("channel.not_found")
+    gc = await load_guild_context(conn, principal, channel["guild_id"], now)
+    if gc is None:
+        raise AppError("channel.not_found")
+    overrides = await queries.overrides_of_channel(conn, channel["id"])
+    mask = channel_permissions(gc, overrides)
+    if not mask & perms.P.VIEW_CHANNEL:
+        raise AppError("channel.not_found")
+    return ChannelContext(gc, channel, overrides, mask)
+
+
+def _deny(gc: GuildContext, flag: perms.Permission, where: str) -> AppError:
+    if gc.actor.timed_out and gc.member is not None:
+        return permission_denied(flag.name, f"You are timed out in this server {where}",
+                                 timeout_until=iso(gc.member["timeout_until"]))
+    return permission_denied(flag.name, f"Missing permission {flag.name} {where}")
+
+
+def require(gc: GuildContext, flag: perms.Permission) -> None:
+    """403 `perm.denied` naming the missing guild-level permission."""
+    if not gc.permissions & flag:
+        raise _deny(gc, flag, "in this server")
+
+
+def require_in(cc: ChannelContext, flag: perms.Permission) -> None:
+    """403 `perm.denied` naming the missing permission in this room."""
+    if not cc.permissions & flag:
+        raise _deny(cc.guild, flag, "in this room")
+
+
+def require_owner(gc: GuildContext, reason: str) -> None:
+    if not (gc.actor.is_owner or gc.actor.is_instance_admin):
+        raise permission_denied(None, reason)
+
+
+def visible_channels(gc: GuildContext, channel_rows: list[RowMapping],
+                     overrides: dict[int, list[RowMapping]]) -> list[RowMapping]:
+    """Rooms the caller may view, and categories they may view or that hold a room they may view
+    (API.md 1.4), in the given order."""
+    viewable = {
+        row["id"] for row in channel_rows
+        if channel_permissions(gc, overrides.get(row["id"], [])) & perms.P.VIEW_CHANNEL
+    }
+    parents_with_visible_child = {row["parent_id"] for row in channel_rows if row["id"] in viewable}
+    return [
+        row for row in channel_rows
+        if row["id"] in viewable or (row["type"] == "category" and row["id"] in parents_with_visible_child)
+    ]

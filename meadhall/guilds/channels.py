@@ -1,0 +1,265 @@
+"""Rooms and categories of a guild, and their permission overrides (API.md 3.5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import RowMapping
+
+from meadhall.accounts import queries as account_queries
+from meadhall.accounts.sessions import Principal
+from meadhall.audit.record import record
+from meadhall.core import permissions as perms
+from meadhall.core.errors import AppError, permission_denied, validation_error
+from meadhall.core.ids import parse_id
+from meadhall.db.uow import UnitOfWork
+from meadhall.guilds import queries
+from meadhall.guilds.access import (
+    ChannelContext,
+    GuildContext,
+    access_channel,
+    access_guild,
+    channel_permissions,
+    require,
+    require_in,
+    visible_channels,
+)
+from meadhall.guilds.building import channel_row
+from meadhall.guilds.events import changes, notify_channel
+from meadhall.guilds.views import channel_view
+from meadhall.messages.system import post_system_message
+from meadhall.realtime.audience import GuildViewers
+from meadhall.runtime import Runtime
+
+MAX_CHANNELS = 500
+P = perms.P
+
+
+async def list_channels(rt: Runtime, principal: Principal, raw_guild_id: str) -> dict[str, Any]:
+    """Only what the caller may view: three queries for the whole guild, whatever its size."""
+    async with rt.read() as uow:
+        gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
+        rows = await queries.channels_of(uow.conn, gc.guild_id)
+        overrides = await queries.overrides_of_guild(uow.conn, gc.guild_id)
+    return {"channels": [channel_view(r, overrides.get(r["id"], [])) for r in visible_channels(gc, rows, overrides)]}
+
+
+async def get_channel(rt: Runtime, principal: Principal, raw_id: str) -> dict[str, Any]:
+    async with rt.read() as uow:
+        cc = await access_channel(uow.conn, principal, raw_id, uow.now)
+    return {"channel": channel_view(cc.channel, cc.overrides)}
+
+
+async def _parent(uow: UnitOfWork, gc: GuildContext, raw: Any, type_: str) -> int | None:
+    if raw is None:
+        return None
+    if type_ == "category":
+        raise validation_error("parent_id", "a category cannot have a parent")
+    parent_id = parse_id(raw)
+    parent = None if parent_id is None else await queries.get_guild_channel(uow.conn, gc.guild_id, parent_id)
+    if parent is None or parent["type"] != "category":
+        raise validation_error("parent_id", "must be a category of this server")
+    return parent_id
+
+
+def _check_overrides(gc: GuildContext, specs: list[dict[str, Any]], room_overrides: list[RowMapping]) -> None:
+    """An override may only allow or deny what the caller holds in that room (1.5)."""
+    held = channel_permissions(gc, room_overrides)
+    for spec in specs:
+        if not perms.override_allowed(held, spec["allow"], spec["deny"]):
+            raise permission_denied(None, "An override may only allow or deny permissions you hold in this room")
+
+
+async def _viewers_and_emit(uow: UnitOfWork, type_: str, gc: GuildContext, channel_id: int) -> list[int]:
+    channel = await queries.get_channel(uow.conn, channel_id)
+    assert channel is not None
+    overrides = await queries.overrides_of_channel(uow.conn, channel_id)
+    viewers = (await GuildViewers.load(uow.conn, gc.guild_id, uow.now)).viewers(channel_id)
+    uow.emit(notify_channel(type_, channel_view(channel, overrides), viewers))
+    return viewers
+
+
+async def create_channel(rt: Runtime, principal: Principal, raw_guild_id: str, body: dict[str, Any]
+                         ) -> dict[str, Any]:
+    async with rt.uow() as uow:
+        gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
+        require(gc, P.MANAGE_CHANNELS)
+        type_ = body["type"]
+        if type_ != "voice" and body.get("user_limit") is not None:
+            raise validation_error("user_limit", "only voice rooms have a user limit")
+        parent_id = await _parent(uow, gc, body.get("parent_id"), type_)
+        if await queries.count_channels(uow.conn, gc.guild_id) >= MAX_CHANNELS:
+            raise AppError("channel.limit_reached")
+        specs = body.get("permission_overrides")
+        if specs is None and parent_id is not None:
+            # A room created in a category starts with a copy of the category's overrides (1.4).
+            specs = [{"id": o["target_id"], "type": o["kind"], "allow": int(o["allow"]), "deny": int(o["deny"])}
+                     for o in await queries.overrides_of_channel(uow.conn, parent_id)]
+        elif specs:
+            await _validate_targets(uow, gc, specs)
+            _check_overrides(gc, specs, [])
+        siblings = [r for r in await queries.channels_of(uow.conn, gc.guild_id) if r["parent_id"] == parent_id]
+        position = body.get("position")
+        if position is None:
+            position = max((r["position"] for r in siblings), default=-1) + 1
+        row = channel_row(uow, gc.guild_id, name=body["name"], type_=type_, topic=body.get("topic"),
+                          position=position, parent_id=parent_id,
+                          slowmode_seconds=body.get("slowmode_seconds") or 0, user_limit=body.get("user_limit"))
+        await queries.insert_channel(uow.conn, row)
+        await queries.insert_overrides(uow.conn, [
+            {"channel_id": row["id"], "target_id": int(s["id"]), "kind": s["type"], "allow": s["allow"],
+             "deny": s["deny"]} for s in specs or []
+        ])
+        viewers = await _viewers_and_emit(uow, "CHANNEL_CREATE", gc, row["id"])
+        if type_ in ("text", "voice"):
+            actor = await account_queries.get_user(uow.conn, principal.user_id)
+            assert actor is not None
+            await post_system_message(uow, guild_id=gc.guild_id, channel_id=row["id"], type_="channel_create",
+                                      user_id=principal.user_id, display_name=actor["display_name"],
+                                      viewers=viewers)
+        await record(uow, "channel.create", actor_id=principal.user_id, target_type="channel",
+                     target_id=row["id"], guild_id=gc.guild_id, data={"name": row["name"], "type": type_})
+        channel = await queries.get_channel(uow.conn, row["id"])
+        overrides = await queries.overrides_of_channel(uow.conn, row["id"])
+    assert channel is not None
+    return {"channel": channel_view(channel, overrides)}
+
+
+async def _validate_targets(uow: UnitOfWork, gc: GuildContext, specs: list[dict[str, Any]]) -> None:
+    for spec in specs:
+        target = parse_id(spec["id"])
+        if target is None:
+            raise validation_error("permission_overrides.id", "must be an id")
+        if spec["type"] == "role" and await queries.get_role(uow.conn, gc.guild_id, target) is None:
+            raise AppError("role.not_found")
+        if spec["type"] == "member" and await queries.get_member(uow.conn, gc.guild_id, target) is None:
+            raise AppError("member.not_found")
+
+
+async def update_channel(rt: Runtime, principal: Principal, raw_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+    async with rt.uow() as uow:
+        cc = await access_channel(uow.conn, principal, raw_id, uow.now)
+        require_in(cc, P.MANAGE_CHANNELS)
+        values = dict(fields)
+        type_ = cc.channel["type"]
+        if "parent_id" in values:
+            values["parent_id"] = await _parent(uow, cc.guild, values["parent_id"], type_)
+        if "user_limit" in values and type_ != "voice":
+            raise validation_error("user_limit", "only voice rooms have a user limit")
+        if type_ == "category":
+            for field in ("topic", "slowmode_seconds"):
+                if values.get(field):
+                    raise validation_error(field, "categories have no " + field)
+        diff = changes(cc.channel, values)
+        if diff:
+            await queries.update_channel(uow.conn, cc.channel_id, values)
+            await record(uow, "channel.update", actor_id=principal.user_id, target_type="channel",
+                         target_id=cc.channel_id, guild_id=cc.guild.guild_id, data={"changes": diff})
+            await _viewers_and_emit(uow, "CHANNEL_UPDATE", cc.guild, cc.channel_id)
+        channel = await queries.get_channel(uow.conn, cc.channel_id)
+    assert channel is not None
+    return {"channel": channel_view(channel, cc.overrides)}
+
+
+async def reorder_channels(rt: Runtime, principal: Principal, raw_guild_id: str, moves: list[dict[str, Any]]
+                           ) -> dict[str, Any]:
+    async with rt.uow() as uow:
+        gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
+        require(gc, P.MANAGE_CHANNELS)
+        rows = {r["id"]: r for r in await queries.channels_of(uow.conn, gc.guild_id)}
+        changed: list[int] = []
+        for move in moves:
+            channel_id = parse_id(move["id"])
+            if channel_id not in rows:
+                raise validation_error("channels.id", f"unknown room {move['id']}")
+            values: dict[str, Any] = {"position": move["position"]}
+            if "parent_id" in move:
+                values["parent_id"] = await _parent(uow, gc, move["parent_id"], rows[channel_id]["type"])
+            if changes(rows[channel_id], values):
+                await queries.update_channel(uow.conn, channel_id, values)
+                changed.append(channel_id)
+        viewers = await GuildViewers.load(uow.conn, gc.guild_id, uow.now)
+        result = []
+        for channel_id in changed:
+            channel = await queries.get_channel(uow.conn, channel_id)
+            overrides = await queries.overrides_of_channel(uow.conn, channel_id)
+            assert channel is not None
+            view = channel_view(channel, overrides)
+            result.append(view)
+            uow.emit(notify_channel("CHANNEL_UPDATE", view, viewers.viewers(channel_id)))
+        if changed:
+            await record(uow, "channel.update", actor_id=principal.user_id, target_type="channel",
+                         target_id=changed[0], guild_id=gc.guild_id,
+                         data={"reorder": [{"id": str(c)} for c in changed]})
+    return {"channels": result}
+
+
+async def delete_channel(rt: Runtime, principal: Principal, raw_id: str) -> None:
+    async with rt.uow() as uow:
+        cc = await access_channel(uow.conn, principal, raw_id, uow.now)
+        require_in(cc, P.MANAGE_CHANNELS)
+        gc = cc.guild
+        viewers = (await GuildViewers.load(uow.conn, gc.guild_id, uow.now)).viewers(cc.channel_id)
+        view = channel_view(cc.channel, cc.overrides)
+        orphans = [r for r in await queries.channels_of(uow.conn, gc.guild_id) if r["parent_id"] == cc.channel_id]
+        await queries.delete_channel(uow.conn, cc.channel_id)
+        if gc.guild["system_channel_id"] == cc.channel_id:
+            await queries.update_guild(uow.conn, gc.guild_id, {"system_channel_id": None})
+        uow.emit(notify_channel("CHANNEL_DELETE", view, viewers))
+        for orphan in orphans:
+            # Rooms of a deleted category lose their category.
+            await queries.update_channel(uow.conn, orphan["id"], {"parent_id": None})
+            await _viewers_and_emit(uow, "CHANNEL_UPDATE", gc, orphan["id"])
+        await record(uow, "channel.delete", actor_id=principal.user_id, target_type="channel",
+                     target_id=cc.channel_id, guild_id=gc.guild_id, data={"name": cc.channel["name"]})
+
+
+async def put_override(rt: Runtime, principal: Principal, raw_id: str, raw_target: str, kind: str,
+                       allow: int, deny: int) -> None:
+    await _change_override(rt, principal, raw_id, raw_target, {"type": kind, "allow": allow, "deny": deny})
+
+
+async def delete_override(rt: Runtime, principal: Principal, raw_id: str, raw_target: str) -> None:
+    await _change_override(rt, principal, raw_id, raw_target, None)
+
+
+async def _change_override(rt: Runtime, principal: Principal, raw_id: str, raw_target: str,
+                           spec: dict[str, Any] | None) -> None:
+    """PUT/DELETE an override. Receivers who gain view get CHANNEL_CREATE, who lose it CHANNEL_DELETE,
+    the others CHANNEL_UPDATE (API.md 3.5)."""
+    async with rt.uow() as uow:
+        cc = await access_channel(uow.conn, principal, raw_id, uow.now)
+        require_in(cc, P.MANAGE_ROLES)
+        gc = cc.guild
+        target_id = parse_id(raw_target)
+        before = (await GuildViewers.load(uow.conn, gc.guild_id, uow.now)).viewers(cc.channel_id)
+        if spec is None:
+            existing = next((o for o in cc.overrides if o["target_id"] == target_id), None)
+            if existing is None or target_id is None:
+                raise AppError("override.not_found")
+            _check_overrides(gc, [{"allow": int(existing["allow"]), "deny": int(existing["deny"])}], cc.overrides)
+            await queries.delete_override(uow.conn, cc.channel_id, target_id)
+            action, data = "channel.override_delete", {"target_id": str(target_id), "type": existing["kind"]}
+        else:
+            if target_id is None:
+                raise AppError("role.not_found" if spec["type"] == "role" else "member.not_found")
+            spec["id"] = target_id
+            await _validate_targets(uow, gc, [spec])
+            _check_overrides(gc, [spec], cc.overrides)
+            await queries.set_override(uow.conn, cc.channel_id, target_id, spec["type"], spec["allow"], spec["deny"])
+            action = "channel.override_update"
+            data = {"target_id": str(target_id), "type": spec["type"], "allow": perms.to_string(spec["allow"]),
+                    "deny": perms.to_string(spec["deny"])}
+        await record(uow, action, actor_id=principal.user_id, target_type="channel", target_id=cc.channel_id,
+                     guild_id=gc.guild_id, data=data)
+        await _emit_visibility_change(uow, gc, cc, before)
+
+
+async def _emit_visibility_change(uow: UnitOfWork, gc: GuildContext, cc: ChannelContext, before: list[int]) -> None:
+    overrides = await queries.overrides_of_channel(uow.conn, cc.channel_id)
+    view = channel_view(cc.channel, overrides)
+    after = (await GuildViewers.load(uow.conn, gc.guild_id, uow.now)).viewers(cc.channel_id)
+    old, new = set(before), set(after)
+    uow.emit(notify_channel("CHANNEL_UPDATE", view, sorted(old & new)))
+    uow.emit(notify_channel("CHANNEL_CREATE", view, sorted(new - old)))
+    uow.emit(notify_channel("CHANNEL_DELETE", view, sorted(old - new)))

@@ -1,0 +1,273 @@
+"""SQL for guilds, roles, rooms, overrides and members. Child lookups are scoped by their parent
+(house rule 6). Returns row mappings; never commits."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import RowMapping, and_, delete, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from meadhall.core.text import escape_like
+from meadhall.db.schema import channels, guilds, member_roles, members, permission_overrides, roles, users
+
+Row = RowMapping
+
+
+# ---- guilds ------------------------------------------------------------------------------------
+
+
+async def get_guild(conn: AsyncConnection, guild_id: int) -> Row | None:
+    return (await conn.execute(select(guilds).where(guilds.c.id == guild_id))).mappings().first()
+
+
+async def insert_guild(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await conn.execute(insert(guilds).values(values))
+
+
+async def update_guild(conn: AsyncConnection, guild_id: int, values: dict[str, Any]) -> None:
+    await conn.execute(update(guilds).where(guilds.c.id == guild_id).values(values))
+
+
+async def delete_guild(conn: AsyncConnection, guild_id: int) -> None:
+    await conn.execute(delete(guilds).where(guilds.c.id == guild_id))
+
+
+async def guilds_of_user(conn: AsyncConnection, user_id: int) -> list[Row]:
+    stmt = (
+        select(guilds)
+        .join(members, members.c.guild_id == guilds.c.id)
+        .where(members.c.user_id == user_id)
+        .order_by(members.c.joined_at, guilds.c.id)
+    )
+    return list((await conn.execute(stmt)).mappings())
+
+
+async def count_memberships(conn: AsyncConnection, user_id: int) -> int:
+    stmt = select(func.count()).select_from(members).where(members.c.user_id == user_id)
+    return int((await conn.execute(stmt)).scalar_one())
+
+
+async def add_member_count(conn: AsyncConnection, guild_id: int, delta: int) -> None:
+    await conn.execute(
+        update(guilds).where(guilds.c.id == guild_id).values(member_count=guilds.c.member_count + delta)
+    )
+
+
+# ---- roles -------------------------------------------------------------------------------------
+
+
+async def roles_of(conn: AsyncConnection, guild_id: int) -> list[Row]:
+    stmt = select(roles).where(roles.c.guild_id == guild_id).order_by(roles.c.position, roles.c.id)
+    return list((await conn.execute(stmt)).mappings())
+
+
+async def get_role(conn: AsyncConnection, guild_id: int, role_id: int) -> Row | None:
+    stmt = select(roles).where(roles.c.guild_id == guild_id, roles.c.id == role_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def insert_roles(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        await conn.execute(insert(roles), rows)
+
+
+async def update_role(conn: AsyncConnection, guild_id: int, role_id: int, values: dict[str, Any]) -> None:
+    await conn.execute(update(roles).where(roles.c.guild_id == guild_id, roles.c.id == role_id).values(values))
+
+
+async def delete_role(conn: AsyncConnection, guild_id: int, role_id: int) -> None:
+    await conn.execute(delete(roles).where(roles.c.guild_id == guild_id, roles.c.id == role_id))
+
+
+# ---- members -----------------------------------------------------------------------------------
+
+
+async def get_member(conn: AsyncConnection, guild_id: int, user_id: int) -> Row | None:
+    stmt = select(members).where(members.c.guild_id == guild_id, members.c.user_id == user_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def member_role_ids(conn: AsyncConnection, guild_id: int, user_id: int) -> list[int]:
+    stmt = select(member_roles.c.role_id).where(
+        member_roles.c.guild_id == guild_id, member_roles.c.user_id == user_id
+    )
+    return list((await conn.execute(stmt)).scalars())
+
+
+async def role_ids_by_member(conn: AsyncConnection, guild_id: int, user_ids: Iterable[int] | None = None
+                             ) -> dict[int, list[int]]:
+    """user id -> held role ids for the whole guild (or the given members), in one query."""
+    stmt = select(member_roles.c.user_id, member_roles.c.role_id).where(member_roles.c.guild_id == guild_id)
+    if user_ids is not None:
+        stmt = stmt.where(member_roles.c.user_id.in_(list(user_ids)))
+    held: dict[int, list[int]] = defaultdict(list)
+    for user_id, role_id in (await conn.execute(stmt)).all():
+        held[user_id].append(role_id)
+    return held
+
+
+async def insert_member(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await conn.execute(insert(members).values(values))
+
+
+async def update_member(conn: AsyncConnection, guild_id: int, user_id: int, values: dict[str, Any]) -> None:
+    await conn.execute(
+        update(members).where(members.c.guild_id == guild_id, members.c.user_id == user_id).values(values)
+    )
+
+
+async def delete_member(conn: AsyncConnection, guild_id: int, user_id: int) -> bool:
+    result = await conn.execute(
+        delete(members).where(members.c.guild_id == guild_id, members.c.user_id == user_id)
+    )
+    return result.rowcount == 1
+
+
+async def add_member_role(conn: AsyncConnection, guild_id: int, user_id: int, role_id: int) -> None:
+    await conn.execute(insert(member_roles).values(guild_id=guild_id, user_id=user_id, role_id=role_id))
+
+
+async def remove_member_role(conn: AsyncConnection, guild_id: int, user_id: int, role_id: int) -> bool:
+    result = await conn.execute(
+        delete(member_roles).where(
+            member_roles.c.guild_id == guild_id, member_roles.c.user_id == user_id, member_roles.c.role_id == role_id
+        )
+    )
+    return result.rowcount == 1
+
+
+async def member_user_ids(conn: AsyncConnection, guild_id: int) -> list[int]:
+    stmt = select(members.c.user_id).where(members.c.guild_id == guild_id).order_by(members.c.user_id)
+    return list((await conn.execute(stmt)).scalars())
+
+
+async def members_with_users(conn: AsyncConnection, guild_id: int, *, after: int | None = None,
+                             limit: int = 50, query_norm: str | None = None,
+                             user_ids: list[int] | None = None) -> list[Row]:
+    """Members joined with their user rows (one query), user id ascending."""
+    stmt = (
+        select(members, users.c.id.label("u_id"), *[c.label(f"u_{c.name}") for c in users.c if c.name != "id"])
+        .join(users, users.c.id == members.c.user_id)
+        .where(members.c.guild_id == guild_id)
+    )
+    if after is not None:
+        stmt = stmt.where(members.c.user_id > after)
+    if user_ids is not None:
+        stmt = stmt.where(members.c.user_id.in_(user_ids))
+    if query_norm:
+        pattern = escape_like(query_norm) + "%"
+        stmt = stmt.where(
+            users.c.username_norm.like(pattern, escape="\\")
+            | users.c.display_name_norm.like(pattern, escape="\\")
+            | members.c.nick_norm.like(pattern, escape="\\")
+        )
+    stmt = stmt.order_by(members.c.user_id).limit(limit)
+    return list((await conn.execute(stmt)).mappings())
+
+
+def user_part(row: Row) -> dict[str, Any]:
+    """The users columns of a `members_with_users` row, keyed as in the users table."""
+    return {key[2:]: row[key] for key in row.keys() if key.startswith("u_")}
+
+
+# ---- rooms and overrides -----------------------------------------------------------------------
+
+
+async def channels_of(conn: AsyncConnection, guild_id: int) -> list[Row]:
+    stmt = select(channels).where(channels.c.guild_id == guild_id).order_by(channels.c.position, channels.c.id)
+    return list((await conn.execute(stmt)).mappings())
+
+
+async def get_channel(conn: AsyncConnection, channel_id: int) -> Row | None:
+    return (await conn.execute(select(channels).where(channels.c.id == channel_id))).mappings().first()
+
+
+async def get_guild_channel(conn: AsyncConnection, guild_id: int, channel_id: int) -> Row | None:
+    stmt = select(channels).where(channels.c.guild_id == guild_id, channels.c.id == channel_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def insert_channel(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await conn.execute(insert(channels).values(values))
+
+
+async def update_channel(conn: AsyncConnection, channel_id: int, values: dict[str, Any]) -> None:
+    await conn.execute(update(channels).where(channels.c.id == channel_id).values(values))
+
+
+async def delete_channel(conn: AsyncConnection, channel_id: int) -> None:
+    await conn.execute(delete(channels).where(channels.c.id == channel_id))
+
+
+async def count_channels(conn: AsyncConnection, guild_id: int) -> int:
+    stmt = select(func.count()).select_from(channels).where(channels.c.guild_id == guild_id)
+    return int((await conn.execute(stmt)).scalar_one())
+
+
+async def overrides_of_guild(conn: AsyncConnection, guild_id: int) -> dict[int, list[Row]]:
+    """channel id -> its overrides, for every room of the guild in one query."""
+    stmt = (
+        select(permission_overrides)
+        .join(channels, channels.c.id == permission_overrides.c.channel_id)
+        .where(channels.c.guild_id == guild_id)
+        .order_by(permission_overrides.c.channel_id, permission_overrides.c.target_id)
+    )
+    result: dict[int, list[Row]] = defaultdict(list)
+    for row in (await conn.execute(stmt)).mappings():
+        result[row["channel_id"]].append(row)
+    return result
+
+
+async def overrides_of_channel(conn: AsyncConnection, channel_id: int) -> list[Row]:
+    stmt = (
+        select(permission_overrides)
+        .where(permission_overrides.c.channel_id == channel_id)
+        .order_by(permission_overrides.c.target_id)
+    )
+    return list((await conn.execute(stmt)).mappings())
+
+
+async def set_override(conn: AsyncConnection, channel_id: int, target_id: int, kind: str, allow: int,
+                       deny: int) -> None:
+    await conn.execute(
+        delete(permission_overrides).where(
+            permission_overrides.c.channel_id == channel_id, permission_overrides.c.target_id == target_id
+        )
+    )
+    await conn.execute(
+        insert(permission_overrides).values(channel_id=channel_id, target_id=target_id, kind=kind, allow=allow,
+                                            deny=deny)
+    )
+
+
+async def insert_overrides(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        await conn.execute(insert(permission_overrides), rows)
+
+
+async def delete_override(conn: AsyncConnection, channel_id: int, target_id: int) -> bool:
+    result = await conn.execute(
+        delete(permission_overrides).where(
+            and_(permission_overrides.c.channel_id == channel_id, permission_overrides.c.target_id == target_id)
+        )
+    )
+    return result.rowcount == 1
+
+
+async def delete_overrides_for_target(conn: AsyncConnection, guild_id: int, target_id: int) -> list[int]:
+    """Remove a role's (or member's) overrides in every room of the guild; returns the room ids."""
+    room_ids = select(channels.c.id).where(channels.c.guild_id == guild_id)
+    stmt = select(permission_overrides.c.channel_id).where(
+        permission_overrides.c.target_id == target_id, permission_overrides.c.channel_id.in_(room_ids)
+    )
+    ids = list((await conn.execute(stmt)).scalars())
+    if ids:
+        await conn.execute(
+            delete(permission_overrides).where(
+                permission_overrides.c.target_id == target_id, permission_overrides.c.channel_id.in_(ids)
+            )
+        )
+    return ids

@@ -1,0 +1,118 @@
+"""Routes of /guilds/*, /channels/{id} (guild rooms) and /users/@me/guilds: parse, one service call."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+
+from meadhall.api.openapi import errors
+from meadhall.api.pagination import Pagination
+from meadhall.auth.deps import Session, limited
+from meadhall.guilds import channels, lifecycle
+from meadhall.guilds import schemas as s
+
+guilds = APIRouter(tags=["guilds"])
+rooms = APIRouter(tags=["channels"])
+me = APIRouter(tags=["users"])
+
+
+def _rt(request: Request):  # type: ignore[no-untyped-def]
+    return request.app.state.runtime
+
+
+@guilds.post("/guilds", status_code=201, response_model=s.GuildResponse, dependencies=[limited("guilds.create")],
+             responses=errors("template.not_found", "guild.limit_reached"))
+async def create_guild(request: Request, body: s.GuildCreate, principal: Session) -> dict:
+    return await lifecycle.create_guild(_rt(request), principal, body.name, body.description, body.template_id)
+
+
+@guilds.get("/guilds/public", response_model=s.PublicGuildsResponse)
+async def public_guilds(request: Request, principal: Session, page: Pagination,
+                        q: Annotated[str | None, Query(max_length=200)] = None) -> dict:
+    return await lifecycle.public_guilds(_rt(request), principal, q, page.before, page.limit)
+
+
+@guilds.get("/guilds/{guild_id}", response_model=s.GuildResponse, responses=errors("guild.not_found"))
+async def get_guild(request: Request, guild_id: str, principal: Session) -> dict:
+    return await lifecycle.get_guild(_rt(request), principal, guild_id)
+
+
+@guilds.patch("/guilds/{guild_id}", response_model=s.GuildResponse,
+              responses=errors("guild.not_found", "perm.denied", "auth.step_up_required"))
+async def update_guild(request: Request, guild_id: str, body: s.GuildPatch, principal: Session) -> dict:
+    return await lifecycle.update_guild(_rt(request), principal, guild_id, body.changes())
+
+
+@guilds.delete("/guilds/{guild_id}", status_code=204,
+               responses=errors("guild.not_found", "perm.denied", "auth.step_up_required"))
+async def delete_guild(request: Request, guild_id: str, principal: Session) -> Response:
+    await lifecycle.delete_guild(_rt(request), principal, guild_id)
+    return Response(status_code=204)
+
+
+@guilds.get("/guilds/{guild_id}/channels", response_model=s.ChannelsResponse, responses=errors("guild.not_found"))
+async def list_channels(request: Request, guild_id: str, principal: Session) -> dict:
+    return await channels.list_channels(_rt(request), principal, guild_id)
+
+
+@guilds.post("/guilds/{guild_id}/channels", status_code=201, response_model=s.ChannelResponse,
+             responses=errors("guild.not_found", "perm.denied", "channel.limit_reached", "role.not_found",
+                              "member.not_found"))
+async def create_channel(request: Request, guild_id: str, body: s.ChannelCreate, principal: Session) -> dict:
+    data = body.model_dump()
+    data["permission_overrides"] = (
+        None if body.permission_overrides is None else [o.model_dump() for o in body.permission_overrides]
+    )
+    return await channels.create_channel(_rt(request), principal, guild_id, data)
+
+
+@guilds.patch("/guilds/{guild_id}/channels", response_model=s.ChannelsResponse,
+              responses=errors("guild.not_found", "perm.denied"))
+async def reorder_channels(request: Request, guild_id: str, body: s.ChannelReorder, principal: Session) -> dict:
+    return await channels.reorder_channels(_rt(request), principal, guild_id, body.moves())
+
+
+@rooms.get("/channels/{channel_id}", response_model=s.ChannelResponse, responses=errors("channel.not_found"))
+async def get_channel(request: Request, channel_id: str, principal: Session) -> dict:
+    return await channels.get_channel(_rt(request), principal, channel_id)
+
+
+@rooms.patch("/channels/{channel_id}", response_model=s.ChannelResponse,
+             responses=errors("channel.not_found", "perm.denied"))
+async def update_channel(request: Request, channel_id: str, body: s.ChannelPatch, principal: Session) -> dict:
+    return await channels.update_channel(_rt(request), principal, channel_id, body.changes())
+
+
+@rooms.delete("/channels/{channel_id}", status_code=204, responses=errors("channel.not_found", "perm.denied"))
+async def delete_channel(request: Request, channel_id: str, principal: Session) -> Response:
+    await channels.delete_channel(_rt(request), principal, channel_id)
+    return Response(status_code=204)
+
+
+@rooms.put("/channels/{channel_id}/permissions/{target_id}", status_code=204,
+           responses=errors("channel.not_found", "perm.denied", "role.not_found", "member.not_found"))
+async def put_override(request: Request, channel_id: str, target_id: str, body: s.OverridePut,
+                       principal: Session) -> Response:
+    await channels.put_override(_rt(request), principal, channel_id, target_id, body.type, int(body.allow),
+                                int(body.deny))
+    return Response(status_code=204)
+
+
+@rooms.delete("/channels/{channel_id}/permissions/{target_id}", status_code=204,
+              responses=errors("channel.not_found", "perm.denied", "override.not_found"))
+async def delete_override(request: Request, channel_id: str, target_id: str, principal: Session) -> Response:
+    await channels.delete_override(_rt(request), principal, channel_id, target_id)
+    return Response(status_code=204)
+
+
+@me.get("/users/@me/guilds", response_model=s.GuildsResponse)
+async def my_guilds(request: Request, principal: Session) -> dict:
+    return await lifecycle.my_guilds(_rt(request), principal)
+
+
+@me.delete("/users/@me/guilds/{guild_id}", status_code=204,
+           responses=errors("guild.not_found", "guild.owner_cannot_leave"))
+async def leave_guild(request: Request, guild_id: str, principal: Session) -> Response:
+    await lifecycle.leave_guild(_rt(request), principal, guild_id)
+    return Response(status_code=204)

@@ -1,0 +1,188 @@
+"""Request and response models of guild, room and override routes (the OpenAPI source)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints, model_validator
+
+from meadhall.core import permissions as perms
+
+
+def _permission_mask(value: str) -> int:
+    return int(perms.parse(value))
+
+
+PermissionString = Annotated[str, AfterValidator(_permission_mask)]
+Snowflake = Annotated[str, StringConstraints(pattern=r"^\d{1,20}$")]
+GuildName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=2, max_length=100)]
+RoomName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+Description = Annotated[str, StringConstraints(max_length=1000)]
+Topic = Annotated[str, StringConstraints(max_length=1024)]
+Slowmode = Annotated[int, Field(ge=0, le=21600)]
+UserLimit = Annotated[int, Field(ge=0, le=99)]
+
+
+class GuildCreate(BaseModel):
+    name: GuildName
+    description: Description | None = None
+    template_id: Annotated[str, StringConstraints(pattern=r"^personal:\d{1,20}$")] | None = None
+
+
+class GuildPatch(BaseModel):
+    name: GuildName | None = None
+    description: Description | None = None
+    system_channel_id: Snowflake | None = None
+    public: bool | None = None
+    owner_id: Snowflake | None = None
+
+    @model_validator(mode="after")
+    def _nulls(self) -> GuildPatch:
+        for name in ("name", "public", "owner_id"):
+            if name in self.model_fields_set and getattr(self, name) is None:
+                raise ValueError(f"{name} cannot be null")
+        return self
+
+    def changes(self) -> dict[str, object]:
+        return {n: getattr(self, n) for n in self.model_fields_set}
+
+
+class OverrideSpec(BaseModel):
+    id: Snowflake
+    type: Literal["role", "member"]
+    allow: PermissionString = 0  # type: ignore[assignment]
+    deny: PermissionString = 0  # type: ignore[assignment]
+
+    @model_validator(mode="after")
+    def _no_administrator(self) -> OverrideSpec:
+        perms.validate_override(int(self.allow), int(self.deny))
+        return self
+
+
+class OverridePut(BaseModel):
+    type: Literal["role", "member"]
+    allow: PermissionString = 0  # type: ignore[assignment]
+    deny: PermissionString = 0  # type: ignore[assignment]
+
+    @model_validator(mode="after")
+    def _no_administrator(self) -> OverridePut:
+        perms.validate_override(int(self.allow), int(self.deny))
+        return self
+
+
+class ChannelCreate(BaseModel):
+    name: RoomName
+    type: Literal["text", "voice", "category"]
+    parent_id: Snowflake | None = None
+    topic: Topic | None = None
+    position: Annotated[int, Field(ge=0)] | None = None
+    slowmode_seconds: Slowmode | None = None
+    user_limit: UserLimit | None = None
+    permission_overrides: list[OverrideSpec] | None = None
+
+
+class ChannelPatch(BaseModel):
+    name: RoomName | None = None
+    topic: Topic | None = None
+    parent_id: Snowflake | None = None
+    position: Annotated[int, Field(ge=0)] | None = None
+    slowmode_seconds: Slowmode | None = None
+    user_limit: UserLimit | None = None
+
+    @model_validator(mode="after")
+    def _nulls(self) -> ChannelPatch:
+        for name in ("name", "position", "slowmode_seconds"):
+            if name in self.model_fields_set and getattr(self, name) is None:
+                raise ValueError(f"{name} cannot be null")
+        return self
+
+    def changes(self) -> dict[str, object]:
+        return {n: getattr(self, n) for n in self.model_fields_set}
+
+
+class ChannelMove(BaseModel):
+    id: Snowflake
+    position: Annotated[int, Field(ge=0)]
+    parent_id: Snowflake | None = None
+
+
+class ChannelReorder(BaseModel):
+    channels: Annotated[list[ChannelMove], Field(min_length=1, max_length=500)]
+
+    def moves(self) -> list[dict[str, object]]:
+        return [m.model_dump(include={"id", "position"} | ({"parent_id"} & m.model_fields_set)) for m in self.channels]
+
+
+# ---- responses ---------------------------------------------------------------------------------
+
+
+class Guild(BaseModel):
+    id: str
+    name: str
+    description: str | None
+    icon_file_id: str | None
+    banner_file_id: str | None
+    splash_file_id: str | None
+    owner_id: str
+    member_count: int
+    system_channel_id: str | None
+    public: bool
+    public_invite_code: str | None
+    is_main: bool
+    created_at: str
+
+
+class PermissionOverride(BaseModel):
+    id: str
+    type: str
+    allow: str
+    deny: str
+
+
+class Channel(BaseModel):
+    id: str
+    type: str
+    guild_id: str | None
+    name: str | None
+    topic: str | None
+    position: int
+    parent_id: str | None
+    slowmode_seconds: int
+    user_limit: int | None
+    background_file_id: str | None
+    icon_file_id: str | None
+    dm_owner_id: str | None
+    permission_overrides: list[PermissionOverride]
+    last_message_id: str | None
+    created_at: str
+
+
+class PublicGuild(BaseModel):
+    id: str
+    name: str
+    icon_file_id: str | None
+    description: str | None
+    member_count: int
+    is_member: bool
+    public_invite_code: str | None
+
+
+class GuildResponse(BaseModel):
+    guild: Guild
+
+
+class GuildsResponse(BaseModel):
+    guilds: list[Guild]
+
+
+class PublicGuildsResponse(BaseModel):
+    guilds: list[PublicGuild]
+    has_more: bool
+
+
+class ChannelResponse(BaseModel):
+    channel: Channel
+
+
+class ChannelsResponse(BaseModel):
+    channels: list[Channel]

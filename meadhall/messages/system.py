@@ -1,0 +1,80 @@
+"""System messages (API.md 3.8.4, Appendix C): written by the server with `kind: "system"`,
+`author: null` and a `system_event`, in the same transaction as the change they report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import insert, update
+
+from meadhall.core.text import norm
+from meadhall.db.schema import channels, messages
+from meadhall.db.uow import UnitOfWork
+from meadhall.messages.views import message_view
+from meadhall.realtime.audience import channel_viewers
+from meadhall.realtime.events import event
+
+CONTENT = {
+    "channel_create": "{name} created this room.",
+    "member_join": "{name} joined the server.",
+    "member_join_public": "{name} joined the public server.",
+    "member_leave": "{name} left the server.",
+    "member_kick": "{name} was removed from the server.",
+    "member_ban": "{name} was banned from the server.",
+    "voice_join": "{name} joined the voice room.",
+}
+
+
+async def post_system_message(
+    uow: UnitOfWork,
+    *,
+    guild_id: int,
+    channel_id: int | None,
+    type_: str,
+    user_id: int,
+    display_name: str,
+    actor_id: int | None = None,
+    via: str | None = None,
+    viewers: list[int] | None = None,
+) -> dict[str, Any] | None:
+    """Write the message and queue MESSAGE_CREATE to the room's viewers; None when there is no room
+    (a guild without a system channel)."""
+    if channel_id is None:
+        return None
+    key = "member_join_public" if type_ == "member_join" and via == "public" else type_
+    content = CONTENT[key].format(name=display_name)
+    row = {
+        "id": uow.next_id(),
+        "channel_id": channel_id,
+        "guild_id": guild_id,
+        "author_id": None,
+        "webhook_id": None,
+        "webhook_name": None,
+        "webhook_avatar": None,
+        "content": content,
+        "content_norm": norm(content),
+        "kind": "system",
+        "recipient_id": None,
+        "system_event": {
+            "type": type_,
+            "user_id": str(user_id),
+            "actor_id": None if actor_id is None else str(actor_id),
+            "via": via if type_ == "member_join" else None,
+        },
+        "nonce": None,
+        "reply_to_id": None,
+        "mentions": [],
+        "mention_channels": [],
+        "mention_everyone": False,
+        "suppress_embeds": False,
+        "pinned": False,
+        "pinned_at": None,
+        "created_at": uow.now,
+        "edited_at": None,
+    }
+    await uow.conn.execute(insert(messages).values(row))
+    await uow.conn.execute(update(channels).where(channels.c.id == channel_id).values(last_message_id=row["id"]))
+    view = message_view(row, author=None)  # type: ignore[arg-type]
+    audience = viewers if viewers is not None else await channel_viewers(uow.conn, guild_id, channel_id, uow.now)
+    uow.emit(event("MESSAGE_CREATE", view, audience))
+    return view
