@@ -4,16 +4,23 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, StringConstraints, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, StringConstraints, WithJsonSchema, model_validator
 
 from meadhall.core import permissions as perms
 
 
-def _permission_mask(value: str) -> int:
+def _permission_mask(value: object) -> int:
+    if not isinstance(value, str):
+        raise ValueError("must be a permission string such as VIEW_CHANNEL|SEND_MESSAGES")
     return int(perms.parse(value))
 
 
-PermissionString = Annotated[str, AfterValidator(_permission_mask)]
+# Exchanged as `|`-joined names (API.md 0.12), held as the integer mask once parsed.
+PermissionString = Annotated[
+    int,
+    BeforeValidator(_permission_mask),
+    WithJsonSchema({"type": "string", "description": "Permission names joined with |", "example": "VIEW_CHANNEL"}),
+]
 Snowflake = Annotated[str, StringConstraints(pattern=r"^\d{1,20}$")]
 GuildName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=2, max_length=100)]
 RoomName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
@@ -50,8 +57,8 @@ class GuildPatch(BaseModel):
 class OverrideSpec(BaseModel):
     id: Snowflake
     type: Literal["role", "member"]
-    allow: PermissionString = 0  # type: ignore[assignment]
-    deny: PermissionString = 0  # type: ignore[assignment]
+    allow: PermissionString = 0
+    deny: PermissionString = 0
 
     @model_validator(mode="after")
     def _no_administrator(self) -> OverrideSpec:
@@ -61,8 +68,8 @@ class OverrideSpec(BaseModel):
 
 class OverridePut(BaseModel):
     type: Literal["role", "member"]
-    allow: PermissionString = 0  # type: ignore[assignment]
-    deny: PermissionString = 0  # type: ignore[assignment]
+    allow: PermissionString = 0
+    deny: PermissionString = 0
 
     @model_validator(mode="after")
     def _no_administrator(self) -> OverridePut:
