@@ -19,3 +19,8 @@ async def take(conn: HTTPConnection, bucket: str, key: str | int, *, spec: Bucke
         raise rate_limited(bucket, decision.retry_after, decision.headers())
     conn.scope.setdefault("state", {})[STATE_KEY] = decision
     return decision
+
+
+def remember(conn: HTTPConnection, decision: Decision) -> None:
+    """Make `decision` the one whose headers the response carries (a bucket applied in a service)."""
+    conn.scope.setdefault("state", {})[STATE_KEY] = decision

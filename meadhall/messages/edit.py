@@ -1,0 +1,69 @@
+"""Edit and delete messages (API.md 3.8): 24-hour edit window, MANAGE_MESSAGES for others' messages."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from meadhall.accounts.sessions import Principal
+from meadhall.audit.record import record
+from meadhall.core import permissions as perms
+from meadhall.core.clock import as_utc
+from meadhall.core.errors import AppError, permission_denied, validation_error
+from meadhall.core.limits import EDIT_WINDOW_SECONDS
+from meadhall.core.text import norm
+from meadhall.messages import queries
+from meadhall.messages.history import load_visible
+from meadhall.messages.hydrate import hydrate_one
+from meadhall.messages.rooms import access_message_room
+from meadhall.realtime.events import event
+from meadhall.runtime import Runtime
+
+P = perms.P
+
+
+async def edit_message(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str, content: str
+                       ) -> dict[str, Any]:
+    async with rt.uow() as uow:
+        room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now)
+        row = await load_visible(uow.conn, room.channel_id, principal.user_id, raw_message_id)
+        if row["kind"] == "system" or row["webhook_id"] is not None and row["author_id"] is None:
+            raise permission_denied(None, "System and webhook messages cannot be edited")
+        if row["author_id"] != principal.user_id:
+            room.require(P.MANAGE_MESSAGES)
+        created = as_utc(row["created_at"])
+        assert created is not None
+        if uow.now - created > timedelta(seconds=EDIT_WINDOW_SECONDS):
+            raise AppError("message.edit_window_expired")
+        if not content.strip():
+            # Attachments are bound with the files issue; a message without text needs some.
+            raise validation_error("content", "must not be empty")
+        await queries.update_message(uow.conn, room.channel_id, row["id"],
+                                     {"content": content, "content_norm": norm(content), "edited_at": uow.now})
+        fresh = await queries.get_message(uow.conn, room.channel_id, row["id"])
+        assert fresh is not None
+        view = await hydrate_one(uow.conn, fresh, principal.user_id, uow.now)
+        uow.emit(event("MESSAGE_UPDATE", view, await room.audience(uow.conn, uow.now, fresh)))
+    return {"message": view}
+
+
+async def delete_message(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str) -> None:
+    async with rt.uow() as uow:
+        room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now)
+        row = await load_visible(uow.conn, room.channel_id, principal.user_id, raw_message_id)
+        by_author = row["author_id"] == principal.user_id
+        if not by_author:
+            room.require(P.MANAGE_MESSAGES)
+        audience = await room.audience(uow.conn, uow.now, row)
+        await queries.delete_message(uow.conn, room.channel_id, row["id"])
+        if room.channel["last_message_id"] == row["id"]:
+            await queries.set_last_message(uow.conn, room.channel_id,
+                                           await queries.newest_public_id(uow.conn, room.channel_id))
+        if not by_author:
+            await record(uow, "message.delete", actor_id=principal.user_id, target_type="message",
+                         target_id=row["id"], guild_id=room.guild_id,
+                         data={"channel_id": str(room.channel_id),
+                               "author_id": None if row["author_id"] is None else str(row["author_id"])})
+        payload = {"id": str(row["id"]), "channel_id": str(room.channel_id),
+                   "guild_id": None if room.guild_id is None else str(room.guild_id)}
+        uow.emit(event("MESSAGE_DELETE", payload, audience))

@@ -1,0 +1,57 @@
+"""Build Message objects for many rows at once: authors, reactions and replied messages are loaded in
+a fixed number of queries for the whole page, never one per message."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from meadhall.accounts.views import user_summary
+from meadhall.messages import queries
+from meadhall.messages.views import message_view, webhook_snapshot
+
+
+def _visible(row: RowMapping, viewer_id: int) -> bool:
+    return row["kind"] != "private" or viewer_id in (row["author_id"], row["recipient_id"])
+
+
+async def hydrate(conn: AsyncConnection, rows: list[RowMapping], viewer_id: int, now: datetime,
+                  *, with_reactions: bool = True) -> list[dict[str, Any]]:
+    if not rows:
+        return []
+    channel_id = rows[0]["channel_id"]
+    reply_ids = [r["reply_to_id"] for r in rows if r["reply_to_id"] is not None]
+    replied = await queries.messages_by_ids(conn, channel_id, reply_ids)
+    author_ids = {r["author_id"] for r in rows if r["author_id"] is not None}
+    author_ids |= {r["author_id"] for r in replied.values() if r["author_id"] is not None}
+    authors = await queries.users_by_ids(conn, author_ids)
+    summaries = {uid: user_summary(row, now) for uid, row in authors.items()}
+    reactions = await _reactions(conn, [r["id"] for r in rows], viewer_id) if with_reactions else {}
+    out = []
+    for row in rows:
+        ref = replied.get(row["reply_to_id"]) if row["reply_to_id"] is not None else None
+        referenced = None
+        if ref is not None and _visible(ref, viewer_id):
+            referenced = {"id": str(ref["id"]), "author": summaries.get(ref["author_id"]),
+                          "content": ref["content"], "kind": ref["kind"], "webhook": webhook_snapshot(ref)}
+        out.append(message_view(row, author=summaries.get(row["author_id"]), reactions=reactions.get(row["id"], []),
+                                referenced=referenced))
+    return out
+
+
+async def _reactions(conn: AsyncConnection, message_ids: list[int], viewer_id: int) -> dict[int, list[dict[str, Any]]]:
+    mine = await queries.own_reactions(conn, message_ids, viewer_id)
+    result: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for row in await queries.reaction_rows(conn, message_ids):
+        result[row["message_id"]].append(
+            {"emoji": row["emoji"], "count": int(row["count"]), "me": (row["message_id"], row["emoji"]) in mine}
+        )
+    return result
+
+
+async def hydrate_one(conn: AsyncConnection, row: RowMapping, viewer_id: int, now: datetime) -> dict[str, Any]:
+    return (await hydrate(conn, [row], viewer_id, now))[0]

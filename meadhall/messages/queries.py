@@ -1,0 +1,122 @@
+"""SQL for messages and reactions, always scoped by room. Returns row mappings; never commits."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import RowMapping, and_, delete, func, insert, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.elements import ColumnElement
+
+from meadhall.db.schema import channels, messages, reactions, users
+
+Row = RowMapping
+
+
+def visible_to(viewer_id: int) -> ColumnElement[bool]:
+    """`private` messages exist only for their author and recipient."""
+    return or_(messages.c.kind != "private", messages.c.author_id == viewer_id, messages.c.recipient_id == viewer_id)
+
+
+async def insert_message(conn: AsyncConnection, row: dict[str, Any]) -> None:
+    await conn.execute(insert(messages).values(row))
+
+
+async def get_message(conn: AsyncConnection, channel_id: int, message_id: int) -> Row | None:
+    stmt = select(messages).where(messages.c.channel_id == channel_id, messages.c.id == message_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def messages_by_ids(conn: AsyncConnection, channel_id: int, ids: Iterable[int]) -> dict[int, Row]:
+    wanted = list(set(ids))
+    if not wanted:
+        return {}
+    stmt = select(messages).where(messages.c.channel_id == channel_id, messages.c.id.in_(wanted))
+    return {r["id"]: r for r in (await conn.execute(stmt)).mappings()}
+
+
+async def page(conn: AsyncConnection, channel_id: int, viewer_id: int, *, before: int | None, after: int | None,
+               limit: int) -> tuple[list[Row], bool]:
+    """(messages newest first, has_more). With `after`: the `limit` messages right after the cursor,
+    still returned newest first (API.md 0.6)."""
+    stmt = select(messages).where(messages.c.channel_id == channel_id, visible_to(viewer_id))
+    if before is not None:
+        stmt = stmt.where(messages.c.id < before)
+    if after is not None:
+        stmt = stmt.where(messages.c.id > after).order_by(messages.c.id.asc())
+    else:
+        stmt = stmt.order_by(messages.c.id.desc())
+    rows = list((await conn.execute(stmt.limit(limit + 1))).mappings())
+    more = len(rows) > limit
+    rows = rows[:limit]
+    if after is not None:
+        rows.reverse()
+    return rows, more
+
+
+async def update_message(conn: AsyncConnection, channel_id: int, message_id: int, values: dict[str, Any]) -> None:
+    await conn.execute(
+        update(messages).where(messages.c.channel_id == channel_id, messages.c.id == message_id).values(values)
+    )
+
+
+async def delete_message(conn: AsyncConnection, channel_id: int, message_id: int) -> None:
+    await conn.execute(delete(messages).where(messages.c.channel_id == channel_id, messages.c.id == message_id))
+
+
+async def set_last_message(conn: AsyncConnection, channel_id: int, message_id: int | None) -> None:
+    await conn.execute(update(channels).where(channels.c.id == channel_id).values(last_message_id=message_id))
+
+
+async def newest_public_id(conn: AsyncConnection, channel_id: int) -> int | None:
+    stmt = select(func.max(messages.c.id)).where(messages.c.channel_id == channel_id, messages.c.kind != "private")
+    return (await conn.execute(stmt)).scalar()
+
+
+async def users_by_ids(conn: AsyncConnection, ids: Iterable[int]) -> dict[int, Row]:
+    wanted = list(set(ids))
+    if not wanted:
+        return {}
+    return {r["id"]: r for r in (await conn.execute(select(users).where(users.c.id.in_(wanted)))).mappings()}
+
+
+async def existing_user_ids(conn: AsyncConnection, ids: list[int]) -> list[int]:
+    if not ids:
+        return []
+    found = set((await conn.execute(
+        select(users.c.id).where(users.c.id.in_(ids), users.c.deleted_at.is_(None))
+    )).scalars())
+    return [i for i in ids if i in found]
+
+
+async def guild_channel_ids(conn: AsyncConnection, guild_id: int, ids: list[int]) -> list[int]:
+    if not ids:
+        return []
+    found = set((await conn.execute(
+        select(channels.c.id).where(channels.c.guild_id == guild_id, channels.c.id.in_(ids))
+    )).scalars())
+    return [i for i in ids if i in found]
+
+
+async def reaction_rows(conn: AsyncConnection, message_ids: list[int]) -> list[Row]:
+    """Aggregates per (message, emoji) in order of first use, with who reacted."""
+    if not message_ids:
+        return []
+    stmt = (
+        select(reactions.c.message_id, reactions.c.emoji, func.count().label("count"),
+               func.min(reactions.c.created_at).label("first"))
+        .where(reactions.c.message_id.in_(message_ids))
+        .group_by(reactions.c.message_id, reactions.c.emoji)
+        .order_by(reactions.c.message_id, "first", reactions.c.emoji)
+    )
+    return list((await conn.execute(stmt)).mappings())
+
+
+async def own_reactions(conn: AsyncConnection, message_ids: list[int], user_id: int) -> set[tuple[int, str]]:
+    if not message_ids:
+        return set()
+    stmt = select(reactions.c.message_id, reactions.c.emoji).where(
+        and_(reactions.c.message_id.in_(message_ids), reactions.c.user_id == user_id)
+    )
+    return {(m, e) for m, e in (await conn.execute(stmt)).all()}

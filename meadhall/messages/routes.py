@@ -1,0 +1,87 @@
+"""Routes of /channels/{id}/messages: parse, one service call, respond."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import JSONResponse
+
+from meadhall.accounts.sessions import Principal
+from meadhall.api.limits import remember
+from meadhall.api.openapi import errors
+from meadhall.api.pagination import Pagination
+from meadhall.auth.deps import Session, limited, require_session
+from meadhall.messages import edit, history, presence_marks, send
+from meadhall.messages import schemas as s
+
+router = APIRouter(tags=["messages"])
+
+
+def _rt(request: Request):  # type: ignore[no-untyped-def]
+    return request.app.state.runtime
+
+
+async def send_rate(request: Request, channel_id: str,
+                    principal: Annotated[Principal, Depends(require_session)]) -> list[str]:
+    """The `messages.send` bucket per user and room; an instance administrator passes (audited)."""
+    decision, bypassed = await send.check_send_rate(_rt(request), principal, channel_id)
+    remember(request, decision)
+    return ["messages.send"] if bypassed else []
+
+
+@router.post("/channels/{channel_id}/messages", status_code=201, response_model=s.MessageResponse,
+             responses={200: {"model": s.MessageResponse, "description": "Repeated nonce: the first message"},
+                        **errors("channel.not_found", "perm.denied", "channel.wrong_type")})
+async def send_message(request: Request, channel_id: str, body: s.MessageCreate, principal: Session,
+                       bypassed: Annotated[list[str], Depends(send_rate)]) -> JSONResponse:
+    draft = send.Draft(body.content, body.attachment_ids, body.nonce, body.reply_to_id)
+    sent = await send.send_message(_rt(request), principal, channel_id, draft, bypassed)
+    return JSONResponse({"message": sent.message}, status_code=201 if sent.created else 200)
+
+
+@router.get("/channels/{channel_id}/messages", response_model=s.MessagesResponse,
+            responses=errors("channel.not_found", "perm.denied"))
+async def list_messages(request: Request, channel_id: str, principal: Session, page: Pagination) -> dict:
+    return await history.list_messages(_rt(request), principal, channel_id, page)
+
+
+@router.get("/channels/{channel_id}/messages/{message_id}", response_model=s.MessageResponse,
+            responses=errors("channel.not_found", "message.not_found", "perm.denied"))
+async def get_message(request: Request, channel_id: str, message_id: str, principal: Session) -> dict:
+    return await history.get_message(_rt(request), principal, channel_id, message_id)
+
+
+@router.patch("/channels/{channel_id}/messages/{message_id}", response_model=s.MessageResponse,
+              dependencies=[limited("messages.modify")],
+              responses=errors("channel.not_found", "message.not_found", "perm.denied",
+                               "message.edit_window_expired"))
+async def edit_message(request: Request, channel_id: str, message_id: str, body: s.MessageEdit,
+                       principal: Session) -> dict:
+    return await edit.edit_message(_rt(request), principal, channel_id, message_id, body.content)
+
+
+@router.delete("/channels/{channel_id}/messages/{message_id}", status_code=204,
+               dependencies=[limited("messages.modify")],
+               responses=errors("channel.not_found", "message.not_found", "perm.denied"))
+async def delete_message(request: Request, channel_id: str, message_id: str, principal: Session) -> Response:
+    await edit.delete_message(_rt(request), principal, channel_id, message_id)
+    return Response(status_code=204)
+
+
+@router.post("/channels/{channel_id}/typing", status_code=204, dependencies=[limited("typing")],
+             responses=errors("channel.not_found", "perm.denied"))
+async def typing(request: Request, channel_id: str, principal: Session) -> Response:
+    await presence_marks.typing(_rt(request), principal, channel_id)
+    return Response(status_code=204)
+
+
+@router.post("/channels/{channel_id}/ack", response_model=s.ReadStateResponse,
+             responses=errors("channel.not_found", "message.not_found"))
+async def ack(request: Request, channel_id: str, principal: Session, body: s.AckRequest | None = None) -> dict:
+    return await presence_marks.ack(_rt(request), principal, channel_id, body.message_id if body else None)
+
+
+@router.get("/users/@me/read-states", response_model=s.ReadStatesResponse)
+async def read_states(request: Request, principal: Session) -> dict:
+    return await presence_marks.read_states(_rt(request), principal)

@@ -1,0 +1,182 @@
+"""Send a message (API.md 3.8, 3.8.1, 3.8.2): validation, commands, mentions, slowmode, the instance
+administrator's audited bypass, nonce dedupe, and MESSAGE_CREATE to the room's viewers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from meadhall.accounts.sessions import Principal
+from meadhall.audit.record import record
+from meadhall.core import permissions as perms
+from meadhall.core.errors import AppError, rate_limited, validation_error
+from meadhall.core.ids import parse_id
+from meadhall.core.ratelimit import Bucket
+from meadhall.core.text import norm
+from meadhall.db.uow import UnitOfWork
+from meadhall.messages import queries
+from meadhall.messages.commands import (
+    Parsed,
+    mentioned_channel_ids,
+    mentioned_user_ids,
+    mentions_everyone,
+    parse_command,
+)
+from meadhall.messages.hydrate import hydrate_one
+from meadhall.messages.readstates import bump_mentions
+from meadhall.messages.rooms import MessageRoom, access_message_room
+from meadhall.realtime.events import event
+from meadhall.runtime import Runtime
+
+P = perms.P
+NONCE_TTL = 300
+
+
+@dataclass(frozen=True)
+class Draft:
+    content: str
+    attachment_ids: list[str]
+    nonce: str | None
+    reply_to_id: str | None
+
+
+@dataclass(frozen=True)
+class Sent:
+    message: dict[str, Any]
+    created: bool  # False when a repeated nonce returned the first message
+
+
+def _nonce_key(channel_id: int, user_id: int, nonce: str) -> str:
+    return f"nonce:{channel_id}:{user_id}:{nonce}"
+
+
+async def send_message(rt: Runtime, principal: Principal, raw_channel_id: str, draft: Draft,
+                       bypassed: list[str]) -> Sent:
+    """`bypassed` names the rate limits an instance administrator was let through (route layer)."""
+    async with rt.uow() as uow:
+        room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now)
+        room.require(P.SEND_MESSAGES)
+        if draft.nonce:
+            existing = await _repeated_nonce(rt, uow, room, principal.user_id, draft.nonce)
+            if existing is not None:
+                return Sent(existing, created=False)
+        parsed = parse_command(draft.content)
+        await _check_draft(uow, room, principal, parsed, draft)
+        bypassed = bypassed + await _slowmode(rt, room, principal)
+        row = await _build_row(uow, room, principal, parsed, draft)
+        await queries.insert_message(uow.conn, row)
+        if row["kind"] != "private":
+            await queries.set_last_message(uow.conn, room.channel_id, row["id"])
+        await bump_mentions(uow, room.channel_id, _notified(row))
+        for limit in bypassed:
+            await record(uow, "limits.bypass", actor_id=principal.user_id, target_type="channel",
+                         target_id=room.channel_id, guild_id=room.guild_id,
+                         data={"limit": limit, "channel_id": str(room.channel_id)})
+        view = await hydrate_one(uow.conn, row, principal.user_id, uow.now)  # type: ignore[arg-type]
+        uow.emit(event("MESSAGE_CREATE", view, await room.audience(uow.conn, uow.now, row)))
+    if draft.nonce:
+        await rt.store.set(_nonce_key(room.channel_id, principal.user_id, draft.nonce), row["id"], NONCE_TTL,
+                           rt.now_ts())
+    return Sent(view, created=True)
+
+
+def _notified(row: dict[str, Any]) -> list[int]:
+    ids = [int(m) for m in row["mentions"] if int(m) != row["author_id"]]
+    return ids
+
+
+async def _repeated_nonce(rt: Runtime, uow: UnitOfWork, room: MessageRoom, user_id: int, nonce: str
+                          ) -> dict[str, Any] | None:
+    message_id = await rt.store.get(_nonce_key(room.channel_id, user_id, nonce), rt.now_ts())
+    if message_id is None:
+        return None
+    row = await queries.get_message(uow.conn, room.channel_id, int(message_id))
+    return None if row is None else await hydrate_one(uow.conn, row, user_id, uow.now)
+
+
+async def _check_draft(uow: UnitOfWork, room: MessageRoom, principal: Principal, parsed: Parsed, draft: Draft
+                       ) -> None:
+    if not parsed.content.strip() and not draft.attachment_ids:
+        raise validation_error("content", "must not be empty")
+    if parsed.kind == "scream":
+        room.require(P.SEND_SCREAMS)
+    if parsed.kind == "private":
+        room.require(P.SEND_PRIVATE_MESSAGES)
+        if parsed.recipient_id == principal.user_id:
+            raise validation_error("content", "a private message needs another recipient")
+        if parsed.recipient_id is None or not await room.can_view(uow.conn, uow.now, parsed.recipient_id):
+            raise validation_error("content", "the recipient cannot view this room")
+    if draft.attachment_ids:
+        room.require(P.ATTACH_FILES)
+        # Uploads arrive with the files issue: until then no id can name an unbound upload of the author.
+        raise validation_error("attachment_ids", "unknown file")
+    if draft.reply_to_id is not None:
+        reply_id = parse_id(draft.reply_to_id)
+        target = None if reply_id is None else await queries.get_message(uow.conn, room.channel_id, reply_id)
+        if target is None or (target["kind"] == "private"
+                              and principal.user_id not in (target["author_id"], target["recipient_id"])):
+            raise validation_error("reply_to_id", "must be a message of this room")
+
+
+async def _slowmode(rt: Runtime, room: MessageRoom, principal: Principal) -> list[str]:
+    """One message per `slowmode_seconds` per member; BYPASS_SLOWMODE holders are exempt and an
+    instance administrator passes with an audit entry when the limit would have applied."""
+    seconds = int(room.channel["slowmode_seconds"] or 0)
+    if seconds <= 0 or (room.has(P.BYPASS_SLOWMODE) and not room.is_instance_admin):
+        return []
+    spec = Bucket("channel.slowmode", 1, seconds, "user_room")
+    decision = await rt.limiter.hit("channel.slowmode", f"u{principal.user_id}:c{room.channel_id}", rt.now_ts(),
+                                    spec=spec)
+    if decision.allowed:
+        return []
+    if room.is_instance_admin:
+        return ["channel.slowmode"]
+    raise rate_limited("channel.slowmode", decision.retry_after, decision.headers())
+
+
+async def _build_row(uow: UnitOfWork, room: MessageRoom, principal: Principal, parsed: Parsed, draft: Draft
+                     ) -> dict[str, Any]:
+    mentions = await queries.existing_user_ids(uow.conn, mentioned_user_ids(parsed.content))
+    if parsed.kind == "private" and parsed.recipient_id not in mentions:
+        mentions.append(parsed.recipient_id)  # type: ignore[arg-type]
+    channel_mentions = await queries.guild_channel_ids(uow.conn, room.guild_id, mentioned_channel_ids(parsed.content)) \
+        if room.guild_id is not None else []
+    return {
+        "id": uow.next_id(),
+        "channel_id": room.channel_id,
+        "guild_id": room.guild_id,
+        "author_id": principal.user_id,
+        "webhook_id": None,
+        "webhook_name": None,
+        "webhook_avatar": None,
+        "content": parsed.content,
+        "content_norm": norm(parsed.content),
+        "kind": parsed.kind,
+        "recipient_id": parsed.recipient_id,
+        "system_event": None,
+        "nonce": draft.nonce,
+        "reply_to_id": parse_id(draft.reply_to_id) if draft.reply_to_id else None,
+        "mentions": [str(m) for m in mentions],
+        "mention_channels": [str(c) for c in channel_mentions],
+        "mention_everyone": mentions_everyone(parsed.content) and room.has(P.MENTION_EVERYONE)
+        and parsed.kind != "private",
+        "suppress_embeds": not room.has(P.EMBED_LINKS),
+        "pinned": False,
+        "pinned_at": None,
+        "created_at": uow.now,
+        "edited_at": None,
+    }
+
+
+async def check_send_rate(rt: Runtime, principal: Principal, channel_key: str) -> tuple[Any, bool]:
+    """The `messages.send` bucket (per user and room): (decision, bypassed). Raises 429 unless the caller
+    is an instance administrator, whose pass is reported so the service can audit it."""
+    decision = await rt.limiter.hit("messages.send", f"u{principal.user_id}:c{channel_key}", rt.now_ts())
+    if decision.allowed:
+        return decision, False
+    if principal.is_instance_admin:
+        return decision, True
+    raise rate_limited("messages.send", decision.retry_after, decision.headers())
+
+
+__all__ = ["Draft", "Sent", "send_message", "check_send_rate", "AppError"]
