@@ -11,6 +11,7 @@ import asyncio
 import http.cookiejar
 import json
 import math
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -434,3 +435,161 @@ async def gateway_heartbeat(ctx: Context) -> Samples:
             return float(seconds)
 
         return await ctx.drive(op, concurrency=workers)
+
+
+# ---- message search (API.md 3.8.3) -------------------------------------------------------------------
+#
+# One room holding SEARCH_ROOM_MESSAGES messages written straight into the database (through the HTTP API
+# this would take hours at the send rate); the search index follows through the triggers (SQLite) or the
+# generated column and GIN indexes (PostgreSQL), as it would for sent messages. Queries run one at a time:
+# the figures are the latency of a search, not of a queue of them.
+
+SEARCH_ROOM_MESSAGES = 100_000
+_SEARCH_WORDS = (
+    "the and of to in is it that for on was with as you at be this have from or one had by word but not what "
+    "all were we when your can said there use an each which she do how their if will up other about out many "
+    "then them these so some her would make like him into time has look two more write go see number no way "
+    "could people my than first water been call who oil its now find long down day did get come made may part "
+    "mead hall hello world dragon winter feast king knight sword shield gold silver night morning mountain river "
+    "forest village castle tower bridge harbour ship storm thunder lightning fire ice stone iron bread cheese "
+    "honey ale song story message search server room channel voice friend guest stranger journey road market "
+    "привет мир зима праздник король рыцарь меч золото ночь утро гора река лес деревня замок "
+    "καλημέρα κόσμος δράκος χειμώνας βασιλιάς "
+).split()
+# Prefix queries end in a partial word; substring queries start and end inside words. 3+ characters each.
+SEARCH_PREFIX_QUERIES = ("mead", "hel", "drag", "wint", "при", "кор", "hello wor", "the sto", "gold", "kni",
+                         "feast hon", "silver moun", "δράκ", "mess", "light")
+SEARCH_SUBSTRING_QUERIES = ("orl", "ead", "ountai", "ривет", "ragon", "ight", "ilve", "ssag", "arbou", "ello orl",
+                            "нязь", "ράκο", "xylophone", "ormin", "unde")
+# Words of one or two characters: below the trigram indexes, they are found by scanning the room.
+SEARCH_SHORT_QUERIES = ("ha", "or", "ic", "dr", "зи", "qz", "the x", "me a", "жу", "y")
+
+
+def _search_rows(channel_id: int, guild_id: int, author_id: int) -> Any:
+    """SEARCH_ROOM_MESSAGES message rows, oldest first, in batches, with snowflake ids in the past."""
+    import random
+    from datetime import UTC, datetime
+
+    from meadhall.core.ids import EPOCH_MS
+    from meadhall.core.text import norm
+
+    rng = random.Random(20261121)
+    weights = [1 / (rank + 1) ** 0.8 for rank in range(len(_SEARCH_WORDS))]  # a few common words, a long tail
+    start_ms = int(time.time() * 1000) - SEARCH_ROOM_MESSAGES * 5_000 - 86_400_000
+    batch: list[dict[str, Any]] = []
+    for i in range(SEARCH_ROOM_MESSAGES):
+        ms = start_ms + i * 5_000
+        content = " ".join(rng.choices(_SEARCH_WORDS, weights, k=rng.randint(3, 18)))
+        if i % 7 == 0:
+            content = content.capitalize()
+        batch.append({
+            "id": ((ms - EPOCH_MS) << 22) | (1023 << 12), "channel_id": channel_id, "guild_id": guild_id,
+            "author_id": author_id, "webhook_id": None, "webhook_name": None, "webhook_avatar": None,
+            "content": content, "content_norm": norm(content), "kind": "normal", "recipient_id": None,
+            "system_event": None, "nonce": None, "reply_to_id": None, "mentions": [], "mention_channels": [],
+            "mention_everyone": False, "suppress_embeds": False, "pinned": False, "pinned_at": None,
+            "created_at": datetime.fromtimestamp(ms / 1000, UTC), "edited_at": None,
+        })
+        if len(batch) == 5_000:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+async def _search_setup(ctx: Context) -> None:
+    """Create a guild and a room through the API, then bulk-insert the room's messages (once per bench)."""
+    if "search_channel_id" in ctx.shared:
+        return
+    from sqlalchemy import insert, text
+
+    from meadhall.config import Settings
+    from meadhall.db.engine import create_engine
+    from meadhall.db.schema import messages
+
+    user = ctx.users()[0]
+    auth = {"Authorization": f"Bearer {user['token']}"}
+    async with ctx.http() as client:
+        resp = await client.post("/api/v1/guilds", json={"name": "search bench"}, headers=auth)
+        if resp.status_code in (404, 405):
+            raise Skip(f"skipped: POST /api/v1/guilds not available (HTTP {resp.status_code})")
+        guild = expect(resp, 201).json()["guild"]
+        resp = expect(await client.post(f"/api/v1/guilds/{guild['id']}/channels",
+                                        json={"name": "archive", "type": "text"}, headers=auth), 201)
+        channel_id = resp.json()["channel"]["id"]
+        probe = await client.get(f"/api/v1/channels/{channel_id}/messages/search", params={"q": "x"}, headers=auth)
+        if probe.status_code in (404, 405):
+            raise Skip(f"skipped: GET /channels/{{id}}/messages/search not available (HTTP {probe.status_code})")
+        expect(probe, 200)
+    settings = Settings(DATA_DIR=ctx.data_dir, DATABASE_URL=ctx.env.get("DATABASE_URL") or None,
+                        SECRET_KEY=ctx.env["SECRET_KEY"])
+    engine = create_engine(settings.database_url)
+    started = time.perf_counter()
+    try:
+        for batch in _search_rows(int(channel_id), int(guild["id"]), int(user["id"])):
+            async with engine.begin() as conn:
+                await conn.execute(insert(messages), batch)
+        if engine.dialect.name == "postgresql":
+            # Autovacuum analyses a table within about a minute of such a load; the runs start sooner, and
+            # planning with the statistics of an empty table would measure a state no server stays in.
+            async with engine.begin() as conn:
+                await conn.execute(text("ANALYZE messages"))
+    finally:
+        await engine.dispose()
+    print(f"bench: search: {SEARCH_ROOM_MESSAGES} messages written in {time.perf_counter() - started:.1f} s",
+          file=sys.stderr, flush=True)
+    ctx.shared["search_channel_id"] = channel_id
+    ctx.shared["search_token"] = user["token"]
+
+
+def _search_op(ctx: Context, http: HttpPool, groups: dict[str, tuple[str, ...]],
+               by_group: dict[str, list[float]]) -> Op:
+    channel, token = ctx.shared["search_channel_id"], ctx.shared["search_token"]
+    plan = [(name, q) for name, queries in groups.items() for q in queries]
+
+    async def op(i: int) -> float:
+        group, q = plan[i % len(plan)]
+        started = time.perf_counter()
+        resp = expect(await http.get(f"/api/v1/channels/{channel}/messages/search",
+                                     params={"q": q, "limit": 25}, headers={"Authorization": f"Bearer {token}"}))
+        elapsed = time.perf_counter() - started
+        if "messages" not in resp.json():
+            raise OpError("search answer without messages")
+        by_group[group].append(elapsed)
+        return elapsed
+
+    return op
+
+
+def _report_groups(name: str, by_group: dict[str, list[float]]) -> None:
+    """Per-group p50 / p95 / p99 of this run on stderr (the summary has p50 and p99 over all groups)."""
+    from bench.harness import ms, percentile
+
+    for group, values in by_group.items():
+        lat = sorted(values)
+        figures = ", ".join(f"p{q} {ms(percentile(lat, q))} ms" for q in (50, 95, 99))
+        print(f"bench: {name} [{group}] {len(lat)} ops: {figures}, max {ms(lat[-1]) if lat else None} ms",
+              file=sys.stderr, flush=True)
+
+
+async def _search_workload(ctx: Context, name: str, groups: dict[str, tuple[str, ...]]) -> Samples:
+    by_group: dict[str, list[float]] = {group: [] for group in groups}
+    async with ctx.http_pool(1) as http:
+        samples = await ctx.drive(_search_op(ctx, http, groups, by_group), concurrency=1)
+    _report_groups(name, by_group)
+    return samples
+
+
+@register("search", setup=_search_setup, needs_users=4, max_ops=600,
+          description=f"GET /channels/{{id}}/messages/search in a room of {SEARCH_ROOM_MESSAGES} messages: "
+                      "prefix and substring queries (3+ characters per word) in turn, one at a time")
+async def search(ctx: Context) -> Samples:
+    return await _search_workload(ctx, "search", {"prefix": SEARCH_PREFIX_QUERIES,
+                                                  "substring": SEARCH_SUBSTRING_QUERIES})
+
+
+@register("search_short", setup=_search_setup, needs_users=4, max_ops=300,
+          description=f"as `search`, with words of 1-2 characters (no trigram index: a scan of the room's "
+                      f"{SEARCH_ROOM_MESSAGES} messages, newest first, until the page is full)")
+async def search_short(ctx: Context) -> Samples:
+    return await _search_workload(ctx, "search_short", {"short": SEARCH_SHORT_QUERIES})

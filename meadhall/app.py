@@ -16,8 +16,15 @@ from meadhall.api.openapi import build_openapi
 from meadhall.auth.deps import global_limit
 from meadhall.config import Settings, load_settings
 from meadhall.guilds import routes as guild_routes
+from meadhall.guilds import routes_audit as audit_routes
+from meadhall.guilds import routes_invites as invite_routes
+from meadhall.guilds import routes_members as member_routes
+from meadhall.guilds import routes_templates as template_routes
+from meadhall.messages import routes as message_routes
+from meadhall.messages import routes_reactions as reaction_routes
 from meadhall.runtime import Runtime
 from meadhall.system import routes as system_routes
+from meadhall.web import pages as web_pages
 
 API_PREFIX = "/api/v1"
 
@@ -32,6 +39,12 @@ def api_router() -> APIRouter:
     router.include_router(account_routes.users)
     router.include_router(guild_routes.guilds)
     router.include_router(guild_routes.rooms)
+    router.include_router(message_routes.router)
+    router.include_router(reaction_routes.router)
+    router.include_router(member_routes.router)
+    router.include_router(template_routes.templates)
+    router.include_router(audit_routes.audit)
+    router.include_router(invite_routes.router)
     return router
 
 
@@ -60,6 +73,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     app.state.runtime = rt
     install_error_handlers(app)
     app.include_router(system_routes.probes)
+    app.include_router(web_pages.pages)
     app.include_router(api_router())
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]
     if settings.cors_origins:

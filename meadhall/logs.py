@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import TextIO
 
 import structlog
 
@@ -16,14 +17,17 @@ import structlog
 _QUERY_LOGGERS = ("aiosqlite",)
 
 
-def configure_logging(level: str = "info") -> None:
+def configure_logging(level: str = "info", stream: TextIO | None = None) -> None:
+    """JSON lines to `stream` (stdout for the service; the CLI passes stderr, its stdout being the one
+    JSON answer)."""
+    stream = stream or sys.stdout
     numeric = getattr(logging, level.upper(), logging.INFO)
     shared: list[structlog.types.Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
-    handler = logging.StreamHandler(sys.stdout)
+    handler = logging.StreamHandler(stream)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name],
@@ -51,6 +55,6 @@ def configure_logging(level: str = "info") -> None:
             structlog.processors.JSONRenderer(),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stdout),
+        logger_factory=structlog.PrintLoggerFactory(file=stream),
         cache_logger_on_first_use=False,
     )

@@ -46,15 +46,9 @@ async def check(rt: Runtime, login_norm: str, ip: str) -> None:
 
 
 async def _count(rt: Runtime, key: str, threshold: int, now: float) -> bool:
-    state: dict[str, Any] | None = await rt.store.get(key, now)
-    if not state or now - state["first"] > WINDOW:
-        state = {"n": 0, "first": now, "until": 0}
-    state["n"] += 1
-    locked = state["n"] >= threshold
-    if locked:
-        state["until"] = now + LOCK
-    await rt.store.set(key, state, WINDOW + LOCK, now)
-    return locked
+    # One atomic step in the store: concurrent failures are all counted (no lost updates).
+    state = await rt.store.count(key, now, window=WINDOW, threshold=threshold, lock=LOCK)
+    return bool(state["until"] > now)
 
 
 async def failure(rt: Runtime, login_norm: str, ip: str) -> bool:

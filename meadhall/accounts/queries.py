@@ -46,6 +46,16 @@ async def update_user(conn: AsyncConnection, user_id: int, values: dict[str, Any
     await conn.execute(update(users).where(users.c.id == user_id).values(values))
 
 
+async def claim_totp_step(conn: AsyncConnection, user_id: int, step: int) -> bool:
+    """Record `step` as the last used TOTP step unless it (or a later one) already is."""
+    result = await conn.execute(
+        update(users)
+        .where(users.c.id == user_id, or_(users.c.totp_last_step.is_(None), users.c.totp_last_step < step))
+        .values(totp_last_step=step)
+    )
+    return result.rowcount == 1
+
+
 async def count_admins(conn: AsyncConnection) -> int:
     stmt = select(func.count()).select_from(users).where(
         users.c.is_instance_admin.is_(True), users.c.deleted_at.is_(None)
@@ -97,6 +107,14 @@ async def list_sessions(conn: AsyncConnection, user_id: int) -> list[Row]:
 
 async def update_session(conn: AsyncConnection, session_id: int, values: dict[str, Any]) -> None:
     await conn.execute(update(sessions).where(sessions.c.id == session_id).values(values))
+
+
+async def rotate_session_token(conn: AsyncConnection, session_id: int, digest: str, values: dict[str, Any]) -> bool:
+    """Apply a rotation only while `digest` is still the current token (False: rotated concurrently)."""
+    result = await conn.execute(
+        update(sessions).where(sessions.c.id == session_id, sessions.c.token_hash == digest).values(values)
+    )
+    return result.rowcount == 1
 
 
 async def delete_session(conn: AsyncConnection, session_id: int) -> None:

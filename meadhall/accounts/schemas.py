@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints, field_validator, model_validator
 
 from meadhall.accounts import validation as v
 
@@ -75,12 +75,13 @@ class ProfilePatch(BaseModel):
     locale: Locale | None = None
     timezone: Timezone | None = None
 
-    @model_validator(mode="after")
-    def _no_null_for_required(self) -> ProfilePatch:
-        for name in ("display_name", "bio", "status", "locale", "timezone"):
-            if name in self.model_fields_set and getattr(self, name) is None:
-                raise ValueError(f"{name} cannot be null")
-        return self
+    @field_validator("display_name", "bio", "status", "locale", "timezone", mode="before")
+    @classmethod
+    def _no_null_for_required(cls, value: object) -> object:
+        # Runs only for fields present in the body, so the error names the field (API.md 0.7).
+        if value is None:
+            raise ValueError("cannot be null")
+        return value
 
     def changes(self) -> dict[str, object]:
         return {name: getattr(self, name) for name in self.model_fields_set}

@@ -53,8 +53,9 @@ async def consume_totp(rt: Runtime, uow: UnitOfWork, user: RowMapping, code: str
     step = matching_step(secret, code, uow.now.timestamp(), user["totp_last_step"])
     if step is None:
         return False
-    await queries.update_user(uow.conn, user["id"], {"totp_last_step": step})
-    return True
+    # `user` may have been read before this transaction: only a step newer than the stored one is
+    # claimed, so two concurrent requests cannot both use the same code.
+    return await queries.claim_totp_step(uow.conn, user["id"], step)
 
 
 async def consume_backup_code(rt: Runtime, uow: UnitOfWork, user: RowMapping, code: str, client: Client) -> bool:

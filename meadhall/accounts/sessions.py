@@ -14,7 +14,7 @@ from meadhall.core.clock import as_utc
 from meadhall.core.crypto import new_token, token_digest
 from meadhall.core.errors import AppError
 from meadhall.db.uow import UnitOfWork
-from meadhall.realtime.events import event
+from meadhall.realtime.events import Event, event
 from meadhall.runtime import Runtime
 
 STEP_UP_WINDOW = timedelta(minutes=10)
@@ -75,9 +75,12 @@ async def create_session(uow: UnitOfWork, user_id: int, client: Client, method: 
     return IssuedSession(token, row)
 
 
-def session_invalidated(user_id: int, session_ids: list[int], reason: str):  # type: ignore[no-untyped-def]
-    """SESSION_INVALIDATED to the connections of the given sessions."""
-    return event("SESSION_INVALIDATED", {"reason": reason}, [user_id], sessions=tuple(session_ids))
+def session_invalidated(user_id: int, session_ids: list[int], reason: str) -> list[Event]:
+    """SESSION_INVALIDATED `{reason, session_id}`, one per session, to that session's connections."""
+    return [
+        event("SESSION_INVALIDATED", {"reason": reason, "session_id": str(sid)}, [user_id], sessions=(sid,))
+        for sid in session_ids
+    ]
 
 
 async def authenticate(rt: Runtime, token: str, *, via_cookie: bool, client: Client) -> Authenticated:
@@ -131,7 +134,13 @@ async def _refresh(rt: Runtime, row: Any, digest: str, now: datetime, client: Cl
     if not values:
         return None
     async with rt.uow() as uow:
-        await queries.update_session(uow.conn, row["id"], values)
+        if rotated is not None and not await queries.rotate_session_token(uow.conn, row["id"], digest, values):
+            # A concurrent request presenting the same token rotated it first and answers with the new
+            # token; a second new token here would replace that one and log the client out.
+            rotated = None
+            values = {"last_used_at": now, "ip": client.ip[:64]}
+        if rotated is None:
+            await queries.update_session(uow.conn, row["id"], values)
         await queries.update_user(uow.conn, row["user_id"], {"last_seen_at": now})
     return rotated
 
@@ -155,25 +164,25 @@ async def revoke_own(rt: Runtime, principal: Principal, session_id: int | None, 
             raise AppError("session.not_found")
         await queries.delete_session(uow.conn, row["id"])
         await record_security(uow, "session.revoke", principal.user_id, client, {"session_id": str(row["id"])})
-        uow.emit(session_invalidated(principal.user_id, [row["id"]], "revoked"))
+        uow.emit(*session_invalidated(principal.user_id, [row["id"]], "revoked"))
 
 
 async def logout(rt: Runtime, principal: Principal) -> None:
     async with rt.uow() as uow:
         await queries.delete_session(uow.conn, principal.session_id)
-        uow.emit(session_invalidated(principal.user_id, [principal.session_id], "logout"))
+        uow.emit(*session_invalidated(principal.user_id, [principal.session_id], "logout"))
 
 
 async def logout_all(rt: Runtime, principal: Principal, client: Client) -> None:
     async with rt.uow() as uow:
         ids = await queries.delete_sessions_of(uow.conn, principal.user_id)
         await record_security(uow, "logout_all", principal.user_id, client)
-        uow.emit(session_invalidated(principal.user_id, ids, "logout_all"))
+        uow.emit(*session_invalidated(principal.user_id, ids, "logout_all"))
 
 
 async def revoke_all(uow: UnitOfWork, user_id: int, reason: str, keep: int | None = None) -> list[int]:
     """Delete the user's sessions (all, or all but `keep`) and tell their connections why."""
     ids = await queries.delete_sessions_of(uow.conn, user_id, keep=keep)
     if ids:
-        uow.emit(session_invalidated(user_id, ids, reason))
+        uow.emit(*session_invalidated(user_id, ids, reason))
     return ids

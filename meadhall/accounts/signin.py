@@ -7,6 +7,7 @@ from typing import Any
 
 from argon2.exceptions import VerificationError
 from sqlalchemy import RowMapping
+from sqlalchemy.exc import IntegrityError
 
 from meadhall.accounts import lockout, queries
 from meadhall.accounts.passwords import check_password
@@ -73,28 +74,35 @@ async def do_create_user(rt: Runtime, uow: UnitOfWork, new: NewAccount, password
         raise AppError("user.email_taken")
     user_id = uow.next_id()
     display_name = new.display_name or new.username
-    await queries.insert_user(
-        uow.conn,
-        {
-            "id": user_id,
-            "username": new.username,
-            "username_norm": username_norm,
-            "email_enc": encrypt(rt.keys.email_enc, new.email, aad=str(user_id).encode()),
-            "email_index": email_index,
-            "password_hash": password_hash,
-            "display_name": display_name,
-            "display_name_norm": norm(display_name),
-            "bio": "",
-            "status": "online",
-            "locale": new.locale or "en",
-            "timezone": new.timezone or "Europe/Moscow",
-            "totp_enabled": False,
-            "is_instance_admin": new.is_instance_admin,
-            "password_reset_required": False,
-            "last_seen_at": uow.now,
-            "created_at": uow.now,
-        },
-    )
+    try:
+        # A concurrent registration can take the name or address between the check above and this insert
+        # (PostgreSQL, READ COMMITTED): the unique indexes decide, in a savepoint so that we can still look.
+        async with uow.conn.begin_nested():
+            await queries.insert_user(
+                uow.conn,
+                {
+                    "id": user_id,
+                    "username": new.username,
+                    "username_norm": username_norm,
+                    "email_enc": encrypt(rt.keys.email_enc, new.email, aad=str(user_id).encode()),
+                    "email_index": email_index,
+                    "password_hash": password_hash,
+                    "display_name": display_name,
+                    "display_name_norm": norm(display_name),
+                    "bio": "",
+                    "status": "online",
+                    "locale": new.locale or "en",
+                    "timezone": new.timezone or "Europe/Moscow",
+                    "totp_enabled": False,
+                    "is_instance_admin": new.is_instance_admin,
+                    "password_reset_required": False,
+                    "last_seen_at": uow.now,
+                    "created_at": uow.now,
+                },
+            )
+    except IntegrityError:
+        username_taken, _ = await queries.username_or_email_taken(uow.conn, username_norm, email_index)
+        raise AppError("user.username_taken" if username_taken else "user.email_taken") from None
     row = await queries.get_user(uow.conn, user_id)
     assert row is not None
     return row

@@ -28,7 +28,7 @@ def _cursor(name: str, raw: str | None) -> int | None:
     return value
 
 
-def page_params(
+async def page_params(
     before: Annotated[str | None, Query(description="Items older than this id")] = None,
     after: Annotated[str | None, Query(description="Items newer than this id")] = None,
     limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,

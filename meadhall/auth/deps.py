@@ -86,7 +86,12 @@ async def global_limit(request: Request) -> None:
 
 
 Session = Annotated[Principal, Depends(require_session)]
-ClientInfo = Annotated[Client, Depends(client_of)]
+async def client_info(request: Request) -> Client:
+    """`client_of` as an async dependency (a sync one would run on a worker thread)."""
+    return client_of(request)
+
+
+ClientInfo = Annotated[Client, Depends(client_info)]
 
 
 def limited(bucket: str) -> Any:

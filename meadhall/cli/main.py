@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Annotated, Any
 
 import typer
 
-from meadhall.cli import users
+from meadhall.cli import bootstrap, users
 from meadhall.cli.output import fail, run
 from meadhall.cli.settings import DataDir, settings_for
 from meadhall.config import ConfigError
+from meadhall.logs import configure_logging
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Meadhall chat service")
 
@@ -25,8 +27,6 @@ def serve(
     import uvicorn
 
     from meadhall.app import create_app
-    from meadhall.logs import configure_logging
-
     try:
         settings = settings_for(data_dir)
     except ConfigError as err:
@@ -63,10 +63,15 @@ def migrate(data_dir: DataDir = None) -> None:
 
 
 users.register(app)
+bootstrap.register(app)
 
 
 def main() -> None:
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    # Commands answer with one JSON object on stdout: their logs go to stderr (`serve` moves them back).
+    level = os.environ.get("LOG_LEVEL", "info").lower()
+    configure_logging(level if level in {"debug", "info", "warning", "error", "critical"} else "info",
+                      stream=sys.stderr)
     app()
 
 

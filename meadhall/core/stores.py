@@ -42,6 +42,34 @@ return raw
 """
 
 
+# Failure counting for lockouts, as one atomic step: count within a window, lock at a threshold.
+_COUNT_LUA = """
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local threshold = tonumber(ARGV[3])
+local lock = tonumber(ARGV[4])
+local raw = redis.call('GET', KEYS[1])
+local doc = nil
+if raw then doc = cjson.decode(raw)['v'] end
+if (not doc) or now - doc['first'] > window then doc = {n = 0, first = now, ['until'] = 0} end
+doc['n'] = doc['n'] + 1
+if doc['n'] >= threshold then doc['until'] = now + lock end
+local ttl = window + lock
+redis.call('SET', KEYS[1], cjson.encode({exp = now + ttl, v = doc}), 'PX', math.floor(ttl * 1000) + 60000)
+return cjson.encode(doc)
+"""
+
+
+def count_step(doc: dict[str, Any] | None, now: float, window: float, threshold: int, lock: float) -> dict[str, Any]:
+    """The pure counting step shared by both stores."""
+    if not doc or now - doc["first"] > window:
+        doc = {"n": 0, "first": now, "until": 0}
+    doc = {**doc, "n": doc["n"] + 1}
+    if doc["n"] >= threshold:
+        doc["until"] = now + lock
+    return doc
+
+
 class MemoryStore:
     """In-process store for single-node mode."""
 
@@ -74,6 +102,12 @@ class MemoryStore:
         await self.set(key, value, ttl, now)
         return True
 
+    async def count(self, key: str, now: float, *, window: float, threshold: int, lock: float) -> dict[str, Any]:
+        """Count one failure: `{"n", "first", "until"}` after the step (atomic: no await inside)."""
+        doc = count_step(await self.get(key, now), now, window, threshold, lock)
+        await self.set(key, doc, window + lock, now)
+        return doc
+
     async def take(self, key: str, now: float) -> Any:
         """Read and delete in one step (single-use values)."""
         value = await self.get(key, now)
@@ -96,6 +130,7 @@ class RedisStore:
         self.prefix = prefix
         self._gcra = client.register_script(_GCRA_LUA)
         self._take = client.register_script(_TAKE_LUA)
+        self._count = client.register_script(_COUNT_LUA)
 
     def _k(self, key: str) -> str:
         return f"{self.prefix}:{key}"
@@ -122,6 +157,10 @@ class RedisStore:
             await self.client.delete(self._k(key))
         doc = json.dumps({"exp": now + ttl, "v": value})
         return bool(await self.client.set(self._k(key), doc, px=max(1, int(ttl * 1000)) + 60_000, nx=True))
+
+    async def count(self, key: str, now: float, *, window: float, threshold: int, lock: float) -> dict[str, Any]:
+        raw = await self._count(keys=[self._k(key)], args=[repr(now), window, threshold, lock])
+        return dict(json.loads(raw))
 
     async def take(self, key: str, now: float) -> Any:
         raw = await self._take(keys=[self._k(key)], args=[now])

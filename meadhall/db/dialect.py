@@ -1,24 +1,42 @@
 """The ONLY module that knows which database is in use (house rule 8).
 
 Everything that differs between SQLite and PostgreSQL lives here: transaction start, upserts, the
-migration lock, and (later) search.
+migration lock, and message search.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import os
-from collections.abc import AsyncIterator, Mapping
+import weakref
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Table, text
+from sqlalchemy import (
+    BigInteger,
+    RowMapping,
+    Select,
+    Table,
+    column,
+    func,
+    literal_column,
+    select,
+    table,
+    text,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.sql.elements import ColumnElement
+
+from meadhall.core.text import escape_like
+from meadhall.db.schema import messages
 
 WRITE_OPTION = "meadhall_write"
+READ_OPTION = "meadhall_read"
 _MIGRATION_LOCK_KEY = 0x6D656164  # "mead": pg_advisory_lock key for migrations
 
 
@@ -30,10 +48,34 @@ def is_sqlite(bind: AsyncConnection | AsyncEngine) -> bool:
     return bind.dialect.name == "sqlite"
 
 
-def sqlite_begin_statement(options: Mapping[str, Any]) -> str:
-    # A write transaction takes the lock up front: a deferred transaction that reads and then writes
-    # can fail with SQLITE_BUSY without waiting for the busy timeout.
-    return "BEGIN IMMEDIATE" if options.get(WRITE_OPTION) else "BEGIN"
+def sqlite_begin_statement(options: Mapping[str, Any]) -> str | None:
+    """What a SQLite transaction starts with. A write transaction takes the lock up front: a deferred
+    transaction that reads and then writes can fail with SQLITE_BUSY without waiting. A read-only unit
+    of work starts none: in WAL mode each statement reads a consistent snapshot, and skipping
+    BEGIN/COMMIT halves the statements of a typical read request."""
+    if options.get(WRITE_OPTION):
+        return "BEGIN IMMEDIATE"
+    if options.get(READ_OPTION):
+        return None
+    return "BEGIN"
+
+
+_WRITE_LOCKS: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+def write_lock(engine: AsyncEngine) -> Any:
+    """Serialise write transactions of this process on SQLite.
+
+    SQLite has one writer at a time and its statements run on the event loop thread
+    (db/sqlite_inline.py): a second BEGIN IMMEDIATE would block the loop waiting for a lock that only
+    the loop can release. Queuing writers on an asyncio lock first keeps the loop free. PostgreSQL
+    needs nothing: its writers wait in the server."""
+    if not is_sqlite(engine):
+        return contextlib.nullcontext()
+    lock = _WRITE_LOCKS.get(engine.sync_engine)
+    if lock is None:
+        lock = _WRITE_LOCKS[engine.sync_engine] = asyncio.Lock()
+    return lock
 
 
 def insert_ignore(conn: AsyncConnection, table: Table, values: dict[str, Any] | list[dict[str, Any]]):
@@ -107,3 +149,241 @@ async def truncate_all(conn: AsyncConnection, tables: list[str]) -> None:
     else:
         quoted = ", ".join(f'"{n}"' for n in tables)
         await conn.execute(text(f"TRUNCATE {quoted} RESTART IDENTITY CASCADE"))
+
+
+# ---- message search (API.md 3.8.3) -------------------------------------------------------------------
+#
+# The rule: every word of the query (normalised like content_norm: NFKC + casefold) occurs in the message's
+# content_norm. The API describes two methods whose results are merged: whole words / the last word as a
+# prefix through a full-text index, and substrings. A whole word and a prefix are substrings, so the
+# merge is exactly the substring result; what each database needs is an index that finds substrings.
+#
+# SQLite: `messages_search`, an FTS5 table with the trigram tokenizer over content_norm (external
+#   content: the text stays in `messages`, rowid = message id), kept current by three triggers. A quoted
+#   FTS5 phrase is a literal substring of 3+ characters found through the index; shorter words are
+#   checked with instr() on the rows the index (or the room's newest-first scan) yields. A later
+#   migration that rebuilds `messages` in batch mode drops the triggers: it must call
+#   create_message_search() again.
+# PostgreSQL: pg_trgm, and a GIN trigram index on content_norm: `LIKE '%word%'` (escaped) for words of 3+
+#   characters goes through it; shorter words are checked with strpos(), which the planner cannot send to
+#   the index (a pattern without trigrams would make it read the whole index).
+#
+# A tsvector index for whole words and prefixes was built and measured (100,000 messages in one room): it
+# never adds a result to the substring match, and its branch of the merge cost up to 95 ms when the planner
+# misjudged a prefix (a backward scan of the whole room for 'xylophone':*), against under 1 ms for the
+# trigram path; so PostgreSQL, like SQLite, answers from the trigram index alone.
+
+SEARCH_FTS_TABLE = "messages_search"
+SEARCH_TRIGRAM_INDEX = "ix_messages_content_norm_trgm"
+_TRIGRAM = 3  # the shortest word a trigram index can look up
+_SQLITE_TRIGRAM_SINCE = (3, 34, 0)
+
+# SEARCH_FTS_TABLE written out. The FTS5 table reads its text from messages.content_norm ("external
+# content"), so the text is stored once; columnsize=0 because results are never ranked.
+_SQLITE_SEARCH_DDL = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS messages_search USING fts5(content_norm, content='messages', "
+    "content_rowid='id', tokenize='trigram case_sensitive 1', columnsize=0)",
+    "CREATE TRIGGER IF NOT EXISTS messages_search_insert AFTER INSERT ON messages BEGIN "
+    "INSERT INTO messages_search(rowid, content_norm) VALUES (new.id, new.content_norm); END",
+    "CREATE TRIGGER IF NOT EXISTS messages_search_delete AFTER DELETE ON messages BEGIN "
+    "INSERT INTO messages_search(messages_search, rowid, content_norm) "
+    "VALUES ('delete', old.id, old.content_norm); END",
+    "CREATE TRIGGER IF NOT EXISTS messages_search_update AFTER UPDATE OF content_norm ON messages "
+    "WHEN old.content_norm IS NOT new.content_norm BEGIN "
+    "INSERT INTO messages_search(messages_search, rowid, content_norm) "
+    "VALUES ('delete', old.id, old.content_norm); "
+    "INSERT INTO messages_search(rowid, content_norm) VALUES (new.id, new.content_norm); END",
+    # Index the rows that exist already (and repair an index created by hand); cheap on an empty table.
+    "INSERT INTO messages_search(messages_search) VALUES ('rebuild')",
+)
+
+_POSTGRES_SEARCH_DDL = (
+    "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+    f"CREATE INDEX IF NOT EXISTS {SEARCH_TRIGRAM_INDEX} ON messages USING gin (content_norm gin_trgm_ops)",
+)
+
+
+def create_message_search(op: Any) -> None:
+    """Create the search objects in a migration (`op` is alembic.op); tolerates them existing."""
+    bind = op.get_bind()
+    if bind.dialect.name == "sqlite":
+        version = bind.exec_driver_sql("SELECT sqlite_version()").scalar_one()
+        if tuple(int(p) for p in version.split(".")[:3]) < _SQLITE_TRIGRAM_SINCE:
+            raise RuntimeError(f"message search needs SQLite 3.34 or newer (FTS5 trigram tokenizer); found {version}")
+        statements = _SQLITE_SEARCH_DDL
+    else:
+        statements = _POSTGRES_SEARCH_DDL
+    for statement in statements:
+        op.execute(statement)
+
+
+def drop_message_search(op: Any) -> None:
+    if op.get_bind().dialect.name == "sqlite":
+        for suffix in ("insert", "delete", "update"):
+            op.execute(f"DROP TRIGGER IF EXISTS {SEARCH_FTS_TABLE}_{suffix}")
+        op.execute(f"DROP TABLE IF EXISTS {SEARCH_FTS_TABLE}")
+        return
+    op.execute(f"DROP INDEX IF EXISTS {SEARCH_TRIGRAM_INDEX}")  # pg_trgm stays: other objects may use it
+
+
+def is_search_object(type_: str, name: str | None) -> bool:
+    """True for the search objects that db/schema does not describe (raw SQL, different per database):
+    the FTS5 table with its shadow tables, and the trigram index."""
+    if not name:
+        return False
+    if type_ == "table":
+        return name == SEARCH_FTS_TABLE or name.startswith(SEARCH_FTS_TABLE + "_")
+    return type_ == "index" and name == SEARCH_TRIGRAM_INDEX
+
+
+async def search_messages(conn: AsyncConnection, channel_id: int, words: Sequence[str], *,
+                          visible: ColumnElement[bool], before: int | None, limit: int) -> list[RowMapping]:
+    """Messages of the room whose content_norm contains every word (already normalised), that pass
+    `visible`, older than `before`; newest first, at most `limit`. One statement (with SET LOCAL before it
+    on PostgreSQL)."""
+    if not words:
+        return []
+    base: list[ColumnElement[bool]] = [messages.c.channel_id == channel_id, visible]
+    if is_sqlite(conn):
+        stmt = _sqlite_search(words, base, before, limit)
+    else:
+        # The best plan depends on the words (a rare trigram: the index; a common one: the room's newest
+        # rows), so plan with the values every time, never with a cached generic plan.
+        await conn.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
+        stmt = _postgres_search(words, base, before, limit)
+    return list((await conn.execute(stmt)).mappings())
+
+
+def _fts5_phrase(word: str) -> str:
+    # Inside a double-quoted FTS5 string every character is literal text; a quote is written twice.
+    return '"' + word.replace('"', '""') + '"'
+
+
+def _sqlite_search(words: Sequence[str], base: list[ColumnElement[bool]], before: int | None, limit: int) -> Select:
+    indexed = [w for w in words if len(w) >= _TRIGRAM]
+    # instr() compares exactly: no wildcard characters to escape.
+    short = [func.instr(messages.c.content_norm, w) > 0 for w in words if len(w) < _TRIGRAM]
+    if not indexed:
+        stmt = select(messages).where(*base, *short)
+        if before is not None:
+            stmt = stmt.where(messages.c.id < before)
+        return stmt.order_by(messages.c.id.desc()).limit(limit)
+    fts = table(SEARCH_FTS_TABLE, column("rowid", BigInteger))
+    match = literal_column(SEARCH_FTS_TABLE).op("MATCH")(" AND ".join(_fts5_phrase(w) for w in indexed))
+    # FTS5 yields its matches newest first (ORDER BY rowid DESC) and the join checks the room and the
+    # other conditions, so the walk stops after `limit` hits.
+    stmt = select(messages).select_from(fts.join(messages, messages.c.id == fts.c.rowid)).where(match, *base, *short)
+    if before is not None:
+        stmt = stmt.where(fts.c.rowid < before)
+    return stmt.order_by(fts.c.rowid.desc()).limit(limit)
+
+
+def _postgres_search(words: Sequence[str], base: list[ColumnElement[bool]], before: int | None,
+                     limit: int) -> Select:
+    content = messages.c.content_norm
+    conditions = [content.like("%" + escape_like(w) + "%", escape="\\") if len(w) >= _TRIGRAM
+                  else func.strpos(content, w) > 0 for w in words]
+    stmt = select(messages).where(*base, *conditions)
+    if before is not None:
+        stmt = stmt.where(messages.c.id < before)
+    return stmt.order_by(messages.c.id.desc()).limit(limit)
+
+
+# ---- guild permission versions ----------------------------------------------------------------
+#
+# `guilds.perm_version` changes whenever anything that decides who may see or do what in a guild
+# changes: members (incl. timeouts), held roles, roles, rooms, overrides, the owner, a member's
+# instance-administrator flag. Triggers maintain it so that no code path can forget to, and the
+# permission cache (realtime/guild_state.py) is valid exactly while the version it read is current.
+
+_GUILD_ID_TABLES = ("members", "member_roles", "roles")
+# Rooms matter by existing (their overrides are their own); updates such as `last_message_id` on every
+# message must not invalidate the cache.
+_ROOM_EVENTS = (("INSERT", "NEW"), ("DELETE", "OLD"))
+
+_SQLITE_PERM_TRIGGERS = [
+    *(
+        f"CREATE TRIGGER IF NOT EXISTS pv_{table}_{op.lower()} AFTER {op} ON {table} BEGIN "  # noqa: S608
+        f"UPDATE guilds SET perm_version = perm_version + 1 WHERE id = {row}.guild_id; END"
+        for table in _GUILD_ID_TABLES
+        for op, row in (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD"))
+    ),
+    *(
+        f"CREATE TRIGGER IF NOT EXISTS pv_channels_{op.lower()} AFTER {op} ON channels BEGIN "  # noqa: S608
+        f"UPDATE guilds SET perm_version = perm_version + 1 WHERE id = {row}.guild_id; END"
+        for op, row in _ROOM_EVENTS
+    ),
+    *(
+        f"CREATE TRIGGER IF NOT EXISTS pv_permission_overrides_{op.lower()} AFTER {op} ON permission_overrides "  # noqa: S608
+        f"BEGIN UPDATE guilds SET perm_version = perm_version + 1 "
+        f"WHERE id = (SELECT guild_id FROM channels WHERE id = {row}.channel_id); END"
+        for op, row in (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD"))
+    ),
+    "CREATE TRIGGER IF NOT EXISTS pv_guilds_owner AFTER UPDATE OF owner_id ON guilds "
+    "WHEN NEW.owner_id IS NOT OLD.owner_id BEGIN "
+    "UPDATE guilds SET perm_version = perm_version + 1 WHERE id = NEW.id; END",
+    "CREATE TRIGGER IF NOT EXISTS pv_users_admin AFTER UPDATE OF is_instance_admin ON users "
+    "WHEN NEW.is_instance_admin IS NOT OLD.is_instance_admin BEGIN "
+    "UPDATE guilds SET perm_version = perm_version + 1 "
+    "WHERE id IN (SELECT guild_id FROM members WHERE user_id = NEW.id); END",
+]
+
+_POSTGRES_PERM_TRIGGERS = [
+    """CREATE OR REPLACE FUNCTION pv_bump_guild_id() RETURNS trigger AS $$
+    BEGIN
+      IF TG_OP <> 'INSERT' THEN
+        UPDATE guilds SET perm_version = perm_version + 1 WHERE id = OLD.guild_id;
+      END IF;
+      IF TG_OP <> 'DELETE' THEN
+        UPDATE guilds SET perm_version = perm_version + 1 WHERE id = NEW.guild_id;
+      END IF;
+      RETURN NULL;
+    END $$ LANGUAGE plpgsql""",
+    """CREATE OR REPLACE FUNCTION pv_bump_override() RETURNS trigger AS $$
+    BEGIN
+      IF TG_OP <> 'INSERT' THEN
+        UPDATE guilds SET perm_version = perm_version + 1
+        WHERE id = (SELECT guild_id FROM channels WHERE id = OLD.channel_id);
+      END IF;
+      IF TG_OP <> 'DELETE' THEN
+        UPDATE guilds SET perm_version = perm_version + 1
+        WHERE id = (SELECT guild_id FROM channels WHERE id = NEW.channel_id);
+      END IF;
+      RETURN NULL;
+    END $$ LANGUAGE plpgsql""",
+    """CREATE OR REPLACE FUNCTION pv_bump_owner() RETURNS trigger AS $$
+    BEGIN
+      IF NEW.owner_id IS DISTINCT FROM OLD.owner_id THEN
+        NEW.perm_version := OLD.perm_version + 1;
+      END IF;
+      RETURN NEW;
+    END $$ LANGUAGE plpgsql""",
+    """CREATE OR REPLACE FUNCTION pv_bump_admin() RETURNS trigger AS $$
+    BEGIN
+      IF NEW.is_instance_admin IS DISTINCT FROM OLD.is_instance_admin THEN
+        UPDATE guilds SET perm_version = perm_version + 1
+        WHERE id IN (SELECT guild_id FROM members WHERE user_id = NEW.id);
+      END IF;
+      RETURN NULL;
+    END $$ LANGUAGE plpgsql""",
+    *(
+        f"CREATE OR REPLACE TRIGGER pv_{table} AFTER INSERT OR UPDATE OR DELETE ON {table} "
+        f"FOR EACH ROW EXECUTE FUNCTION pv_bump_guild_id()"
+        for table in _GUILD_ID_TABLES
+    ),
+    "CREATE OR REPLACE TRIGGER pv_channels AFTER INSERT OR DELETE ON channels "
+    "FOR EACH ROW EXECUTE FUNCTION pv_bump_guild_id()",
+    "CREATE OR REPLACE TRIGGER pv_permission_overrides AFTER INSERT OR UPDATE OR DELETE ON permission_overrides "
+    "FOR EACH ROW EXECUTE FUNCTION pv_bump_override()",
+    "CREATE OR REPLACE TRIGGER pv_guilds_owner BEFORE UPDATE OF owner_id ON guilds "
+    "FOR EACH ROW EXECUTE FUNCTION pv_bump_owner()",
+    "CREATE OR REPLACE TRIGGER pv_users_admin AFTER UPDATE OF is_instance_admin ON users "
+    "FOR EACH ROW EXECUTE FUNCTION pv_bump_admin()",
+]
+
+
+def create_perm_version_triggers(op: Any) -> None:
+    """Migration helper: the triggers that keep `guilds.perm_version` current (idempotent)."""
+    statements = _SQLITE_PERM_TRIGGERS if op.get_bind().dialect.name == "sqlite" else _POSTGRES_PERM_TRIGGERS
+    for statement in statements:
+        op.execute(statement)

@@ -5,12 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from sqlalchemy import event
+from sqlalchemy.dialects import registry
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from meadhall.db import dialect
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
+WROTE_FLAG = "meadhall_wrote"
+
+registry.register("sqlite.meadhall_inline", "meadhall.db.sqlite_inline", "InlineSQLiteDialect")
 
 
 def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
@@ -18,10 +22,30 @@ def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(url, echo=echo, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+        # aiosqlite URLs (tests, tools) are served by the inline driver (see db/sqlite_inline.py).
+        url = parsed.set(drivername="sqlite+meadhall_inline").render_as_string(hide_password=False)
+        # Every checkout ends its own transaction, so the pool's extra rollback on return is skipped.
+        engine = create_async_engine(url, echo=echo, pool_reset_on_return=None,
+                                     connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
         _configure_sqlite(engine)
+        _track_writes(engine)
         return engine
-    return create_async_engine(url, echo=echo, pool_size=10, max_overflow=20, pool_pre_ping=True)
+    engine = create_async_engine(url, echo=echo, pool_size=10, max_overflow=20, pool_pre_ping=True)
+    _track_writes(engine)
+    return engine
+
+
+_DML = ("INSERT", "UPDATE", "DELETE", "REPLAC")
+
+
+def _track_writes(engine: AsyncEngine) -> None:
+    """Flag connections whose transaction wrote rows (the permission cache must not keep what such a
+    transaction reads, see realtime/guild_state.py). The flag is reset when a unit of work begins."""
+
+    @event.listens_for(engine.sync_engine, "before_cursor_execute")
+    def _on_execute(conn, _cursor, statement, _params, _context, _many):  # type: ignore[no-untyped-def]
+        if statement.lstrip()[:6].upper() in _DML:
+            conn.info[WROTE_FLAG] = True
 
 
 def _configure_sqlite(engine: AsyncEngine) -> None:
@@ -39,4 +63,6 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn):  # type: ignore[no-untyped-def]
-        conn.exec_driver_sql(dialect.sqlite_begin_statement(conn.get_execution_options()))
+        statement = dialect.sqlite_begin_statement(conn.get_execution_options())
+        if statement:
+            conn.exec_driver_sql(statement)

@@ -3,6 +3,7 @@ succeeds and are dropped on rollback (house rule 3)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -14,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from meadhall.core.clock import Clock
 from meadhall.core.ids import SnowflakeGenerator
 from meadhall.db import dialect
+from meadhall.db.engine import WROTE_FLAG
 
 if TYPE_CHECKING:
     from meadhall.realtime.events import Event
@@ -50,12 +52,14 @@ class UnitOfWork:
 async def unit_of_work(
     engine: AsyncEngine, clock: Clock, ids: SnowflakeGenerator, bus: Publisher, *, write: bool = True
 ) -> AsyncIterator[UnitOfWork]:
-    async with engine.connect() as conn:
-        if write:
-            conn = await conn.execution_options(**{dialect.WRITE_OPTION: True})
-        async with conn.begin():
-            uow = UnitOfWork(conn, clock, ids)
-            yield uow
+    async with dialect.write_lock(engine) if write else contextlib.nullcontext():
+        async with engine.connect() as conn:
+            option = dialect.WRITE_OPTION if write else dialect.READ_OPTION
+            conn = await conn.execution_options(**{option: True})
+            async with conn.begin():
+                conn.info[WROTE_FLAG] = False
+                uow = UnitOfWork(conn, clock, ids)
+                yield uow
     # Reached only when the transaction committed.
     if uow.events:
         try:

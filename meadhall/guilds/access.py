@@ -15,6 +15,7 @@ from meadhall.core.clock import as_utc, iso
 from meadhall.core.errors import AppError, permission_denied
 from meadhall.core.ids import parse_id
 from meadhall.guilds import queries
+from meadhall.realtime.guild_state import GuildState, cached_state
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class ChannelContext:
     channel: RowMapping
     overrides: list[RowMapping]
     permissions: int
+    state: GuildState | None = None  # the permission data this was computed from, when cached
 
     @property
     def channel_id(self) -> int:
@@ -79,19 +81,24 @@ def to_overrides(rows: list[RowMapping]) -> list[perms.Override]:
     return [perms.Override(r["target_id"], r["kind"], int(r["allow"]), int(r["deny"])) for r in rows]
 
 
+def _context_from_state(principal: Principal, guild: RowMapping, state: GuildState, now: datetime
+                        ) -> GuildContext | None:
+    info = state.members.get(principal.user_id)
+    if info is None and not principal.is_instance_admin:
+        return None
+    actor = state.context(principal.user_id, principal.is_instance_admin, now)
+    return GuildContext(guild, info.row if info else None, actor, state.roles, state.role_rows,
+                        int(perms.guild_permissions(actor, state.roles)), now)
+
+
 async def load_guild_context(conn: AsyncConnection, principal: Principal, guild_id: int, now: datetime
                              ) -> GuildContext | None:
+    """The caller's view of a guild: one query for the guild row, permission data from the cache."""
     guild = await queries.get_guild(conn, guild_id)
     if guild is None:
         return None
-    member = await queries.get_member(conn, guild_id, principal.user_id)
-    if member is None and not principal.is_instance_admin:
-        return None
-    role_ids = await queries.member_role_ids(conn, guild_id, principal.user_id) if member else []
-    role_rows = await queries.roles_of(conn, guild_id)
-    roles = guild_roles(guild_id, role_rows)
-    actor = member_context(principal.user_id, principal.is_instance_admin, guild, member, role_ids, now)
-    return GuildContext(guild, member, actor, roles, role_rows, int(perms.guild_permissions(actor, roles)), now)
+    state = await cached_state(conn, guild_id, int(guild["perm_version"]))
+    return None if state is None else _context_from_state(principal, guild, state, now)
 
 
 async def access_guild(conn: AsyncConnection, principal: Principal, raw_id: str | int, now: datetime
@@ -123,19 +130,22 @@ async def access_guild_channel(conn: AsyncConnection, gc: GuildContext, raw_id: 
 
 async def access_channel(conn: AsyncConnection, principal: Principal, raw_id: str | int, now: datetime
                          ) -> ChannelContext:
-    """A guild room by id alone (paths like /channels/{id}); 404 when missing or unseen."""
+    """A guild room by id alone (paths like /channels/{id}); 404 when missing or unseen. One query for
+    the room and its guild; permission data from the cache."""
     channel_id = parse_id(raw_id)
-    channel = None if channel_id is None else await queries.get_channel(conn, channel_id)
-    if channel is None or channel["guild_id"] is None:
+    found = None if channel_id is None else await queries.get_channel_with_guild(conn, channel_id)
+    if found is None:
         raise AppError("channel.not_found")
-    gc = await load_guild_context(conn, principal, channel["guild_id"], now)
-    if gc is None:
+    channel, guild = found
+    state = await cached_state(conn, guild["id"], int(guild["perm_version"]))
+    gc = None if state is None else _context_from_state(principal, guild, state, now)
+    if gc is None or state is None:
         raise AppError("channel.not_found")
-    overrides = await queries.overrides_of_channel(conn, channel["id"])
+    overrides = state.overrides.get(channel["id"], [])
     mask = channel_permissions(gc, overrides)
     if not mask & perms.P.VIEW_CHANNEL:
         raise AppError("channel.not_found")
-    return ChannelContext(gc, channel, overrides, mask)
+    return ChannelContext(gc, channel, overrides, mask, state)
 
 
 def _deny(gc: GuildContext, flag: perms.Permission, where: str) -> AppError:

@@ -202,6 +202,7 @@ async def delete_channel(rt: Runtime, principal: Principal, raw_id: str) -> None
         viewers = (await GuildViewers.load(uow.conn, gc.guild_id, uow.now)).viewers(cc.channel_id)
         view = channel_view(cc.channel, cc.overrides)
         orphans = [r for r in await queries.channels_of(uow.conn, gc.guild_id) if r["parent_id"] == cc.channel_id]
+        await _rehome_public_invite(uow, gc, cc.channel_id)
         await queries.delete_channel(uow.conn, cc.channel_id)
         if gc.guild["system_channel_id"] == cc.channel_id:
             await queries.update_guild(uow.conn, gc.guild_id, {"system_channel_id": None})
@@ -212,6 +213,18 @@ async def delete_channel(rt: Runtime, principal: Principal, raw_id: str) -> None
             await _viewers_and_emit(uow, "CHANNEL_UPDATE", gc, orphan["id"])
         await record(uow, "channel.delete", actor_id=principal.user_id, target_type="channel",
                      target_id=cc.channel_id, guild_id=gc.guild_id, data={"name": cc.channel["name"]})
+
+
+async def _rehome_public_invite(uow: UnitOfWork, gc: GuildContext, channel_id: int) -> None:
+    """The permanent public invitation must outlive its room: move it to another text room, or end
+    the public flag when none is left (the invitation rows of a room go with it)."""
+    if not gc.guild["public"]:
+        return
+    others = [r for r in await queries.channels_of(uow.conn, gc.guild_id) if r["type"] == "text" and r["id"] != channel_id]
+    if others:
+        await queries.move_public_invite(uow.conn, gc.guild_id, channel_id, others[0]["id"])
+    elif await queries.public_invite_room(uow.conn, gc.guild_id) == channel_id:
+        await queries.update_guild(uow.conn, gc.guild_id, {"public": False, "public_invite_code": None})
 
 
 async def put_override(rt: Runtime, principal: Principal, raw_id: str, raw_target: str, kind: str,

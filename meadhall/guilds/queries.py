@@ -11,7 +11,18 @@ from sqlalchemy import RowMapping, and_, delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.core.text import escape_like
-from meadhall.db.schema import channels, guilds, member_roles, members, permission_overrides, roles, users
+from meadhall.db import dialect
+from meadhall.db.schema import (
+    channels,
+    guild_bans,
+    guilds,
+    invites,
+    member_roles,
+    members,
+    permission_overrides,
+    roles,
+    users,
+)
 
 Row = RowMapping
 
@@ -185,6 +196,20 @@ async def get_channel(conn: AsyncConnection, channel_id: int) -> Row | None:
     return (await conn.execute(select(channels).where(channels.c.id == channel_id))).mappings().first()
 
 
+async def get_channel_with_guild(conn: AsyncConnection, channel_id: int) -> tuple[Row, Row] | None:
+    """A guild room and its guild in one query; None for unknown ids and conversations."""
+    guild_cols = [c.label(f"g__{c.name}") for c in guilds.c]
+    stmt = select(channels, *guild_cols).join(guilds, guilds.c.id == channels.c.guild_id).where(
+        channels.c.id == channel_id
+    )
+    row = (await conn.execute(stmt)).mappings().first()
+    if row is None:
+        return None
+    channel = {c.name: row[c.name] for c in channels.c}
+    guild = {c.name: row[f"g__{c.name}"] for c in guilds.c}
+    return channel, guild  # type: ignore[return-value]
+
+
 async def get_guild_channel(conn: AsyncConnection, guild_id: int, channel_id: int) -> Row | None:
     stmt = select(channels).where(channels.c.guild_id == guild_id, channels.c.id == channel_id)
     return (await conn.execute(stmt)).mappings().first()
@@ -271,3 +296,94 @@ async def delete_overrides_for_target(conn: AsyncConnection, guild_id: int, targ
             )
         )
     return ids
+
+
+# ---- roles: counts, holders, positions (members/roles services) --------------------------------
+
+
+async def count_roles(conn: AsyncConnection, guild_id: int) -> int:
+    """Every role of the guild, the default role included."""
+    stmt = select(func.count()).select_from(roles).where(roles.c.guild_id == guild_id)
+    return int((await conn.execute(stmt)).scalar_one())
+
+
+async def shift_roles_up(conn: AsyncConnection, guild_id: int, from_position: int) -> None:
+    """Move every non-default role at `from_position` or above up by one (makes room for a new role)."""
+    await conn.execute(
+        update(roles)
+        .where(roles.c.guild_id == guild_id, roles.c.is_default.is_(False), roles.c.position >= from_position)
+        .values(position=roles.c.position + 1)
+    )
+
+
+async def holders_of_role(conn: AsyncConnection, guild_id: int, role_id: int) -> list[int]:
+    stmt = (
+        select(member_roles.c.user_id)
+        .where(member_roles.c.guild_id == guild_id, member_roles.c.role_id == role_id)
+        .order_by(member_roles.c.user_id)
+    )
+    return list((await conn.execute(stmt)).scalars())
+
+
+async def delete_role_assignments(conn: AsyncConnection, guild_id: int, role_id: int) -> None:
+    await conn.execute(
+        delete(member_roles).where(member_roles.c.guild_id == guild_id, member_roles.c.role_id == role_id)
+    )
+
+
+async def add_member_role_once(conn: AsyncConnection, guild_id: int, user_id: int, role_id: int) -> bool:
+    """Assign a role unless held; True when a row was written (idempotent PUT, safe under races)."""
+    stmt = dialect.insert_ignore(conn, member_roles, {"guild_id": guild_id, "user_id": user_id, "role_id": role_id})
+    return (await conn.execute(stmt)).rowcount == 1
+
+
+# ---- guild bans --------------------------------------------------------------------------------
+
+
+async def get_ban(conn: AsyncConnection, guild_id: int, user_id: int) -> Row | None:
+    stmt = select(guild_bans).where(guild_bans.c.guild_id == guild_id, guild_bans.c.user_id == user_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def bans_of(conn: AsyncConnection, guild_id: int) -> list[Row]:
+    """Newest first (ties by user id, newest-id first)."""
+    stmt = (
+        select(guild_bans)
+        .where(guild_bans.c.guild_id == guild_id)
+        .order_by(guild_bans.c.created_at.desc(), guild_bans.c.user_id.desc())
+    )
+    return list((await conn.execute(stmt)).mappings())
+
+
+async def put_ban(conn: AsyncConnection, guild_id: int, user_id: int, reason: str | None, author_id: int,
+                  now: Any) -> None:
+    """Insert the ban, or update the reason and author of an existing one (its date stays)."""
+    values = {"guild_id": guild_id, "user_id": user_id, "reason": reason, "author_id": author_id, "created_at": now}
+    await conn.execute(dialect.upsert(conn, guild_bans, values, ["guild_id", "user_id"], ["reason", "author_id"]))
+
+
+async def delete_ban(conn: AsyncConnection, guild_id: int, user_id: int) -> bool:
+    result = await conn.execute(
+        delete(guild_bans).where(guild_bans.c.guild_id == guild_id, guild_bans.c.user_id == user_id)
+    )
+    return result.rowcount == 1
+
+
+async def users_by_id(conn: AsyncConnection, user_ids: Iterable[int]) -> dict[int, Row]:
+    ids = sorted(set(user_ids))
+    if not ids:
+        return {}
+    return {row["id"]: row for row in (await conn.execute(select(users).where(users.c.id.in_(ids)))).mappings()}
+
+
+async def public_invite_room(conn: AsyncConnection, guild_id: int) -> int | None:
+    stmt = select(invites.c.channel_id).where(invites.c.guild_id == guild_id, invites.c.is_public.is_(True))
+    return (await conn.execute(stmt)).scalar()
+
+
+async def move_public_invite(conn: AsyncConnection, guild_id: int, from_channel: int, to_channel: int) -> None:
+    await conn.execute(
+        update(invites)
+        .where(invites.c.guild_id == guild_id, invites.c.is_public.is_(True), invites.c.channel_id == from_channel)
+        .values(channel_id=to_channel)
+    )

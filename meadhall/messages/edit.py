@@ -14,7 +14,8 @@ from meadhall.core.limits import EDIT_WINDOW_SECONDS
 from meadhall.core.text import norm
 from meadhall.messages import queries
 from meadhall.messages.history import load_visible
-from meadhall.messages.hydrate import hydrate_one
+from meadhall.messages.hydrate import audience_views, hydrate_one
+from meadhall.messages.readstates import drop_mentions
 from meadhall.messages.rooms import access_message_room
 from meadhall.realtime.events import event
 from meadhall.runtime import Runtime
@@ -43,7 +44,9 @@ async def edit_message(rt: Runtime, principal: Principal, raw_channel_id: str, r
         fresh = await queries.get_message(uow.conn, room.channel_id, row["id"])
         assert fresh is not None
         view = await hydrate_one(uow.conn, fresh, principal.user_id, uow.now)
-        uow.emit(event("MESSAGE_UPDATE", view, await room.audience(uow.conn, uow.now, fresh)))
+        audience = await room.audience(uow.conn, uow.now, fresh)
+        for shown, receivers in await audience_views(uow.conn, fresh, view, audience, uow.now):
+            uow.emit(event("MESSAGE_UPDATE", shown, receivers))
     return {"message": view}
 
 
@@ -56,6 +59,7 @@ async def delete_message(rt: Runtime, principal: Principal, raw_channel_id: str,
             room.require(P.MANAGE_MESSAGES)
         audience = await room.audience(uow.conn, uow.now, row)
         await queries.delete_message(uow.conn, room.channel_id, row["id"])
+        await drop_mentions(uow, row)
         if room.channel["last_message_id"] == row["id"]:
             await queries.set_last_message(uow.conn, room.channel_id,
                                            await queries.newest_public_id(uow.conn, room.channel_id))

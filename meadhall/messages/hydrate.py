@@ -55,3 +55,24 @@ async def _reactions(conn: AsyncConnection, message_ids: list[int], viewer_id: i
 
 async def hydrate_one(conn: AsyncConnection, row: RowMapping, viewer_id: int, now: datetime) -> dict[str, Any]:
     return (await hydrate(conn, [row], viewer_id, now))[0]
+
+
+async def audience_views(conn: AsyncConnection, row: RowMapping, view: dict[str, Any], audience: list[int],
+                         now: datetime) -> list[tuple[dict[str, Any], list[int]]]:
+    """Split an event's audience by what each receiver may see of the replied message: a reply to a
+    `private` message shows its reference only to that message's two parties (API.md 2.15, 3.8.1)."""
+    ref_id = row["reply_to_id"]
+    ref = None if ref_id is None else await queries.get_message(conn, row["channel_id"], ref_id)
+    if ref is None or ref["kind"] != "private":
+        return [(view, audience)]
+    parties = {ref["author_id"], ref["recipient_id"]}
+    inside = [u for u in audience if u in parties]
+    outside = [u for u in audience if u not in parties]
+    groups = []
+    if inside:
+        # The view was built for its caller, who may be a moderator outside the two parties.
+        shown = (await hydrate(conn, [row], ref["author_id"], now, with_reactions=False))[0]["referenced_message"]
+        groups.append(({**view, "referenced_message": shown}, inside))
+    if outside:
+        groups.append(({**view, "referenced_message": None}, outside))
+    return groups

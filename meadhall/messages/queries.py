@@ -9,6 +9,7 @@ from sqlalchemy import RowMapping, and_, delete, func, insert, or_, select, upda
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
+from meadhall.db import dialect
 from meadhall.db.schema import channels, messages, reactions, users
 
 Row = RowMapping
@@ -120,3 +121,72 @@ async def own_reactions(conn: AsyncConnection, message_ids: list[int], user_id: 
         and_(reactions.c.message_id.in_(message_ids), reactions.c.user_id == user_id)
     )
     return {(m, e) for m, e in (await conn.execute(stmt)).all()}
+
+
+# ---- reactions and pins --------------------------------------------------------------------------
+
+
+async def lock_message(conn: AsyncConnection, channel_id: int, message_id: int) -> None:
+    """Serialise count-limited writes on one message (no-op on SQLite, whose writers are serial)."""
+    await conn.execute(select(messages.c.id).where(messages.c.channel_id == channel_id,
+                                                    messages.c.id == message_id).with_for_update())
+
+
+async def lock_channel(conn: AsyncConnection, channel_id: int) -> None:
+    await conn.execute(select(channels.c.id).where(channels.c.id == channel_id).with_for_update())
+
+
+async def message_emojis(conn: AsyncConnection, message_id: int) -> set[str]:
+    stmt = select(reactions.c.emoji).where(reactions.c.message_id == message_id).distinct()
+    return set((await conn.execute(stmt)).scalars())
+
+
+async def custom_reaction_key(conn: AsyncConnection, message_id: int, emoji_id: int) -> str | None:
+    """The stored `<:name:id>` key of a custom emoji on this message, whatever name it was stored with."""
+    stmt = select(reactions.c.emoji).where(reactions.c.message_id == message_id,
+                                           reactions.c.emoji.like(f"<:%:{emoji_id}>")).limit(1)
+    return (await conn.execute(stmt)).scalar()
+
+
+async def add_reaction(conn: AsyncConnection, message_id: int, emoji: str, user_id: int, now: Any) -> bool:
+    """True when the reaction is new (an existing one is left alone)."""
+    row = {"message_id": message_id, "emoji": emoji, "user_id": user_id, "created_at": now}
+    result = await conn.execute(dialect.insert_ignore(conn, reactions, row))
+    return bool(result.rowcount)
+
+
+async def remove_reaction(conn: AsyncConnection, message_id: int, emoji: str, user_id: int) -> bool:
+    result = await conn.execute(delete(reactions).where(
+        reactions.c.message_id == message_id, reactions.c.emoji == emoji, reactions.c.user_id == user_id))
+    return bool(result.rowcount)
+
+
+async def reactors(conn: AsyncConnection, message_id: int, emoji: str, *, after: int | None, limit: int
+                   ) -> tuple[list[Row], bool]:
+    """Users who reacted with `emoji`, by user id ascending; (page, has_more)."""
+    stmt = (select(users).join(reactions, reactions.c.user_id == users.c.id)
+            .where(reactions.c.message_id == message_id, reactions.c.emoji == emoji))
+    if after is not None:
+        stmt = stmt.where(users.c.id > after)
+    rows = list((await conn.execute(stmt.order_by(users.c.id).limit(limit + 1))).mappings())
+    return rows[:limit], len(rows) > limit
+
+
+async def pinned_messages(conn: AsyncConnection, channel_id: int, viewer_id: int) -> list[Row]:
+    """Pinned messages of the room the viewer may see, most recently pinned first."""
+    stmt = (select(messages)
+            .where(messages.c.channel_id == channel_id, messages.c.pinned.is_(True), visible_to(viewer_id))
+            .order_by(messages.c.pinned_at.desc(), messages.c.id.desc()))
+    return list((await conn.execute(stmt)).mappings())
+
+
+async def count_pins(conn: AsyncConnection, channel_id: int) -> int:
+    stmt = select(func.count()).select_from(messages).where(messages.c.channel_id == channel_id,
+                                                            messages.c.pinned.is_(True))
+    return int((await conn.execute(stmt)).scalar_one())
+
+
+async def last_pin_at(conn: AsyncConnection, channel_id: int) -> Any:
+    stmt = select(func.max(messages.c.pinned_at)).where(messages.c.channel_id == channel_id,
+                                                        messages.c.pinned.is_(True))
+    return (await conn.execute(stmt)).scalar()

@@ -45,6 +45,28 @@ async def bump_mentions(uow: UnitOfWork, channel_id: int, user_ids: list[int]) -
             "updated_at": uow.now}))
 
 
+async def drop_mentions(uow: UnitOfWork, row: RowMapping | dict[str, Any]) -> None:
+    """Undo the `bump_mentions` of a deleted message for those who have not read past it: the count is of
+    existing messages after the read mark (API.md 2.32)."""
+    if row["kind"] == "system":
+        return
+    if row["kind"] == "private":
+        who = read_states.c.user_id == row["recipient_id"]
+    elif row["mention_everyone"]:
+        who = read_states.c.user_id != row["author_id"]
+    else:
+        mentioned = [int(m) for m in row["mentions"] or [] if int(m) != row["author_id"]]
+        if not mentioned:
+            return
+        who = read_states.c.user_id.in_(mentioned)
+    await uow.conn.execute(
+        update(read_states)
+        .where(read_states.c.channel_id == row["channel_id"], who, read_states.c.mention_count > 0,
+               (read_states.c.last_read_message_id.is_(None)) | (read_states.c.last_read_message_id < row["id"]))
+        .values(mention_count=read_states.c.mention_count - 1)
+    )
+
+
 async def mark_read(uow: UnitOfWork, user_id: int, channel_id: int, message_id: int | None) -> dict[str, Any]:
     """Set the read mark (it may move backwards to mark unread) and recount mentions after it."""
     conn = uow.conn
@@ -65,7 +87,9 @@ async def mark_read(uow: UnitOfWork, user_id: int, channel_id: int, message_id: 
 
 def _mentions(user_id: int) -> Any:
     # Mention ids are stored as JSON strings; a text match on the quoted id is portable across databases.
+    # A private message counts only for its recipient: others named in it cannot see it.
     return and_(
+        messages.c.kind != "private",
         messages.c.mentions.is_not(None),
         func.cast(messages.c.mentions, type_=messages.c.content.type).like(f'%"{user_id}"%'),
     ) | (messages.c.mention_everyone.is_(True)) | (messages.c.recipient_id == user_id)

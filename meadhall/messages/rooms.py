@@ -22,7 +22,7 @@ MESSAGE_ROOM_TYPES = ("text", "voice")
 @dataclass
 class MessageRoom:
     cc: ChannelContext
-    _viewers: GuildViewers | None = None
+    _viewers: list[int] | None = None
 
     @property
     def channel(self) -> RowMapping:
@@ -53,8 +53,12 @@ class MessageRoom:
     async def viewers(self, conn: AsyncConnection, now: datetime) -> list[int]:
         """Members who may view the room now (computed once per request)."""
         if self._viewers is None:
-            self._viewers = await GuildViewers.load(conn, self.cc.guild.guild_id, now)
-        return self._viewers.viewers(self.channel_id)
+            state = self.cc.state
+            if state is None:
+                self._viewers = (await GuildViewers.load(conn, self.cc.guild.guild_id, now)).viewers(self.channel_id)
+            else:
+                self._viewers = state.viewers(self.channel_id, now)
+        return self._viewers
 
     async def audience(self, conn: AsyncConnection, now: datetime, row: RowMapping | dict) -> list[int]:
         """Receivers of an event about one message: its two parties when private, else the viewers."""

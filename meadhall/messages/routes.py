@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from meadhall.accounts.sessions import Principal
@@ -12,7 +12,8 @@ from meadhall.api.limits import remember
 from meadhall.api.openapi import errors
 from meadhall.api.pagination import Pagination
 from meadhall.auth.deps import Session, limited, require_session
-from meadhall.messages import edit, history, presence_marks, send
+from meadhall.core.limits import PAGE_DEFAULT, PAGE_MAX
+from meadhall.messages import edit, history, presence_marks, search, send
 from meadhall.messages import schemas as s
 
 router = APIRouter(tags=["messages"])
@@ -44,6 +45,19 @@ async def send_message(request: Request, channel_id: str, body: s.MessageCreate,
             responses=errors("channel.not_found", "perm.denied"))
 async def list_messages(request: Request, channel_id: str, principal: Session, page: Pagination) -> dict:
     return await history.list_messages(_rt(request), principal, channel_id, page)
+
+
+# Registered before /messages/{message_id}, so that "search" is never read as a message id.
+@router.get("/channels/{channel_id}/messages/search", response_model=s.MessagesResponse,
+            dependencies=[limited("search")], responses=errors("channel.not_found", "perm.denied"))
+async def search_messages(
+    request: Request, channel_id: str, principal: Session,
+    q: Annotated[str, Query(description="1-200 characters after trimming; every word must occur, the last "
+                                        "one as a prefix; case-insensitive; no wildcard or query syntax")],
+    before: Annotated[str | None, Query(description="Matches older than this id")] = None,
+    limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,
+) -> dict:
+    return await search.search_messages(_rt(request), principal, channel_id, search.SearchRequest(q, before, limit))
 
 
 @router.get("/channels/{channel_id}/messages/{message_id}", response_model=s.MessageResponse,

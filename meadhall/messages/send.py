@@ -3,7 +3,7 @@ administrator's audited bypass, nonce dedupe, and MESSAGE_CREATE to the room's v
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from meadhall.accounts.sessions import Principal
@@ -14,6 +14,7 @@ from meadhall.core.ids import parse_id
 from meadhall.core.ratelimit import Bucket
 from meadhall.core.text import norm
 from meadhall.db.uow import UnitOfWork
+from meadhall.guilds.access import to_overrides
 from meadhall.messages import queries
 from meadhall.messages.commands import (
     Parsed,
@@ -22,7 +23,7 @@ from meadhall.messages.commands import (
     mentions_everyone,
     parse_command,
 )
-from meadhall.messages.hydrate import hydrate_one
+from meadhall.messages.hydrate import audience_views, hydrate, hydrate_one
 from meadhall.messages.readstates import bump_mentions
 from meadhall.messages.rooms import MessageRoom, access_message_room
 from meadhall.realtime.events import event
@@ -67,22 +68,32 @@ async def send_message(rt: Runtime, principal: Principal, raw_channel_id: str, d
         await queries.insert_message(uow.conn, row)
         if row["kind"] != "private":
             await queries.set_last_message(uow.conn, room.channel_id, row["id"])
-        await bump_mentions(uow, room.channel_id, _notified(row))
+        await bump_mentions(uow, room.channel_id, await _notified(uow, room, row))
         for limit in bypassed:
             await record(uow, "limits.bypass", actor_id=principal.user_id, target_type="channel",
                          target_id=room.channel_id, guild_id=room.guild_id,
                          data={"limit": limit, "channel_id": str(room.channel_id)})
-        view = await hydrate_one(uow.conn, row, principal.user_id, uow.now)  # type: ignore[arg-type]
-        uow.emit(event("MESSAGE_CREATE", view, await room.audience(uow.conn, uow.now, row)))
+        # A new message has no reactions yet: skip their queries.
+        [view] = await hydrate(uow.conn, [row], principal.user_id, uow.now, with_reactions=False)  # type: ignore[list-item]
+        audience = await room.audience(uow.conn, uow.now, row)
+        for shown, receivers in await audience_views(uow.conn, row, view, audience, uow.now):  # type: ignore[arg-type]
+            uow.emit(event("MESSAGE_CREATE", shown, receivers))
     if draft.nonce:
         await rt.store.set(_nonce_key(room.channel_id, principal.user_id, draft.nonce), row["id"], NONCE_TTL,
                            rt.now_ts())
     return Sent(view, created=True)
 
 
-def _notified(row: dict[str, Any]) -> list[int]:
-    ids = [int(m) for m in row["mentions"] if int(m) != row["author_id"]]
-    return ids
+async def _notified(uow: UnitOfWork, room: MessageRoom, row: dict[str, Any]) -> list[int]:
+    """Whose mention count this message raises (API.md 2.32): the recipient of a private message (users
+    named inside it cannot see it); else the mentioned users, or every viewer for `@everyone`, never the
+    author, and only users who may view the room (a mention must not reveal the room to others)."""
+    if row["kind"] == "private":
+        return [row["recipient_id"]]
+    viewers = await room.viewers(uow.conn, uow.now)
+    wanted = viewers if row["mention_everyone"] else [int(m) for m in row["mentions"]]
+    visible = set(viewers)
+    return [u for u in wanted if u != row["author_id"] and u in visible]
 
 
 async def _repeated_nonce(rt: Runtime, uow: UnitOfWork, room: MessageRoom, user_id: int, nonce: str
@@ -122,7 +133,7 @@ async def _slowmode(rt: Runtime, room: MessageRoom, principal: Principal) -> lis
     """One message per `slowmode_seconds` per member; BYPASS_SLOWMODE holders are exempt and an
     instance administrator passes with an audit entry when the limit would have applied."""
     seconds = int(room.channel["slowmode_seconds"] or 0)
-    if seconds <= 0 or (room.has(P.BYPASS_SLOWMODE) and not room.is_instance_admin):
+    if seconds <= 0 or _exempt_from_slowmode(room):
         return []
     spec = Bucket("channel.slowmode", 1, seconds, "user_room")
     decision = await rt.limiter.hit("channel.slowmode", f"u{principal.user_id}:c{room.channel_id}", rt.now_ts(),
@@ -132,6 +143,18 @@ async def _slowmode(rt: Runtime, room: MessageRoom, principal: Principal) -> lis
     if room.is_instance_admin:
         return ["channel.slowmode"]
     raise rate_limited("channel.slowmode", decision.retry_after, decision.headers())
+
+
+def _exempt_from_slowmode(room: MessageRoom) -> bool:
+    """BYPASS_SLOWMODE held on one's own account. An instance administrator holds every permission through
+    the bypass, so theirs are recomputed without it: an administrator who is also the owner or holds the
+    permission by role was never limited, and gets no `limits.bypass` entry (API.md 0.14)."""
+    if not room.is_instance_admin:
+        return room.has(P.BYPASS_SLOWMODE)
+    gc = room.cc.guild
+    own = perms.channel_permissions(replace(gc.actor, is_instance_admin=False), gc.roles,
+                                    to_overrides(list(room.cc.overrides)))
+    return bool(own & P.BYPASS_SLOWMODE)
 
 
 async def _build_row(uow: UnitOfWork, room: MessageRoom, principal: Principal, parsed: Parsed, draft: Draft
@@ -171,7 +194,10 @@ async def _build_row(uow: UnitOfWork, room: MessageRoom, principal: Principal, p
 async def check_send_rate(rt: Runtime, principal: Principal, channel_key: str) -> tuple[Any, bool]:
     """The `messages.send` bucket (per user and room): (decision, bypassed). Raises 429 unless the caller
     is an instance administrator, whose pass is reported so the service can audit it."""
-    decision = await rt.limiter.hit("messages.send", f"u{principal.user_id}:c{channel_key}", rt.now_ts())
+    # Keyed by the parsed id: "0123" and "123" name the same room and must share one bucket.
+    room_id = parse_id(channel_key)
+    room_key = channel_key if room_id is None else str(room_id)
+    decision = await rt.limiter.hit("messages.send", f"u{principal.user_id}:c{room_key}", rt.now_ts())
     if decision.allowed:
         return decision, False
     if principal.is_instance_admin:

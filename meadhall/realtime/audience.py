@@ -3,15 +3,14 @@ queries for the whole audience, never one per receiver."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.core import permissions as perms
-from meadhall.core.clock import as_utc
-from meadhall.db.schema import channels, guilds, member_roles, members, permission_overrides, roles, users
+from meadhall.db.schema import members
+from meadhall.realtime.guild_state import GuildState, load_state
 
 
 def only(user_id: int) -> list[int]:
@@ -26,8 +25,9 @@ async def guild_members(conn: AsyncConnection, guild_id: int) -> list[int]:
 
 
 class GuildViewers:
-    """Computes, for one guild, which members may view each room (API.md 4.6: per receiver, at
-    dispatch time). Loads members, their roles, the guild's roles and overrides once."""
+    """Which members may view each room of one guild (API.md 4.6: per receiver, at dispatch time),
+    from freshly loaded permission data (use after a transaction changed it). `contexts` may be
+    narrowed to a subset of members."""
 
     def __init__(self, guild_id: int, owner_id: int, contexts: list[perms.MemberContext],
                  guild_roles: perms.GuildRoles, overrides: dict[int, list[perms.Override]]) -> None:
@@ -38,46 +38,16 @@ class GuildViewers:
         self.overrides = overrides
 
     @classmethod
+    def from_state(cls, state: GuildState, now: datetime) -> GuildViewers:
+        contexts = [state.context(uid, info.is_instance_admin, now) for uid, info in state.members.items()]
+        overrides = {cid: state.channel_overrides(cid) for cid in state.overrides}
+        return cls(state.guild_id, state.owner_id, contexts, state.roles, overrides)
+
+    @classmethod
     async def load(cls, conn: AsyncConnection, guild_id: int, now: datetime) -> GuildViewers:
-        owner_id = (await conn.execute(select(guilds.c.owner_id).where(guilds.c.id == guild_id))).scalar_one()
-        member_rows = (
-            await conn.execute(
-                select(members.c.user_id, members.c.timeout_until, users.c.is_instance_admin)
-                .join(users, users.c.id == members.c.user_id)
-                .where(members.c.guild_id == guild_id)
-            )
-        ).all()
-        held: dict[int, set[int]] = defaultdict(set)
-        for user_id, role_id in (
-            await conn.execute(select(member_roles.c.user_id, member_roles.c.role_id)
-                               .where(member_roles.c.guild_id == guild_id))
-        ).all():
-            held[user_id].add(role_id)
-        role_rows = (
-            await conn.execute(select(roles.c.id, roles.c.permissions, roles.c.position)
-                               .where(roles.c.guild_id == guild_id))
-        ).all()
-        guild_roles = perms.GuildRoles(guild_id, {r[0]: int(r[1]) for r in role_rows},
-                                       {r[0]: int(r[2]) for r in role_rows})
-        overrides: dict[int, list[perms.Override]] = defaultdict(list)
-        for row in (
-            await conn.execute(
-                select(permission_overrides)
-                .join(channels, channels.c.id == permission_overrides.c.channel_id)
-                .where(channels.c.guild_id == guild_id)
-            )
-        ).mappings():
-            overrides[row["channel_id"]].append(
-                perms.Override(row["target_id"], row["kind"], int(row["allow"]), int(row["deny"]))
-            )
-        contexts = []
-        for user_id, timeout_until, is_admin in member_rows:
-            until = as_utc(timeout_until)
-            contexts.append(perms.MemberContext(
-                user_id=user_id, is_instance_admin=bool(is_admin), is_member=True, is_owner=user_id == owner_id,
-                role_ids=frozenset(held.get(user_id, ())), timed_out=until is not None and until > now,
-            ))
-        return cls(guild_id, owner_id, contexts, guild_roles, overrides)
+        state = await load_state(conn, guild_id)
+        assert state is not None, f"guild {guild_id} does not exist"
+        return cls.from_state(state, now)
 
     def members(self) -> list[int]:
         return sorted(c.user_id for c in self.contexts)

@@ -5,11 +5,11 @@ async def test_send_and_list(client, accounts, capture_events):
     a = await accounts.register("alice")
     g = await make_guild(client, a)
     ch = g["system_channel_id"]
-    r = await client.post(f"/api/v1/channels/{ch}/messages", json={"content": "/me waves <@%s>" % a.id, "nonce": "n1"},
+    r = await client.post(f"/api/v1/channels/{ch}/messages", json={"content": f"/me waves <@{a.id}>", "nonce": "n1"},
                           headers=a.headers)
     assert r.status_code == 201, r.text
     m = r.json()["message"]
-    assert m["kind"] == "action" and m["content"] == "waves <@%s>" % a.id
+    assert m["kind"] == "action" and m["content"] == f"waves <@{a.id}>"
     assert r.headers["X-RateLimit-Bucket"] == "messages.send"
     r2 = await client.post(f"/api/v1/channels/{ch}/messages", json={"content": "x", "nonce": "n1"}, headers=a.headers)
     assert r2.status_code == 200 and r2.json()["message"]["id"] == m["id"]

@@ -34,6 +34,8 @@ guilds = Table(
     Column("public_invite_code", String(16), nullable=True),
     Column("is_main", Boolean, nullable=False),
     ts_column("created_at"),
+    # Bumped by triggers on every permission-relevant change (db/dialect.py); read by the cache.
+    Column("perm_version", BigInteger, nullable=False, server_default="0"),
     Index("ix_guilds_owner_id", "owner_id"),
 )
 

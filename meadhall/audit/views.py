@@ -1,0 +1,29 @@
+"""Serialise audit rows into AuditEntry (API.md 2.29). The actor's UserSummary is built by the caller
+(the accounts domain owns that shape), so this layer stays below the domains."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import RowMapping
+
+from meadhall.core.clock import iso
+
+
+def _sid(value: int | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def audit_entry_view(row: RowMapping, actor: dict[str, Any] | None) -> dict[str, Any]:
+    return {
+        "id": str(row["id"]),
+        "action": row["action"],
+        "guild_id": _sid(row["guild_id"]),
+        "actor_id": _sid(row["actor_id"]),
+        "actor": actor,
+        "target_type": row["target_type"],
+        "target_id": _sid(row["target_id"]),
+        "reason": row["reason"],
+        "data": row["data"] or {},
+        "created_at": iso(row["created_at"]),
+    }

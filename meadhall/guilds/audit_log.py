@@ -1,0 +1,29 @@
+"""The guild audit log (API.md 3.4 `GET /guilds/{id}/audit-logs`): VIEW_AUDIT_LOG, newest first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from meadhall.accounts.sessions import Principal
+from meadhall.accounts.views import user_summary
+from meadhall.audit.queries import AuditFilters, actor_row, audit_page
+from meadhall.audit.views import audit_entry_view
+from meadhall.core import permissions as perms
+from meadhall.guilds.access import access_guild, require
+from meadhall.runtime import Runtime
+
+
+async def guild_audit_log(rt: Runtime, principal: Principal, raw_guild_id: str, *, action: str | None,
+                          actor_id: int | None, target_id: int | None, before_id: int | None, limit: int
+                          ) -> dict[str, Any]:
+    async with rt.read() as uow:
+        gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
+        require(gc, perms.P.VIEW_AUDIT_LOG)
+        filters = AuditFilters(guild_id=gc.guild_id, action=action, actor_id=actor_id, target_id=target_id,
+                               before_id=before_id)
+        rows, has_more = await audit_page(uow.conn, filters, limit)
+    entries = []
+    for row in rows:
+        actor = actor_row(row)
+        entries.append(audit_entry_view(row, None if actor is None else user_summary(actor, uow.now)))  # type: ignore[arg-type]
+    return {"audit_entries": entries, "has_more": has_more}

@@ -1,0 +1,105 @@
+"""Guild bans (API.md 3.6, 2.25): list, read, ban (removing a member), unban; `is_banned` for joins."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from meadhall.accounts import queries as account_queries
+from meadhall.accounts.sessions import Principal
+from meadhall.accounts.views import user_summary
+from meadhall.audit.record import record
+from meadhall.core import permissions as perms
+from meadhall.core.clock import iso
+from meadhall.core.errors import AppError, permission_denied
+from meadhall.core.ids import parse_id
+from meadhall.guilds import queries
+from meadhall.guilds.access import access_guild, require
+from meadhall.guilds.members import load_target
+from meadhall.guilds.membership import do_remove_member
+from meadhall.runtime import Runtime
+
+P = perms.P
+
+
+async def is_banned(conn: AsyncConnection, guild_id: int, user_id: int) -> bool:
+    """For joins (invitations, public servers): a banned user answers 403 `guild.banned`."""
+    return await queries.get_ban(conn, guild_id, user_id) is not None
+
+
+def ban_view(row: RowMapping, users: dict[int, RowMapping], now: datetime) -> dict[str, Any]:
+    author = users.get(row["author_id"]) if row["author_id"] is not None else None
+    return {
+        "user": user_summary(users[row["user_id"]], now),
+        "reason": row["reason"],
+        "author": user_summary(author, now) if author is not None else None,
+        "created_at": iso(row["created_at"]),
+    }
+
+
+async def _ban_views(conn: AsyncConnection, rows: list[RowMapping], now: datetime) -> list[dict[str, Any]]:
+    ids = [r["user_id"] for r in rows] + [r["author_id"] for r in rows if r["author_id"] is not None]
+    users = await queries.users_by_id(conn, ids)
+    # A user row is never removed (soft deletion keeps it); skip a ban whose user vanished anyway.
+    return [ban_view(r, users, now) for r in rows if r["user_id"] in users]
+
+
+async def list_bans(rt: Runtime, principal: Principal, raw_guild_id: str) -> dict[str, Any]:
+    async with rt.read() as uow:
+        gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
+        require(gc, P.BAN_MEMBERS)
+        rows = await queries.bans_of(uow.conn, gc.guild_id)
+        views = await _ban_views(uow.conn, rows, uow.now)
+    return {"bans": views}
+
+
+async def get_ban(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str) -> dict[str, Any]:
+    async with rt.read() as uow:
+        gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
+        require(gc, P.BAN_MEMBERS)
+        user_id = parse_id(raw_user_id)
+        row = None if user_id is None else await queries.get_ban(uow.conn, gc.guild_id, user_id)
+        views = [] if row is None else await _ban_views(uow.conn, [row], uow.now)
+    if not views:
+        raise AppError("ban.not_found")
+    return {"ban": views[0]}
+
+
+async def ban_user(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str,
+                   reason: str | None) -> None:
+    """Ban a member (hierarchy applies; they are removed) or a non-member; repeating updates the reason."""
+    async with rt.uow() as uow:
+        gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
+        require(gc, P.BAN_MEMBERS)
+        user_id = parse_id(raw_user_id)
+        user = None if user_id is None else await account_queries.get_user(uow.conn, user_id)
+        if user is None or user_id is None:
+            raise AppError("user.not_found")
+        if user_id == principal.user_id:
+            raise permission_denied(None, "You cannot ban yourself")
+        if user_id == gc.guild["owner_id"]:
+            raise permission_denied(None, "The owner cannot be banned")
+        is_member = await queries.get_member(uow.conn, gc.guild_id, user_id) is not None
+        if is_member:
+            target, _ = await load_target(uow, gc, user_id)
+            if not perms.can_act_on(gc.actor, target, gc.roles):
+                raise permission_denied(None, "You can only ban members ranked below you")
+        await queries.put_ban(uow.conn, gc.guild_id, user_id, reason, principal.user_id, uow.now)
+        if is_member:
+            await do_remove_member(uow, gc.guild, user_id, "banned", actor_id=principal.user_id)
+        await record(uow, "member.ban", actor_id=principal.user_id, target_type="user", target_id=user_id,
+                     guild_id=gc.guild_id, reason=reason, data={"was_member": is_member})
+
+
+async def unban_user(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str) -> None:
+    async with rt.uow() as uow:
+        gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
+        require(gc, P.BAN_MEMBERS)
+        user_id = parse_id(raw_user_id)
+        if user_id is None or not await queries.delete_ban(uow.conn, gc.guild_id, user_id):
+            raise AppError("ban.not_found")
+        await record(uow, "member.unban", actor_id=principal.user_id, target_type="user", target_id=user_id,
+                     guild_id=gc.guild_id)

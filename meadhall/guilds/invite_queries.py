@@ -1,0 +1,69 @@
+"""SQL for invitations and the guild-ban check of joining. An invitation that is expired or used up
+no longer exists (API.md 2.18): every read here sees only live invitations. Never commits."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ColumnElement, RowMapping, and_, delete, func, not_, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from meadhall.db.schema import guild_bans, invites, users
+
+
+def _live(now: datetime) -> ColumnElement[bool]:
+    return and_(
+        or_(invites.c.expires_at.is_(None), invites.c.expires_at > now),
+        or_(invites.c.max_uses == 0, invites.c.uses < invites.c.max_uses),
+    )
+
+
+async def get_live_invite(conn: AsyncConnection, code: str, now: datetime) -> RowMapping | None:
+    stmt = select(invites).where(invites.c.code == code, _live(now))
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def live_invites_of_guild(conn: AsyncConnection, guild_id: int, now: datetime) -> list[RowMapping]:
+    """Newest first; the code breaks ties of invitations created in the same instant."""
+    stmt = (
+        select(invites)
+        .where(invites.c.guild_id == guild_id, _live(now))
+        .order_by(invites.c.created_at.desc(), invites.c.code)
+    )
+    return list((await conn.execute(stmt)).mappings())
+
+
+async def count_live_invites(conn: AsyncConnection, guild_id: int, now: datetime) -> int:
+    stmt = select(func.count()).select_from(invites).where(invites.c.guild_id == guild_id, _live(now))
+    return int((await conn.execute(stmt)).scalar_one())
+
+
+async def purge_dead_invites(conn: AsyncConnection, guild_id: int, now: datetime) -> None:
+    """Drop the guild's expired and used-up rows, which no longer exist for any reader."""
+    await conn.execute(delete(invites).where(invites.c.guild_id == guild_id, not_(_live(now))))
+
+
+async def claim_use(conn: AsyncConnection, code: str, now: datetime) -> bool:
+    """`uses + 1` only while the invitation is live, in one statement: two joiners racing for the last
+    use cannot both get it."""
+    result = await conn.execute(
+        update(invites).where(invites.c.code == code, _live(now)).values(uses=invites.c.uses + 1)
+    )
+    return result.rowcount == 1
+
+
+async def delete_invite(conn: AsyncConnection, code: str) -> None:
+    await conn.execute(delete(invites).where(invites.c.code == code))
+
+
+async def users_by_id(conn: AsyncConnection, user_ids: set[int]) -> dict[int, RowMapping]:
+    """The inviters of a list of invitations, in one query."""
+    if not user_ids:
+        return {}
+    rows = (await conn.execute(select(users).where(users.c.id.in_(sorted(user_ids))))).mappings()
+    return {row["id"]: row for row in rows}
+
+
+async def is_banned(conn: AsyncConnection, guild_id: int, user_id: int) -> bool:
+    stmt = select(guild_bans.c.user_id).where(guild_bans.c.guild_id == guild_id, guild_bans.c.user_id == user_id)
+    return (await conn.execute(stmt)).first() is not None

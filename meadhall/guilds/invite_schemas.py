@@ -1,0 +1,55 @@
+"""Request and response models of the invitation routes (API.md 2.9, 2.18, 3.7; the OpenAPI source)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+
+from meadhall.accounts.schemas import UserSummary
+
+
+class InviteCreate(BaseModel):
+    max_age_seconds: Annotated[int, Field(ge=0, le=604800, description="0 = never expires")] = 86400
+    max_uses: Annotated[int, Field(ge=0, le=100, description="0 = unlimited")] = 0
+
+
+class Invite(BaseModel):
+    code: str
+    url: str
+    guild_id: str
+    channel_id: str
+    inviter: UserSummary | None
+    max_age_seconds: int
+    max_uses: int
+    uses: int
+    expires_at: str | None
+    is_public: bool
+    background_file_id: str | None
+    created_at: str
+
+
+class InviteGuild(BaseModel):
+    id: str
+    name: str
+    icon_file_id: str | None
+    description: str | None
+    member_count: int
+    is_member: bool
+
+
+class InviteResponse(BaseModel):
+    invite: Invite
+
+
+class InvitesResponse(BaseModel):
+    invites: list[Invite]
+
+
+class InvitePreviewResponse(BaseModel):
+    invite: Invite
+    guild: InviteGuild
+
+
+class JoinResponse(BaseModel):
+    guild_id: str

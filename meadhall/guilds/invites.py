@@ -1,0 +1,159 @@
+"""Invitations (API.md 2.18, 3.7): create, list, preview, join and delete. The public server's
+permanent invitation is created and removed by the guild's `public` flag (lifecycle, 3.4.2); here it
+is joined like any other and refused for direct deletion."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from meadhall.accounts.sessions import Principal
+from meadhall.accounts.views import user_summary
+from meadhall.audit.record import record
+from meadhall.core import permissions as perms
+from meadhall.core.clock import iso
+from meadhall.core.errors import AppError, permission_denied
+from meadhall.guilds import invite_queries, queries
+from meadhall.guilds.access import access_channel, access_guild, load_guild_context, require, require_in
+from meadhall.guilds.invite_codes import insert_invite
+from meadhall.guilds.membership import do_add_member
+from meadhall.guilds.views import sid
+from meadhall.runtime import Runtime
+
+MAX_INVITES_PER_GUILD = 1000
+DEFAULT_MAX_AGE = 86400
+_CODE = re.compile(r"[a-z0-9]{1,16}")
+P = perms.P
+
+
+def parse_code(raw: str) -> str | None:
+    """Codes are lower-case `a-z0-9`; anything else cannot name an invitation (404 without a query)."""
+    code = raw.strip().lower()
+    return code if _CODE.fullmatch(code) else None
+
+
+def invite_url(origin: str, code: str) -> str:
+    return f"{origin}/invite/{code}"
+
+
+def invite_view(row: RowMapping, inviter: RowMapping | None, origin: str, now: datetime) -> dict[str, Any]:
+    """The Invite object (2.18); `inviter` is null once the inviter's account is gone or deleted."""
+    return {
+        "code": row["code"],
+        "url": invite_url(origin, row["code"]),
+        "guild_id": str(row["guild_id"]),
+        "channel_id": str(row["channel_id"]),
+        "inviter": None if inviter is None or inviter["deleted_at"] is not None else user_summary(inviter, now),
+        "max_age_seconds": int(row["max_age_seconds"]),
+        "max_uses": int(row["max_uses"]),
+        "uses": int(row["uses"]),
+        "expires_at": iso(row["expires_at"]),
+        "is_public": bool(row["is_public"]),
+        "background_file_id": sid(row["background_file_id"]),
+        "created_at": iso(row["created_at"]),
+    }
+
+
+def invite_guild_view(guild: RowMapping, is_member: bool) -> dict[str, Any]:
+    """InviteGuild (2.9)."""
+    return {
+        "id": str(guild["id"]),
+        "name": guild["name"],
+        "icon_file_id": sid(guild["icon_file_id"]),
+        "description": guild["description"],
+        "member_count": int(guild["member_count"]),
+        "is_member": is_member,
+    }
+
+
+async def _views(conn: AsyncConnection, rows: list[RowMapping], origin: str, now: datetime) -> list[dict[str, Any]]:
+    inviters = await invite_queries.users_by_id(conn, {r["inviter_id"] for r in rows if r["inviter_id"] is not None})
+    return [invite_view(r, inviters.get(r["inviter_id"]), origin, now) for r in rows]
+
+
+async def access_invite(conn: AsyncConnection, raw_code: str, now: datetime) -> RowMapping:
+    """A live invitation by code; unknown, expired and used-up ones answer 404 alike."""
+    code = parse_code(raw_code)
+    row = None if code is None else await invite_queries.get_live_invite(conn, code, now)
+    if row is None:
+        raise AppError("invite.not_found")
+    return row
+
+
+async def create_invite(rt: Runtime, principal: Principal, raw_channel_id: str, max_age_seconds: int,
+                        max_uses: int) -> dict[str, Any]:
+    async with rt.uow() as uow:
+        cc = await access_channel(uow.conn, principal, raw_channel_id, uow.now)
+        require_in(cc, P.CREATE_INVITE)
+        if cc.channel["type"] not in ("text", "voice"):
+            raise AppError("channel.wrong_type", "Invitations are created for text or voice rooms")
+        guild_id = cc.guild.guild_id
+        await invite_queries.purge_dead_invites(uow.conn, guild_id, uow.now)
+        if await invite_queries.count_live_invites(uow.conn, guild_id, uow.now) >= MAX_INVITES_PER_GUILD:
+            raise AppError("invite.limit_reached")
+        row = await insert_invite(uow, guild_id=guild_id, channel_id=cc.channel_id, inviter_id=principal.user_id,
+                                  max_age_seconds=max_age_seconds, max_uses=max_uses)
+        await record(uow, "invite.create", actor_id=principal.user_id, target_type="invite", target_id=None,
+                     guild_id=guild_id, data={"code": row["code"], "channel_id": str(cc.channel_id),
+                                              "max_age_seconds": max_age_seconds, "max_uses": max_uses})
+        views = await _views(uow.conn, [row], rt.settings.public_origin, uow.now)
+    return {"invite": views[0]}
+
+
+async def list_invites(rt: Runtime, principal: Principal, raw_guild_id: str) -> dict[str, Any]:
+    async with rt.read() as uow:
+        gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
+        require(gc, P.MANAGE_GUILD)
+        rows = await invite_queries.live_invites_of_guild(uow.conn, gc.guild_id, uow.now)
+        views = await _views(uow.conn, rows, rt.settings.public_origin, uow.now)
+    return {"invites": views}
+
+
+async def preview_invite(rt: Runtime, principal: Principal | None, raw_code: str) -> dict[str, Any]:
+    """`{invite, guild}` for anyone; a session only decides `guild.is_member`."""
+    async with rt.read() as uow:
+        row = await access_invite(uow.conn, raw_code, uow.now)
+        guild = await queries.get_guild(uow.conn, row["guild_id"])
+        assert guild is not None  # invitations go with their guild (ON DELETE CASCADE)
+        is_member = principal is not None and await queries.get_member(
+            uow.conn, guild["id"], principal.user_id) is not None
+        views = await _views(uow.conn, [row], rt.settings.public_origin, uow.now)
+    return {"invite": views[0], "guild": invite_guild_view(guild, is_member)}
+
+
+async def join_invite(rt: Runtime, principal: Principal, raw_code: str) -> dict[str, Any]:
+    """Join by invitation: banned users are refused, members get the same answer with no effect,
+    everyone else becomes a member and uses one use (`via: "public"` for the public invitation)."""
+    async with rt.uow() as uow:
+        row = await access_invite(uow.conn, raw_code, uow.now)
+        guild = await queries.get_guild(uow.conn, row["guild_id"])
+        assert guild is not None
+        if await invite_queries.is_banned(uow.conn, guild["id"], principal.user_id):
+            raise AppError("guild.banned")
+        if await queries.get_member(uow.conn, guild["id"], principal.user_id) is not None:
+            return {"guild_id": str(guild["id"])}
+        if not await invite_queries.claim_use(uow.conn, row["code"], uow.now):
+            raise AppError("invite.not_found")  # another joiner took the last use meanwhile
+        await do_add_member(uow, guild, principal.user_id, "public" if row["is_public"] else "invite")
+    return {"guild_id": str(guild["id"])}
+
+
+async def delete_invite(rt: Runtime, principal: Principal, raw_code: str) -> None:
+    """By its creator or a holder of MANAGE_GUILD; the public invitation only through the guild's
+    `public` flag (409 `invite.public`)."""
+    async with rt.uow() as uow:
+        row = await access_invite(uow.conn, raw_code, uow.now)
+        if row["inviter_id"] != principal.user_id:
+            gc = await load_guild_context(uow.conn, principal, row["guild_id"], uow.now)
+            if gc is None:
+                raise permission_denied(P.MANAGE_GUILD.name, "Missing permission MANAGE_GUILD in this server")
+            require(gc, P.MANAGE_GUILD)
+        if row["is_public"]:
+            raise AppError("invite.public")
+        await invite_queries.delete_invite(uow.conn, row["code"])
+        await record(uow, "invite.delete", actor_id=principal.user_id, target_type="invite", target_id=None,
+                     guild_id=row["guild_id"], data={"code": row["code"]})

@@ -1,0 +1,199 @@
+"""Members of a guild: list, read, nicknames, timeouts and kicks (API.md 3.6), and the Member payloads
+shared with the role and ban services."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from meadhall.accounts.sessions import Principal
+from meadhall.audit.record import record
+from meadhall.core import permissions as perms
+from meadhall.core.clock import as_utc, iso
+from meadhall.core.errors import AppError, permission_denied, validation_error
+from meadhall.core.ids import parse_id
+from meadhall.core.text import norm
+from meadhall.db.uow import UnitOfWork
+from meadhall.guilds import queries
+from meadhall.guilds.access import GuildContext, access_guild, member_context, require
+from meadhall.guilds.events import notify_member
+from meadhall.guilds.membership import do_remove_member
+from meadhall.guilds.views import member_view
+from meadhall.realtime.audience import guild_members
+from meadhall.runtime import Runtime
+
+P = perms.P
+MAX_TIMEOUT = timedelta(days=28)
+
+
+# ---- payloads shared with roles and bans -------------------------------------------------------
+
+
+async def member_views(conn: AsyncConnection, guild_id: int, user_ids: Iterable[int], now: datetime
+                       ) -> dict[int, dict[str, Any]]:
+    """user id -> Member object, for the given members, in two queries."""
+    ids = sorted(set(user_ids))
+    if not ids:
+        return {}
+    rows = await queries.members_with_users(conn, guild_id, user_ids=ids, limit=len(ids))
+    held = await queries.role_ids_by_member(conn, guild_id, ids)
+    return {r["user_id"]: member_view(r, queries.user_part(r), held.get(r["user_id"], []), now) for r in rows}
+
+
+async def emit_member_updates(uow: UnitOfWork, guild_id: int, user_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """MEMBER_UPDATE to every member, one per changed member; returns the payloads."""
+    views = await member_views(uow.conn, guild_id, user_ids, uow.now)
+    if views:
+        audience = await guild_members(uow.conn, guild_id)
+        for view in views.values():
+            uow.emit(notify_member("MEMBER_UPDATE", view, audience))
+    return views
+
+
+async def load_target(uow: UnitOfWork, gc: GuildContext, user_id: int | None
+                      ) -> tuple[perms.MemberContext, RowMapping]:
+    """A member of this guild as the target of a moderation action; 404 `member.not_found`.
+
+    As a target an instance administrator has their ordinary rank (the bypass is for acting)."""
+    member = None if user_id is None else await queries.get_member(uow.conn, gc.guild_id, user_id)
+    if member is None or user_id is None:
+        raise AppError("member.not_found")
+    role_ids = await queries.member_role_ids(uow.conn, gc.guild_id, user_id)
+    return member_context(user_id, False, gc.guild, member, role_ids, uow.now), member
+
+
+def _target_id(principal: Principal, raw: str) -> int | None:
+    return principal.user_id if raw == "@me" else parse_id(raw)
+
+
+# ---- reads -------------------------------------------------------------------------------------
+
+
+async def list_members(rt: Runtime, principal: Principal, raw_guild_id: str, after: str | None, limit: int,
+                       q: str | None) -> dict[str, Any]:
+    """User id ascending from `after`; `q` is a case-insensitive prefix of username, display name or nick."""
+    after_id = None
+    if after is not None:
+        after_id = parse_id(after)
+        if after_id is None:
+            raise validation_error("after", "must be an id")
+    query_norm = norm(q.strip()) if q and q.strip() else None
+    async with rt.read() as uow:
+        gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
+        rows = await queries.members_with_users(uow.conn, gc.guild_id, after=after_id, limit=limit + 1,
+                                                query_norm=query_norm)
+        page = rows[:limit]
+        held = await queries.role_ids_by_member(uow.conn, gc.guild_id, [r["user_id"] for r in page]) if page else {}
+    return {
+        "members": [member_view(r, queries.user_part(r), held.get(r["user_id"], []), uow.now) for r in page],
+        "has_more": len(rows) > limit,
+    }
+
+
+async def get_member(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str) -> dict[str, Any]:
+    async with rt.read() as uow:
+        gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
+        user_id = _target_id(principal, raw_user_id)
+        views = {} if user_id is None else await member_views(uow.conn, gc.guild_id, [user_id], uow.now)
+    if user_id not in views:
+        raise AppError("member.not_found")
+    return {"member": views[user_id]}
+
+
+# ---- nickname and timeout ----------------------------------------------------------------------
+
+
+def _check_timeout_value(fields: dict[str, Any], now: datetime) -> None:
+    until = fields.get("timeout_until")
+    if until is None:
+        return
+    if until <= now:
+        raise validation_error("timeout_until", "must be in the future")
+    if until > now + MAX_TIMEOUT:
+        raise validation_error("timeout_until", "must be at most 28 days from now")
+
+
+def _check_nick(gc: GuildContext, target: perms.MemberContext) -> None:
+    if target.user_id == gc.actor.user_id:
+        require(gc, P.CHANGE_NICKNAME)
+        return
+    require(gc, P.MANAGE_NICKNAMES)
+    if not perms.can_act_on(gc.actor, target, gc.roles):
+        raise permission_denied(None, "You can only change the nickname of members ranked below you")
+
+
+def _check_timeout(gc: GuildContext, target: perms.MemberContext) -> None:
+    require(gc, P.MODERATE_MEMBERS)
+    if target.user_id == gc.actor.user_id:
+        raise permission_denied(None, "You cannot time yourself out")
+    if target.is_owner:
+        raise permission_denied(None, "The owner cannot be timed out")
+    if perms.base_permissions(target, gc.roles) & P.ADMINISTRATOR:
+        raise permission_denied(None, "Members with ADMINISTRATOR cannot be timed out")
+    if not perms.can_timeout(gc.actor, target, gc.roles):
+        raise permission_denied(None, "You can only time out members ranked below you")
+
+
+async def update_member(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str,
+                        fields: dict[str, Any]) -> dict[str, Any]:
+    """PATCH a member (`@me` for oneself): `nick` and/or `timeout_until`, each with its own rule."""
+    async with rt.uow() as uow:
+        _check_timeout_value(fields, uow.now)
+        gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
+        target, member = await load_target(uow, gc, _target_id(principal, raw_user_id))
+        if "nick" in fields:
+            _check_nick(gc, target)
+        if "timeout_until" in fields:
+            _check_timeout(gc, target)
+        if await _apply(uow, gc, principal, member, fields):
+            views = await emit_member_updates(uow, gc.guild_id, [target.user_id])
+        else:
+            views = await member_views(uow.conn, gc.guild_id, [target.user_id], uow.now)
+    return {"member": views[target.user_id]}
+
+
+async def _apply(uow: UnitOfWork, gc: GuildContext, principal: Principal, member: RowMapping,
+                 fields: dict[str, Any]) -> bool:
+    """Write and audit the changes; True when something visible changed (MEMBER_UPDATE is due)."""
+    user_id, values, visible = member["user_id"], {}, False
+    audit = dict(actor_id=principal.user_id, target_type="user", target_id=user_id, guild_id=gc.guild_id)
+    if "nick" in fields and fields["nick"] != member["nick"]:
+        nick = fields["nick"]
+        values.update(nick=nick, nick_norm=None if nick is None else norm(nick))
+        visible = True
+        if user_id != principal.user_id:
+            await record(uow, "member.nick_update", **audit, data={"changes": {"nick": [member["nick"], nick]}})
+    if "timeout_until" in fields:
+        stored = as_utc(member["timeout_until"])
+        until = as_utc(fields["timeout_until"])
+        if stored != until:
+            values["timeout_until"] = until
+        active = stored if stored is not None and stored > uow.now else None
+        if active != until:
+            visible = True
+            action = "member.timeout" if until is not None else "member.timeout_clear"
+            await record(uow, action, **audit, data={"timeout_until": iso(until), "previous": iso(active)})
+    if values:
+        await queries.update_member(uow.conn, gc.guild_id, user_id, values)
+    return visible
+
+
+# ---- kick --------------------------------------------------------------------------------------
+
+
+async def kick_member(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str) -> None:
+    async with rt.uow() as uow:
+        gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
+        target, _ = await load_target(uow, gc, parse_id(raw_user_id))
+        require(gc, P.KICK_MEMBERS)
+        if target.user_id == principal.user_id:
+            raise permission_denied(None, "You cannot kick yourself; leave the server instead")
+        if not perms.can_act_on(gc.actor, target, gc.roles):
+            raise permission_denied(None, "You can only kick members ranked below you")
+        await do_remove_member(uow, gc.guild, target.user_id, "kicked", actor_id=principal.user_id)
+        await record(uow, "member.kick", actor_id=principal.user_id, target_type="user", target_id=target.user_id,
+                     guild_id=gc.guild_id)

@@ -1,0 +1,39 @@
+"""SQL for personal templates (API.md 2.26). Lookups are scoped by owner (house rule 6); never commits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import RowMapping, delete, func, insert, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from meadhall.db.schema import templates, users
+
+
+async def lock_owner(conn: AsyncConnection, owner_id: int) -> None:
+    """Serialise one user's template writes so that two concurrent saves cannot both pass the count
+    check (row lock on PostgreSQL; SQLite write transactions are serial anyway and drop the clause)."""
+    await conn.execute(select(users.c.id).where(users.c.id == owner_id).with_for_update())
+
+
+async def count_templates(conn: AsyncConnection, owner_id: int) -> int:
+    stmt = select(func.count()).select_from(templates).where(templates.c.owner_id == owner_id)
+    return int((await conn.execute(stmt)).scalar_one())
+
+
+async def insert_template(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await conn.execute(insert(templates).values(values))
+
+
+async def get_template(conn: AsyncConnection, owner_id: int, template_id: int) -> RowMapping | None:
+    stmt = select(templates).where(templates.c.owner_id == owner_id, templates.c.id == template_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def templates_of(conn: AsyncConnection, owner_id: int) -> list[RowMapping]:
+    stmt = select(templates).where(templates.c.owner_id == owner_id).order_by(templates.c.id.desc())
+    return list((await conn.execute(stmt)).mappings())
+
+
+async def delete_template(conn: AsyncConnection, owner_id: int, template_id: int) -> None:
+    await conn.execute(delete(templates).where(templates.c.owner_id == owner_id, templates.c.id == template_id))

@@ -1,0 +1,56 @@
+"""Route of the guild audit log: `GET /guilds/{guild_id}/audit-logs` (API.md 3.4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from meadhall.api.openapi import errors
+from meadhall.auth.deps import Session
+from meadhall.core.errors import validation_error
+from meadhall.core.ids import parse_id
+from meadhall.core.limits import PAGE_DEFAULT, PAGE_MAX
+from meadhall.guilds import audit_log
+from meadhall.guilds.schemas_audit import AuditEntriesResponse
+
+audit = APIRouter(tags=["guilds"])
+
+
+@dataclass(frozen=True)
+class AuditQuery:
+    action: str | None
+    actor_id: int | None
+    target_id: int | None
+    before_id: int | None
+    limit: int
+
+
+def _id(name: str, raw: str | None) -> int | None:
+    if raw is None:
+        return None
+    value = parse_id(raw)
+    if value is None:
+        raise validation_error(name, "must be an id")
+    return value
+
+
+def audit_query(
+    action: Annotated[str | None, Query(max_length=64, description="Only this action (Appendix A)")] = None,
+    actor_id: Annotated[str | None, Query(description="Only entries by this user")] = None,
+    target_id: Annotated[str | None, Query(description="Only entries about this target")] = None,
+    before_id: Annotated[str | None, Query(description="Entries older than this entry id")] = None,
+    limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,
+) -> AuditQuery:
+    return AuditQuery(action, _id("actor_id", actor_id), _id("target_id", target_id), _id("before_id", before_id),
+                      limit)
+
+
+@audit.get("/guilds/{guild_id}/audit-logs", response_model=AuditEntriesResponse,
+           responses=errors("guild.not_found", "perm.denied"))
+async def guild_audit_log(request: Request, guild_id: str, principal: Session,
+                          q: Annotated[AuditQuery, Depends(audit_query)]) -> dict:
+    return await audit_log.guild_audit_log(request.app.state.runtime, principal, guild_id, action=q.action,
+                                           actor_id=q.actor_id, target_id=q.target_id, before_id=q.before_id,
+                                           limit=q.limit)

@@ -1,0 +1,56 @@
+"""Routes of /channels/{id}/invites, /guilds/{id}/invites and /invites/{code} (API.md 3.7):
+parse, one service call."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request, Response
+
+from meadhall.accounts.sessions import Principal
+from meadhall.api.openapi import errors
+from meadhall.auth.deps import Session, limited, optional_principal
+from meadhall.guilds import invite_schemas as s
+from meadhall.guilds import invites as service
+
+router = APIRouter(tags=["invites"])
+OptionalSession = Annotated[Principal | None, Depends(optional_principal)]
+
+
+def _rt(request: Request):  # type: ignore[no-untyped-def]
+    return request.app.state.runtime
+
+
+@router.post("/channels/{channel_id}/invites", status_code=201, response_model=s.InviteResponse,
+             dependencies=[limited("invites.create")],
+             responses=errors("channel.not_found", "perm.denied", "invite.limit_reached", "channel.wrong_type"))
+async def create_invite(request: Request, channel_id: str, principal: Session,
+                        body: s.InviteCreate | None = None) -> dict:
+    body = body or s.InviteCreate()
+    return await service.create_invite(_rt(request), principal, channel_id, body.max_age_seconds, body.max_uses)
+
+
+@router.get("/guilds/{guild_id}/invites", response_model=s.InvitesResponse,
+            responses=errors("guild.not_found", "perm.denied"))
+async def list_invites(request: Request, guild_id: str, principal: Session) -> dict:
+    return await service.list_invites(_rt(request), principal, guild_id)
+
+
+@router.get("/invites/{code}", response_model=s.InvitePreviewResponse, dependencies=[limited("invites.preview")],
+            responses=errors("invite.not_found"),
+            description="Works without a session; a session only decides `guild.is_member`.")
+async def preview_invite(request: Request, code: str, principal: OptionalSession) -> dict:
+    return await service.preview_invite(_rt(request), principal, code)
+
+
+@router.post("/invites/{code}", response_model=s.JoinResponse, dependencies=[limited("invites.join")],
+             responses=errors("invite.not_found", "guild.banned", "guild.limit_reached"))
+async def join_invite(request: Request, code: str, principal: Session) -> dict:
+    return await service.join_invite(_rt(request), principal, code)
+
+
+@router.delete("/invites/{code}", status_code=204,
+               responses=errors("invite.not_found", "perm.denied", "invite.public"))
+async def delete_invite(request: Request, code: str, principal: Session) -> Response:
+    await service.delete_invite(_rt(request), principal, code)
+    return Response(status_code=204)

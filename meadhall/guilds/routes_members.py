@@ -1,0 +1,161 @@
+"""Routes of /guilds/{id}/members, /roles and /bans: parse, one service call."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Body, Query, Request, Response
+
+from meadhall.api.openapi import errors
+from meadhall.auth.deps import Session
+from meadhall.core.limits import PAGE_DEFAULT, PAGE_MAX
+from meadhall.guilds import bans, members, roles
+from meadhall.guilds import schemas_members as s
+
+member_routes = APIRouter(tags=["members"])
+role_routes = APIRouter(tags=["roles"])
+ban_routes = APIRouter(tags=["bans"])
+router = APIRouter()
+
+NO_GUILD = "guild.not_found"
+PAGE = "/guilds/{guild_id}/members"
+
+
+def _rt(request: Request):  # type: ignore[no-untyped-def]
+    return request.app.state.runtime
+
+
+def _done() -> Response:
+    return Response(status_code=204)
+
+
+# ---- members -----------------------------------------------------------------------------------
+
+
+@member_routes.get(PAGE, response_model=s.MembersResponse, responses=errors(NO_GUILD))
+async def list_members(request: Request, guild_id: str, principal: Session,
+                       after: Annotated[str | None, Query(description="Members with a greater user id")] = None,
+                       limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,
+                       q: Annotated[str | None, Query(max_length=100, description="Name or nick prefix")] = None
+                       ) -> dict:
+    return await members.list_members(_rt(request), principal, guild_id, after, limit, q)
+
+
+@member_routes.get(PAGE + "/{user_id}", response_model=s.MemberResponse,
+                   responses=errors(NO_GUILD, "member.not_found"))
+async def get_member(request: Request, guild_id: str, user_id: str, principal: Session) -> dict:
+    return await members.get_member(_rt(request), principal, guild_id, user_id)
+
+
+# Declared before /{user_id}: the literal segment wins.
+@member_routes.patch(PAGE + "/@me", response_model=s.MemberResponse,
+                     responses=errors(NO_GUILD, "member.not_found", "perm.denied"))
+async def update_me(request: Request, guild_id: str, body: s.MemberSelfPatch, principal: Session) -> dict:
+    return await members.update_member(_rt(request), principal, guild_id, "@me", body.changes())
+
+
+@member_routes.patch(PAGE + "/{user_id}", response_model=s.MemberResponse,
+                     responses=errors(NO_GUILD, "member.not_found", "perm.denied"))
+async def update_member(request: Request, guild_id: str, user_id: str, body: s.MemberPatch,
+                        principal: Session) -> dict:
+    return await members.update_member(_rt(request), principal, guild_id, user_id, body.changes())
+
+
+@member_routes.delete(PAGE + "/{user_id}", status_code=204,
+                      responses=errors(NO_GUILD, "member.not_found", "perm.denied"))
+async def kick_member(request: Request, guild_id: str, user_id: str, principal: Session) -> Response:
+    await members.kick_member(_rt(request), principal, guild_id, user_id)
+    return _done()
+
+
+@member_routes.put(PAGE + "/{user_id}/roles/{role_id}", status_code=204,
+                   responses=errors(NO_GUILD, "member.not_found", "role.not_found", "perm.denied",
+                                    "role.default_role"))
+async def add_member_role(request: Request, guild_id: str, user_id: str, role_id: str,
+                          principal: Session) -> Response:
+    await roles.set_member_role(_rt(request), principal, guild_id, user_id, role_id, assign=True)
+    return _done()
+
+
+@member_routes.delete(PAGE + "/{user_id}/roles/{role_id}", status_code=204,
+                      responses=errors(NO_GUILD, "member.not_found", "role.not_found", "perm.denied",
+                                       "role.default_role"))
+async def remove_member_role(request: Request, guild_id: str, user_id: str, role_id: str,
+                             principal: Session) -> Response:
+    await roles.set_member_role(_rt(request), principal, guild_id, user_id, role_id, assign=False)
+    return _done()
+
+
+# ---- roles -------------------------------------------------------------------------------------
+
+
+@role_routes.get("/guilds/{guild_id}/roles", response_model=s.RolesResponse, responses=errors(NO_GUILD))
+async def list_roles(request: Request, guild_id: str, principal: Session) -> dict:
+    return await roles.list_roles(_rt(request), principal, guild_id)
+
+
+@role_routes.post("/guilds/{guild_id}/roles", status_code=201, response_model=s.RoleResponse,
+                  responses=errors(NO_GUILD, "perm.denied", "role.limit_reached", "cosmetic.not_found"))
+async def create_role(request: Request, guild_id: str, body: s.RoleCreate, principal: Session) -> dict:
+    return await roles.create_role(_rt(request), principal, guild_id, body.values())
+
+
+@role_routes.patch("/guilds/{guild_id}/roles", response_model=s.RolesResponse,
+                   responses=errors(NO_GUILD, "perm.denied", "role.default_role"))
+async def reorder_roles(request: Request, guild_id: str, body: s.RoleReorder, principal: Session) -> dict:
+    return await roles.reorder_roles(_rt(request), principal, guild_id, body.moves())
+
+
+@role_routes.get("/guilds/{guild_id}/roles/{role_id}", response_model=s.RoleResponse,
+                 responses=errors(NO_GUILD, "role.not_found"))
+async def get_role(request: Request, guild_id: str, role_id: str, principal: Session) -> dict:
+    return await roles.get_role(_rt(request), principal, guild_id, role_id)
+
+
+@role_routes.patch("/guilds/{guild_id}/roles/{role_id}", response_model=s.RoleResponse,
+                   responses=errors(NO_GUILD, "role.not_found", "perm.denied", "role.default_role",
+                                    "cosmetic.not_found"))
+async def update_role(request: Request, guild_id: str, role_id: str, body: s.RolePatch,
+                      principal: Session) -> dict:
+    return await roles.update_role(_rt(request), principal, guild_id, role_id, body.changes())
+
+
+@role_routes.delete("/guilds/{guild_id}/roles/{role_id}", status_code=204,
+                    responses=errors(NO_GUILD, "role.not_found", "perm.denied", "role.default_role"))
+async def delete_role(request: Request, guild_id: str, role_id: str, principal: Session) -> Response:
+    await roles.delete_role(_rt(request), principal, guild_id, role_id)
+    return _done()
+
+
+# ---- bans --------------------------------------------------------------------------------------
+
+
+@ban_routes.get("/guilds/{guild_id}/bans", response_model=s.BansResponse, responses=errors(NO_GUILD, "perm.denied"))
+async def list_bans(request: Request, guild_id: str, principal: Session) -> dict:
+    return await bans.list_bans(_rt(request), principal, guild_id)
+
+
+@ban_routes.get("/guilds/{guild_id}/bans/{user_id}", response_model=s.BanResponse,
+                responses=errors(NO_GUILD, "perm.denied", "ban.not_found"))
+async def get_ban(request: Request, guild_id: str, user_id: str, principal: Session) -> dict:
+    return await bans.get_ban(_rt(request), principal, guild_id, user_id)
+
+
+@ban_routes.put("/guilds/{guild_id}/bans/{user_id}", status_code=204,
+                responses=errors(NO_GUILD, "perm.denied", "user.not_found", "member.not_found"))
+async def ban_user(request: Request, guild_id: str, user_id: str, principal: Session,
+                   body: Annotated[s.BanPut | None, Body()] = None) -> Response:
+    await bans.ban_user(_rt(request), principal, guild_id, user_id, body.reason if body else None)
+    return _done()
+
+
+@ban_routes.delete("/guilds/{guild_id}/bans/{user_id}", status_code=204,
+                   responses=errors(NO_GUILD, "perm.denied", "ban.not_found"))
+async def unban_user(request: Request, guild_id: str, user_id: str, principal: Session) -> Response:
+    await bans.unban_user(_rt(request), principal, guild_id, user_id)
+    return _done()
+
+
+router.include_router(member_routes)
+router.include_router(role_routes)
+router.include_router(ban_routes)

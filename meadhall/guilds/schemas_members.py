@@ -1,0 +1,145 @@
+"""Request and response models of member, role and ban routes (the OpenAPI source)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import AwareDatetime, BaseModel, Field, StringConstraints, model_validator
+
+from meadhall.accounts.schemas import UserSummary
+from meadhall.guilds.schemas import PermissionString, Snowflake
+
+Nick = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=32)]
+RoleName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+Color = Annotated[int, Field(ge=0, le=16_777_215)]
+BanReason = Annotated[str, StringConstraints(max_length=512)]
+
+
+def _no_nulls(model: BaseModel, names: tuple[str, ...]) -> None:
+    for name in names:
+        if name in model.model_fields_set and getattr(model, name) is None:
+            raise ValueError(f"{name} cannot be null")
+
+
+class MemberSelfPatch(BaseModel):
+    nick: Nick | None = Field(default=None, description="1-32 characters; null clears")
+
+    def changes(self) -> dict[str, Any]:
+        return {n: getattr(self, n) for n in self.model_fields_set}
+
+
+class MemberPatch(BaseModel):
+    nick: Nick | None = Field(default=None, description="1-32 characters; null clears")
+    timeout_until: AwareDatetime | None = Field(
+        default=None, description="In the future, at most 28 days from now; null clears"
+    )
+
+    def changes(self) -> dict[str, Any]:
+        return {n: getattr(self, n) for n in self.model_fields_set}
+
+
+class RoleCreate(BaseModel):
+    name: RoleName
+    color: Color = 0
+    permissions: PermissionString = 0  # type: ignore[assignment]
+    hoist: bool = False
+    frame_id: Snowflake | None = None
+    icon_id: Snowflake | None = None
+
+    def values(self) -> dict[str, Any]:
+        return {"name": self.name, "color": self.color, "permissions": int(self.permissions), "hoist": self.hoist,
+                "frame_id": self.frame_id, "icon_id": self.icon_id}
+
+
+class RolePatch(BaseModel):
+    name: RoleName | None = None
+    color: Color | None = None
+    permissions: PermissionString | None = None
+    hoist: bool | None = None
+    frame_id: Snowflake | None = None
+    icon_id: Snowflake | None = None
+
+    @model_validator(mode="after")
+    def _nulls(self) -> RolePatch:
+        _no_nulls(self, ("name", "color", "permissions", "hoist"))
+        return self
+
+    def changes(self) -> dict[str, Any]:
+        out: dict[str, Any] = {n: getattr(self, n) for n in self.model_fields_set}
+        if "permissions" in out:
+            out["permissions"] = int(out["permissions"])
+        return out
+
+
+class RoleMove(BaseModel):
+    id: Snowflake
+    position: Annotated[int, Field(ge=0, le=10_000)]
+
+
+class RoleReorder(BaseModel):
+    roles: Annotated[list[RoleMove], Field(min_length=1, max_length=250)]
+
+    def moves(self) -> list[dict[str, Any]]:
+        return [{"id": m.id, "position": m.position} for m in self.roles]
+
+
+class BanPut(BaseModel):
+    reason: BanReason | None = None
+
+
+# ---- responses ---------------------------------------------------------------------------------
+
+
+class Member(BaseModel):
+    guild_id: str
+    user: UserSummary
+    nick: str | None
+    roles: list[str]
+    joined_at: str
+    timeout_until: str | None
+    style: dict[str, Any] | None
+
+
+class Role(BaseModel):
+    id: str
+    guild_id: str
+    name: str
+    color: int
+    position: int
+    permissions: str
+    hoist: bool
+    frame_id: str | None
+    icon_id: str | None
+    is_default: bool
+
+
+class Ban(BaseModel):
+    user: UserSummary
+    reason: str | None
+    author: UserSummary | None
+    created_at: str
+
+
+class MemberResponse(BaseModel):
+    member: Member
+
+
+class MembersResponse(BaseModel):
+    members: list[Member]
+    has_more: bool
+
+
+class RoleResponse(BaseModel):
+    role: Role
+
+
+class RolesResponse(BaseModel):
+    roles: list[Role]
+
+
+class BanResponse(BaseModel):
+    ban: Ban
+
+
+class BansResponse(BaseModel):
+    bans: list[Ban]

@@ -1,0 +1,73 @@
+"""Request and response models of personal templates (API.md 2.26, 3.6)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, StringConstraints
+
+from meadhall.core.ids import parse_id
+
+
+def _snowflake(value: str) -> str:
+    if parse_id(value) is None:
+        raise ValueError("must be an id")
+    return value
+
+
+Snowflake = Annotated[str, AfterValidator(_snowflake)]
+TemplateName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+TemplateDescription = Annotated[str, StringConstraints(max_length=500)]
+
+
+class TemplateCreate(BaseModel):
+    guild_id: Snowflake
+    name: TemplateName
+    description: TemplateDescription | None = None
+
+
+class TemplateRole(BaseModel):
+    name: str
+    permissions: str
+    color: int
+    hoist: bool
+    is_default: bool
+
+
+class TemplateCategory(BaseModel):
+    name: str
+    position: int
+
+
+class TemplateChannel(BaseModel):
+    name: str
+    type: str
+    topic: str | None
+    position: int
+    slowmode_seconds: int
+    user_limit: int | None
+    category: str | None
+
+
+class TemplateStructure(BaseModel):
+    roles: list[TemplateRole]
+    categories: list[TemplateCategory]
+    channels: list[TemplateChannel]
+
+
+class Template(BaseModel):
+    id: str
+    name: str
+    description: str | None
+    owner_id: str
+    source_guild_id: str | None
+    structure: TemplateStructure
+    created_at: str
+
+
+class TemplateResponse(BaseModel):
+    template: Template
+
+
+class TemplatesResponse(BaseModel):
+    templates: list[Template]

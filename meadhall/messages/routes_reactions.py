@@ -1,0 +1,95 @@
+"""Routes of reactions and pins (API.md 3.8): parse, one service call, respond."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+from pydantic import BaseModel
+
+from meadhall.accounts.schemas import UserSummary
+from meadhall.api.openapi import errors
+from meadhall.auth.deps import Session, limited
+from meadhall.core.errors import validation_error
+from meadhall.core.ids import parse_id
+from meadhall.core.limits import PAGE_DEFAULT, PAGE_MAX
+from meadhall.messages import pins, reactions
+from meadhall.messages.schemas import Message
+
+router = APIRouter(tags=["reactions and pins"])
+
+REACTION = "/channels/{channel_id}/messages/{message_id}/reactions/{emoji}"
+PIN = "/channels/{channel_id}/pins/{message_id}"
+_SEEN = ("channel.not_found", "message.not_found")
+
+
+class ReactionUsersResponse(BaseModel):
+    users: list[UserSummary]
+    has_more: bool
+
+
+class PinsResponse(BaseModel):
+    messages: list[Message]
+
+
+def _rt(request: Request):  # type: ignore[no-untyped-def]
+    return request.app.state.runtime
+
+
+def _no_content() -> Response:
+    return Response(status_code=204)
+
+
+@router.put(REACTION, status_code=204, dependencies=[limited("reactions")],
+            responses=errors(*_SEEN, "perm.denied", "reaction.invalid_emoji", "reaction.limit_reached"))
+async def add_reaction(request: Request, channel_id: str, message_id: str, emoji: str,
+                       principal: Session) -> Response:
+    await reactions.add_reaction(_rt(request), principal, channel_id, message_id, emoji)
+    return _no_content()
+
+
+@router.delete(REACTION, status_code=204, dependencies=[limited("reactions")],
+               responses=errors(*_SEEN, "reaction.invalid_emoji"))
+async def remove_own_reaction(request: Request, channel_id: str, message_id: str, emoji: str,
+                              principal: Session) -> Response:
+    await reactions.remove_own_reaction(_rt(request), principal, channel_id, message_id, emoji)
+    return _no_content()
+
+
+@router.get(REACTION, response_model=ReactionUsersResponse,
+            responses=errors(*_SEEN, "perm.denied", "reaction.invalid_emoji"))
+async def list_reactors(request: Request, channel_id: str, message_id: str, emoji: str, principal: Session,
+                        after: Annotated[str | None, Query(description="Users with a greater id")] = None,
+                        limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT) -> dict:
+    cursor = None if after is None else parse_id(after)
+    if after is not None and cursor is None:
+        raise validation_error("after", "must be an id")
+    return await reactions.list_reactors(_rt(request), principal, channel_id, message_id, emoji,
+                                         after=cursor, limit=limit)
+
+
+@router.delete(REACTION + "/{user_id}", status_code=204, dependencies=[limited("reactions")],
+               responses=errors(*_SEEN, "user.not_found", "perm.denied", "reaction.invalid_emoji"))
+async def remove_user_reaction(request: Request, channel_id: str, message_id: str, emoji: str, user_id: str,
+                               principal: Session) -> Response:
+    await reactions.remove_user_reaction(_rt(request), principal, channel_id, message_id, emoji, user_id)
+    return _no_content()
+
+
+@router.get("/channels/{channel_id}/pins", response_model=PinsResponse,
+            responses=errors("channel.not_found", "perm.denied"))
+async def list_pins(request: Request, channel_id: str, principal: Session) -> dict:
+    return await pins.list_pins(_rt(request), principal, channel_id)
+
+
+@router.put(PIN, status_code=204,
+            responses=errors(*_SEEN, "perm.denied", "pin.limit_reached", "validation.failed"))
+async def pin_message(request: Request, channel_id: str, message_id: str, principal: Session) -> Response:
+    await pins.pin_message(_rt(request), principal, channel_id, message_id)
+    return _no_content()
+
+
+@router.delete(PIN, status_code=204, responses=errors(*_SEEN, "perm.denied", "pin.not_found"))
+async def unpin_message(request: Request, channel_id: str, message_id: str, principal: Session) -> Response:
+    await pins.unpin_message(_rt(request), principal, channel_id, message_id)
+    return _no_content()

@@ -1,0 +1,171 @@
+"""GET /invite/{code}: the public HTML invitation page (API.md 3.7.1)."""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+import pytest
+
+CSP = "default-src 'self'; img-src 'self'; script-src 'self'"
+EVIL_NAME = "<script>alert(1)</script>"
+EVIL_DESCRIPTION = 'Say "hi" & <b>bye</b> \'now\''
+
+
+async def make_guild(client: Any, owner: Any, name: str = "Mead Hall", **extra: Any) -> dict[str, Any]:
+    r = await client.post("/api/v1/guilds", json={"name": name, **extra}, headers=owner.headers)
+    assert r.status_code == 201, r.text
+    return r.json()["guild"]
+
+
+async def make_invite(client: Any, who: Any, channel_id: str, **body: Any) -> dict[str, Any]:
+    r = await client.post(f"/api/v1/channels/{channel_id}/invites", json=body, headers=who.headers)
+    assert r.status_code == 201, r.text
+    return r.json()["invite"]
+
+
+def meta(page: str, prop: str) -> str:
+    found = re.search(rf'<meta property="{re.escape(prop)}" content="([^"]*)">', page)
+    assert found, f"no {prop} meta tag"
+    return found.group(1)
+
+
+def assert_page_headers(r: Any) -> None:
+    assert r.headers["content-type"] == "text/html; charset=utf-8"
+    assert r.headers["cache-control"] == "no-store"
+    assert r.headers["content-security-policy"] == CSP
+
+
+@pytest.fixture
+async def invited(client: Any, accounts: Any) -> dict[str, Any]:
+    alice = await accounts.register("alice", display_name="Alice of the Hall")
+    guild = await make_guild(client, alice, description="Mead and songs")
+    invite = await make_invite(client, alice, guild["system_channel_id"])
+    return {"alice": alice, "guild": guild, "invite": invite}
+
+
+async def test_page_without_a_session(client, invited):
+    code = invited["invite"]["code"]
+    r = await client.get(f"/invite/{code}")
+    assert r.status_code == 200, r.text
+    assert_page_headers(r)
+    page = r.text
+    assert page.lstrip().lower().startswith("<!doctype html>")
+    assert '<h1 class="guild-name">Mead Hall</h1>' in page
+    assert "Mead and songs" in page
+    assert "1 member<" in page
+    assert "Alice of the Hall invited you to join" in page
+    assert meta(page, "og:title") == "Mead Hall"
+    assert meta(page, "og:description") == "Mead and songs"
+    assert meta(page, "og:url") == f"http://localhost/invite/{code}"
+    # Not signed in: the button is a link to the sign-in page that comes back here.
+    assert f'href="/login?next=/invite/{code}"' in page
+    assert "Accept invitation" in page
+    assert "<button" not in page
+    # No inline script or style: the CSP would block them anyway.
+    assert "<script" not in page
+    assert "<style" not in page and "style=" not in page
+
+
+async def test_page_signed_in_offers_the_button(client, accounts, invited):
+    code = invited["invite"]["code"]
+    bob = await accounts.register("bob")
+    r = await client.get(f"/invite/{code}", headers=bob.headers)
+    assert r.status_code == 200, r.text
+    page = r.text
+    button = re.search(r"<button[^>]*>Accept invitation</button>", page, re.S)
+    assert button, page
+    assert f'data-code="{code}"' in button.group(0)
+    assert f'data-endpoint="/api/v1/invites/{code}"' in button.group(0)
+    assert f'data-guild-id="{invited["guild"]["id"]}"' in button.group(0)
+    assert "/login?next=" not in page
+    assert "already a member" not in page
+
+
+async def test_page_with_a_session_cookie_knows_a_member(client, invited):
+    code = invited["invite"]["code"]
+    client.cookies.set("__Host-session", invited["alice"]["token"])
+    try:
+        r = await client.get(f"/invite/{code}")
+    finally:
+        client.cookies.clear()
+    assert r.status_code == 200, r.text
+    assert "You are already a member of this server." in r.text
+    assert "<button" in r.text
+
+
+async def test_page_escapes_every_value(client, accounts):
+    mallory = await accounts.register("mallory", display_name='<img src=x onerror="x">')
+    guild = await make_guild(client, mallory, EVIL_NAME, description=EVIL_DESCRIPTION)
+    invite = await make_invite(client, mallory, guild["system_channel_id"])
+    r = await client.get(f"/invite/{invite['code']}")
+    assert r.status_code == 200, r.text
+    page = r.text
+    for raw in (EVIL_NAME, EVIL_DESCRIPTION, "<script", "<b>", '"hi"', "& <", "<img"):
+        assert raw not in page, raw
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "Say &#34;hi&#34; &amp; &lt;b&gt;bye&lt;/b&gt; &#39;now&#39;" in page
+    assert "&lt;img src=x onerror=&#34;x&#34;&gt; invited you to join" in page
+    # Attribute values are escaped too, and read back as the original text.
+    assert html.unescape(meta(page, "og:title")) == EVIL_NAME
+    assert html.unescape(meta(page, "og:description")) == EVIL_DESCRIPTION
+
+
+async def test_page_without_description_still_has_og_tags(client, accounts):
+    alice = await accounts.register("alice")
+    guild = await make_guild(client, alice, "Quiet Hall")
+    invite = await make_invite(client, alice, guild["system_channel_id"])
+    page = (await client.get(f"/invite/{invite['code']}")).text
+    assert meta(page, "og:title") == "Quiet Hall"
+    assert "Quiet Hall" in meta(page, "og:description")
+
+
+async def test_unknown_code_is_a_404_page(client, accounts):
+    for code in ["zzzzzzzz", "Not-A-Code"]:
+        r = await client.get(f"/invite/{code}")
+        assert r.status_code == 404, r.text
+        assert_page_headers(r)
+        assert "Invitation not found" in r.text
+        assert "<script" not in r.text
+
+
+async def test_expired_and_used_up_codes_are_404_pages(client, accounts, clock, invited):
+    alice = invited["alice"]
+    once = await make_invite(client, alice, invited["guild"]["system_channel_id"], max_uses=1)
+    bob = await accounts.register("bob")
+    assert (await client.post(f"/api/v1/invites/{once['code']}", headers=bob.headers)).status_code == 200
+    r = await client.get(f"/invite/{once['code']}")
+    assert r.status_code == 404
+    assert "Invitation not found" in r.text
+    clock.advance(86400)
+    r = await client.get(f"/invite/{invited['invite']['code']}")
+    assert r.status_code == 404
+    assert r.headers["content-type"] == "text/html; charset=utf-8"
+
+
+async def test_member_count_follows_joins(client, accounts, invited):
+    bob = await accounts.register("bob")
+    code = invited["invite"]["code"]
+    assert (await client.post(f"/api/v1/invites/{code}", headers=bob.headers)).status_code == 200
+    page = (await client.get(f"/invite/{code}")).text
+    assert "2 members<" in page
+
+
+@pytest.mark.parametrize("settings_overrides", [{"RATE_LIMITS": {"invites.preview": "2/60"}}])
+async def test_page_shares_the_preview_bucket(client, accounts, clock, invited):
+    code = invited["invite"]["code"]
+    assert (await client.get(f"/invite/{code}")).status_code == 200
+    assert (await client.get(f"/api/v1/invites/{code}")).status_code == 200
+    r = await client.get(f"/invite/{code}")
+    assert r.status_code == 429
+    assert r.json()["error"]["bucket"] == "invites.preview"
+    assert "Retry-After" in r.headers
+    clock.advance(60)
+    assert (await client.get(f"/invite/{code}")).status_code == 200
+
+
+async def test_page_is_outside_the_api_prefix(client, invited):
+    r = await client.get(f"/api/v1/invite/{invited['invite']['code']}")
+    assert r.status_code == 404
+    assert r.json()["error"]["code"] == "route.not_found"
