@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import bench.workloads_messages  # noqa: F401 - registers the message workloads
 from bench.harness import (
     RssSampler,
     ServerError,
@@ -57,6 +58,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              "--requests; 0 = none)")
     parser.add_argument("--database-url", help="PostgreSQL URL for the server (default: SQLite in DATA_DIR)")
     parser.add_argument("--redis-url", help="Redis URL for the server (default: in-process bus and limiter)")
+    parser.add_argument("--server-cpu", help="pin the server process to these CPUs with taskset, e.g. 1")
     parser.add_argument("--keep-data", action="store_true",
                         help="keep the temporary directory (DATA_DIR, server.log, sessions file)")
     parser.add_argument("--no-save", action="store_true", help="do not write bench/results/<timestamp>.json")
@@ -276,7 +278,7 @@ async def run_bench(args: argparse.Namespace, selected: list[Workload]) -> dict[
     data_dir.mkdir()
     env = server_env(data_dir, database_url=args.database_url, redis_url=args.redis_url,
                      rate_limits=rate_limits(), secret_key=secrets.token_urlsafe(48))
-    server = ServerProcess(data_dir, env, tmp_root / "server.log")
+    server = ServerProcess(data_dir, env, tmp_root / "server.log", cpu=args.server_cpu)
     shared: dict[str, Any] = {}
     sampler: RssSampler | None = None
     server_info: dict[str, Any] = {

@@ -194,7 +194,9 @@ def _die_with_parent() -> None:
 class ServerProcess:
     """`meadhall serve` on a loopback port, output to a log file, stopped with SIGTERM (then SIGKILL)."""
 
-    def __init__(self, data_dir: Path, env: dict[str, str], log_path: Path, host: str = "127.0.0.1") -> None:
+    def __init__(self, data_dir: Path, env: dict[str, str], log_path: Path, host: str = "127.0.0.1",
+                 cpu: str | None = None) -> None:
+        self.cpu = cpu  # pin the server to these CPUs with taskset (e.g. "1"), else unpinned
         self.data_dir = data_dir
         self.env = env
         self.log_path = log_path
@@ -220,7 +222,8 @@ class ServerProcess:
 
     @property
     def command(self) -> list[str]:
-        return [*meadhall_command(), "serve", "--host", self.host, "--port", str(self.port),
+        pin = ["taskset", "-c", self.cpu] if self.cpu else []
+        return [*pin, *meadhall_command(), "serve", "--host", self.host, "--port", str(self.port),
                 "--data-dir", str(self.data_dir)]
 
     def start(self) -> None:

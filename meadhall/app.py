@@ -32,6 +32,9 @@ API_PREFIX = "/api/v1"
 def api_router() -> APIRouter:
     """Every /api/v1 route passes the `global` bucket."""
     router = APIRouter(prefix=API_PREFIX, dependencies=[Depends(global_limit)])
+    # Routes are matched in order: the message routes, by far the busiest, come first.
+    router.include_router(message_routes.router)
+    router.include_router(reaction_routes.router)
     router.include_router(system_routes.api)
     # /users/@me/... before /users/{user_id}: literal segments win (API.md 3).
     router.include_router(guild_routes.me)
@@ -39,8 +42,6 @@ def api_router() -> APIRouter:
     router.include_router(account_routes.users)
     router.include_router(guild_routes.guilds)
     router.include_router(guild_routes.rooms)
-    router.include_router(message_routes.router)
-    router.include_router(reaction_routes.router)
     router.include_router(member_routes.router)
     router.include_router(template_routes.templates)
     router.include_router(audit_routes.audit)

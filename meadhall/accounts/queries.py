@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import RowMapping, and_, delete, func, insert, or_, select, update
+from sqlalchemy import RowMapping, and_, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.db.schema import backup_codes, security_events, sessions, users
@@ -17,7 +17,7 @@ Row = RowMapping
 
 
 async def get_user(conn: AsyncConnection, user_id: int) -> Row | None:
-    return (await conn.execute(select(users).where(users.c.id == user_id))).mappings().first()
+    return (await conn.execute(_GET_USER, {"user_id": user_id})).mappings().first()
 
 
 async def find_user_by_username(conn: AsyncConnection, username_norm: str) -> Row | None:
@@ -70,25 +70,24 @@ async def insert_session(conn: AsyncConnection, values: dict[str, Any]) -> None:
     await conn.execute(insert(sessions).values(values))
 
 
+# Built once: statement construction costs several times the query itself (this runs on every request).
+_SESSION_BY_DIGEST = (
+    select(sessions, users.c.is_instance_admin, users.c.banned_at, users.c.deleted_at)
+    .join(users, users.c.id == sessions.c.user_id)
+    .where(
+        or_(
+            sessions.c.token_hash == bindparam("digest"),
+            and_(sessions.c.prev_token_hash == bindparam("digest"), sessions.c.prev_valid_until > bindparam("now")),
+        )
+    )
+)
+_GET_USER = select(users).where(users.c.id == bindparam("user_id"))
+
+
 async def session_with_user_by_digest(conn: AsyncConnection, digest: str, now: datetime) -> Row | None:
     """The session whose current token, or previous token still in its grace period, has this digest,
     joined with the account state needed to authorise the request (one query on the hot path)."""
-    stmt = (
-        select(
-            sessions,
-            users.c.is_instance_admin,
-            users.c.banned_at,
-            users.c.deleted_at,
-        )
-        .join(users, users.c.id == sessions.c.user_id)
-        .where(
-            or_(
-                sessions.c.token_hash == digest,
-                and_(sessions.c.prev_token_hash == digest, sessions.c.prev_valid_until > now),
-            )
-        )
-    )
-    return (await conn.execute(stmt)).mappings().first()
+    return (await conn.execute(_SESSION_BY_DIGEST, {"digest": digest, "now": now})).mappings().first()
 
 
 async def get_session(conn: AsyncConnection, user_id: int, session_id: int) -> Row | None:

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import RowMapping, and_, delete, func, insert, select, update
+from sqlalchemy import RowMapping, and_, bindparam, delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.core.text import escape_like
@@ -31,7 +31,7 @@ Row = RowMapping
 
 
 async def get_guild(conn: AsyncConnection, guild_id: int) -> Row | None:
-    return (await conn.execute(select(guilds).where(guilds.c.id == guild_id))).mappings().first()
+    return (await conn.execute(_GET_GUILD, {"guild_id": guild_id})).mappings().first()
 
 
 async def insert_guild(conn: AsyncConnection, values: dict[str, Any]) -> None:
@@ -196,13 +196,18 @@ async def get_channel(conn: AsyncConnection, channel_id: int) -> Row | None:
     return (await conn.execute(select(channels).where(channels.c.id == channel_id))).mappings().first()
 
 
+_CHANNEL_WITH_GUILD = (
+    select(channels, *[c.label(f"g__{c.name}") for c in guilds.c])
+    .join(guilds, guilds.c.id == channels.c.guild_id)
+    .where(channels.c.id == bindparam("channel_id"))
+)
+_GET_GUILD = select(guilds).where(guilds.c.id == bindparam("guild_id"))
+
+
 async def get_channel_with_guild(conn: AsyncConnection, channel_id: int) -> tuple[Row, Row] | None:
-    """A guild room and its guild in one query; None for unknown ids and conversations."""
-    guild_cols = [c.label(f"g__{c.name}") for c in guilds.c]
-    stmt = select(channels, *guild_cols).join(guilds, guilds.c.id == channels.c.guild_id).where(
-        channels.c.id == channel_id
-    )
-    row = (await conn.execute(stmt)).mappings().first()
+    """A guild room and its guild in one prebuilt query (every room request starts here); None for
+    unknown ids and conversations."""
+    row = (await conn.execute(_CHANNEL_WITH_GUILD, {"channel_id": channel_id})).mappings().first()
     if row is None:
         return None
     channel = {c.name: row[c.name] for c in channels.c}

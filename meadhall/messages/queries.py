@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import RowMapping, and_, delete, func, insert, or_, select, update
+from sqlalchemy import RowMapping, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
 from meadhall.db import dialect
 from meadhall.db.schema import channels, messages, reactions, users
@@ -15,40 +15,53 @@ from meadhall.db.schema import channels, messages, reactions, users
 Row = RowMapping
 
 
-def visible_to(viewer_id: int) -> ColumnElement[bool]:
+def visible_to(viewer_id: int | BindParameter[Any]) -> ColumnElement[bool]:
     """`private` messages exist only for their author and recipient."""
     return or_(messages.c.kind != "private", messages.c.author_id == viewer_id, messages.c.recipient_id == viewer_id)
 
 
+# The statements of the send and history paths are built once: constructing a statement costs several
+# times running it on SQLite.
+_INSERT = insert(messages)
+_GET = select(messages).where(messages.c.channel_id == bindparam("channel_id"), messages.c.id == bindparam("id"))
+_BY_IDS = select(messages).where(messages.c.channel_id == bindparam("channel_id"),
+                                 messages.c.id.in_(bindparam("ids", expanding=True)))
+_SET_LAST = update(channels).where(channels.c.id == bindparam("channel_id")).values(
+    last_message_id=bindparam("message_id"))
+_USERS = select(users).where(users.c.id.in_(bindparam("ids", expanding=True)))
+_PAGE_BASE = select(messages).where(messages.c.channel_id == bindparam("channel_id"),
+                                    visible_to(bindparam("viewer_id"))).limit(bindparam("limit"))
+_PAGES = {
+    "newest": _PAGE_BASE.order_by(messages.c.id.desc()),
+    "before": _PAGE_BASE.where(messages.c.id < bindparam("cursor")).order_by(messages.c.id.desc()),
+    "after": _PAGE_BASE.where(messages.c.id > bindparam("cursor")).order_by(messages.c.id.asc()),
+}
+
+
 async def insert_message(conn: AsyncConnection, row: dict[str, Any]) -> None:
-    await conn.execute(insert(messages).values(row))
+    await conn.execute(_INSERT, row)
 
 
 async def get_message(conn: AsyncConnection, channel_id: int, message_id: int) -> Row | None:
-    stmt = select(messages).where(messages.c.channel_id == channel_id, messages.c.id == message_id)
-    return (await conn.execute(stmt)).mappings().first()
+    return (await conn.execute(_GET, {"channel_id": channel_id, "id": message_id})).mappings().first()
 
 
 async def messages_by_ids(conn: AsyncConnection, channel_id: int, ids: Iterable[int]) -> dict[int, Row]:
     wanted = list(set(ids))
     if not wanted:
         return {}
-    stmt = select(messages).where(messages.c.channel_id == channel_id, messages.c.id.in_(wanted))
-    return {r["id"]: r for r in (await conn.execute(stmt)).mappings()}
+    rows = await conn.execute(_BY_IDS, {"channel_id": channel_id, "ids": wanted})
+    return {r["id"]: r for r in rows.mappings()}
 
 
 async def page(conn: AsyncConnection, channel_id: int, viewer_id: int, *, before: int | None, after: int | None,
                limit: int) -> tuple[list[Row], bool]:
     """(messages newest first, has_more). With `after`: the `limit` messages right after the cursor,
     still returned newest first (API.md 0.6)."""
-    stmt = select(messages).where(messages.c.channel_id == channel_id, visible_to(viewer_id))
-    if before is not None:
-        stmt = stmt.where(messages.c.id < before)
-    if after is not None:
-        stmt = stmt.where(messages.c.id > after).order_by(messages.c.id.asc())
-    else:
-        stmt = stmt.order_by(messages.c.id.desc())
-    rows = list((await conn.execute(stmt.limit(limit + 1))).mappings())
+    kind = "after" if after is not None else "before" if before is not None else "newest"
+    params = {"channel_id": channel_id, "viewer_id": viewer_id, "limit": limit + 1,
+              "cursor": after if after is not None else before}
+    rows = list((await conn.execute(_PAGES[kind], params)).mappings())
     more = len(rows) > limit
     rows = rows[:limit]
     if after is not None:
@@ -67,7 +80,7 @@ async def delete_message(conn: AsyncConnection, channel_id: int, message_id: int
 
 
 async def set_last_message(conn: AsyncConnection, channel_id: int, message_id: int | None) -> None:
-    await conn.execute(update(channels).where(channels.c.id == channel_id).values(last_message_id=message_id))
+    await conn.execute(_SET_LAST, {"channel_id": channel_id, "message_id": message_id})
 
 
 async def newest_public_id(conn: AsyncConnection, channel_id: int) -> int | None:
@@ -79,7 +92,7 @@ async def users_by_ids(conn: AsyncConnection, ids: Iterable[int]) -> dict[int, R
     wanted = list(set(ids))
     if not wanted:
         return {}
-    return {r["id"]: r for r in (await conn.execute(select(users).where(users.c.id.in_(wanted)))).mappings()}
+    return {r["id"]: r for r in (await conn.execute(_USERS, {"ids": wanted})).mappings()}
 
 
 async def existing_user_ids(conn: AsyncConnection, ids: list[int]) -> list[int]:
@@ -100,27 +113,29 @@ async def guild_channel_ids(conn: AsyncConnection, guild_id: int, ids: list[int]
     return [i for i in ids if i in found]
 
 
+_REACTION_ROWS = (
+    select(reactions.c.message_id, reactions.c.emoji, func.count().label("count"),
+           func.min(reactions.c.created_at).label("first"))
+    .where(reactions.c.message_id.in_(bindparam("ids", expanding=True)))
+    .group_by(reactions.c.message_id, reactions.c.emoji)
+    .order_by(reactions.c.message_id, "first", reactions.c.emoji)
+)
+_OWN_REACTIONS = select(reactions.c.message_id, reactions.c.emoji).where(
+    reactions.c.message_id.in_(bindparam("ids", expanding=True)), reactions.c.user_id == bindparam("user_id"))
+
+
 async def reaction_rows(conn: AsyncConnection, message_ids: list[int]) -> list[Row]:
     """Aggregates per (message, emoji) in order of first use, with who reacted."""
     if not message_ids:
         return []
-    stmt = (
-        select(reactions.c.message_id, reactions.c.emoji, func.count().label("count"),
-               func.min(reactions.c.created_at).label("first"))
-        .where(reactions.c.message_id.in_(message_ids))
-        .group_by(reactions.c.message_id, reactions.c.emoji)
-        .order_by(reactions.c.message_id, "first", reactions.c.emoji)
-    )
-    return list((await conn.execute(stmt)).mappings())
+    return list((await conn.execute(_REACTION_ROWS, {"ids": message_ids})).mappings())
 
 
 async def own_reactions(conn: AsyncConnection, message_ids: list[int], user_id: int) -> set[tuple[int, str]]:
     if not message_ids:
         return set()
-    stmt = select(reactions.c.message_id, reactions.c.emoji).where(
-        and_(reactions.c.message_id.in_(message_ids), reactions.c.user_id == user_id)
-    )
-    return {(m, e) for m, e in (await conn.execute(stmt)).all()}
+    rows = await conn.execute(_OWN_REACTIONS, {"ids": message_ids, "user_id": user_id})
+    return {(m, e) for m, e in rows.all()}
 
 
 # ---- reactions and pins --------------------------------------------------------------------------
