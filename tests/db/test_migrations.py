@@ -29,6 +29,10 @@ SHIPPED = {
     "0001_initial.py": "a8c84cf74660a0a3562b6f58fdf8a0ccd0e0a319bc6b5c5479aeb72a5fe34f38",
     "0002_drop_identity_links.py": "3ed536aec2dc5cd8588db2811059c9bf8e3dfd76810089fe1499bfa13e61dc5a",
     "0003_accounts.py": "08358cfab444db4afa7751a5b796d46cc0e2e310f79d691c412f061246657d1f",
+    "0004_guilds.py": "0bc3ad9f3e33be89bddf6c4919ca625d0d735e05d9eef9ebe24abc29fecda0ce",
+    "0005_messages.py": "59c144cd26a720657cfefed35199877da4a7c3984631af820c1708d700d162b8",
+    "0006_message_search.py": "0448f79d81c4f2ab544e732620e22424516e5b4368f1ff755b4402b223ec39be",
+    "0007_guild_perm_version.py": "cf403716166f113d772e2952b52ffd19a4509d0cde7107cf24a5f3d23037b2a0",
 }
 
 FILE_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.py$")
