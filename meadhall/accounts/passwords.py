@@ -9,6 +9,9 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+from argon2 import PasswordHasher
+from argon2.exceptions import VerificationError
+
 from meadhall.core import limits
 from meadhall.core.errors import validation_error
 
@@ -30,3 +33,11 @@ def check_password(password: str, leaked_file: Path | None = None, field: str = 
         raise validation_error(field, "too long")
     if password.lower() in leaked_passwords(leaked_file):
         raise validation_error(field, "too common")
+
+
+def hash_matches(hasher: PasswordHasher, encoded: str, secret: str) -> bool:
+    """Verify an argon2 hash without raising (runs in the hashing pool)."""
+    try:
+        return bool(hasher.verify(encoded, secret))
+    except VerificationError:
+        return False

@@ -6,10 +6,10 @@ import hmac
 from typing import Any
 
 import pyotp
-from argon2.exceptions import VerificationError
 from sqlalchemy import RowMapping
 
 from meadhall.accounts import queries
+from meadhall.accounts.passwords import hash_matches
 from meadhall.accounts.security import Client, record_security
 from meadhall.core.crypto import decrypt, encrypt, new_backup_code, normalise_backup_code
 from meadhall.db.uow import UnitOfWork
@@ -63,20 +63,13 @@ async def consume_backup_code(rt: Runtime, uow: UnitOfWork, user: RowMapping, co
     if len(candidate) != 12:
         return False
     for row in await queries.unused_backup_codes(uow.conn, user["id"]):
-        if not await rt.off_loop(_matches, rt.code_hasher, row["code_hash"], candidate):
+        if not await rt.off_loop(hash_matches, rt.code_hasher, row["code_hash"], candidate):
             continue
         if await queries.mark_backup_code_used(uow.conn, user["id"], row["id"], uow.now):
             await record_security(uow, "2fa.backup_code_used", user["id"], client)
             return True
         return False
     return False
-
-
-def _matches(hasher: Any, encoded: str, candidate: str) -> bool:
-    try:
-        return bool(hasher.verify(encoded, candidate))
-    except VerificationError:
-        return False
 
 
 async def verify_second_factor(

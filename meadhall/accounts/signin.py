@@ -5,12 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from argon2.exceptions import VerificationError
 from sqlalchemy import RowMapping
 from sqlalchemy.exc import IntegrityError
 
 from meadhall.accounts import lockout, queries
-from meadhall.accounts.passwords import check_password
+from meadhall.accounts.passwords import check_password, hash_matches
 from meadhall.accounts.secondfactor import verify_second_factor
 from meadhall.accounts.security import Client, record_security
 from meadhall.accounts.sessions import (
@@ -142,17 +141,10 @@ async def _dummy_hash(rt: Runtime) -> str:
     return cached
 
 
-def _verify(hasher: Any, encoded: str, password: str) -> bool:
-    try:
-        return bool(hasher.verify(encoded, password))
-    except VerificationError:
-        return False
-
-
 async def password_matches(rt: Runtime, row: RowMapping | None, password: str) -> bool:
     """Constant work whether or not the account exists: an unknown account verifies a dummy hash."""
     encoded = row["password_hash"] if row else await _dummy_hash(rt)
-    matched = await rt.off_loop(_verify, rt.password_hasher, encoded, password)
+    matched = await rt.off_loop(hash_matches, rt.password_hasher, encoded, password)
     return matched and row is not None
 
 

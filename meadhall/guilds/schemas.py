@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, Field, StringConstraints, WithJsonSchema, model_validator
 
 from meadhall.core import permissions as perms
+from meadhall.guilds.invite_schemas import InviteGuild
 
 
 def _permission_mask(value: object) -> int:
@@ -164,13 +165,9 @@ class Channel(BaseModel):
     created_at: str
 
 
-class PublicGuild(BaseModel):
-    id: str
-    name: str
-    icon_file_id: str | None
-    description: str | None
-    member_count: int
-    is_member: bool
+class PublicGuild(InviteGuild):
+    """API.md 2.9: the InviteGuild fields plus the code to join with."""
+
     public_invite_code: str | None
 
 

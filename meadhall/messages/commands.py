@@ -42,22 +42,22 @@ def parse_command(content: str) -> Parsed:
     return Parsed(KINDS[name], text)
 
 
-def mentioned_user_ids(content: str) -> list[int]:
+def _ids(pattern: re.Pattern[str], content: str) -> list[int]:
+    """Distinct ids of the matching tokens, in order of first appearance."""
     seen: dict[int, None] = {}
-    for raw in USER_MENTION.findall(content):
+    for raw in pattern.findall(content):
         value = parse_id(raw)
         if value is not None:
             seen.setdefault(value)
     return list(seen)
+
+
+def mentioned_user_ids(content: str) -> list[int]:
+    return _ids(USER_MENTION, content)
 
 
 def mentioned_channel_ids(content: str) -> list[int]:
-    seen: dict[int, None] = {}
-    for raw in CHANNEL_MENTION.findall(content):
-        value = parse_id(raw)
-        if value is not None:
-            seen.setdefault(value)
-    return list(seen)
+    return _ids(CHANNEL_MENTION, content)
 
 
 def mentions_everyone(content: str) -> bool:
