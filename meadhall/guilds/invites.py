@@ -128,18 +128,30 @@ async def preview_invite(rt: Runtime, principal: Principal | None, raw_code: str
 async def join_invite(rt: Runtime, principal: Principal, raw_code: str) -> dict[str, Any]:
     """Join by invitation: banned users are refused, members get the same answer with no effect,
     everyone else becomes a member and uses one use (`via: "public"` for the public invitation)."""
-    async with rt.uow() as uow:
-        row = await access_invite(uow.conn, raw_code, uow.now)
-        guild = await queries.get_guild(uow.conn, row["guild_id"])
-        assert guild is not None
-        if await invite_queries.is_banned(uow.conn, guild["id"], principal.user_id):
-            raise AppError("guild.banned")
-        if await queries.get_member(uow.conn, guild["id"], principal.user_id) is not None:
-            return {"guild_id": str(guild["id"])}
-        if not await invite_queries.claim_use(uow.conn, row["code"], uow.now):
-            raise AppError("invite.not_found")  # another joiner took the last use meanwhile
-        await do_add_member(uow, guild, principal.user_id, "public" if row["is_public"] else "invite")
+    try:
+        async with rt.uow() as uow:
+            row = await access_invite(uow.conn, raw_code, uow.now)
+            guild = await queries.get_guild(uow.conn, row["guild_id"])
+            assert guild is not None
+            if await invite_queries.is_banned(uow.conn, guild["id"], principal.user_id):
+                raise AppError("guild.banned")
+            if await queries.get_member(uow.conn, guild["id"], principal.user_id) is not None:
+                return {"guild_id": str(guild["id"])}
+            if not await invite_queries.claim_use(uow.conn, row["code"], uow.now):
+                raise AppError("invite.not_found")  # another joiner took the last use meanwhile
+            # Claiming the use waited for any concurrent join through this invitation (PostgreSQL row
+            # lock): look again, so the same user joining twice at once gets the member answer, not a
+            # key conflict, and spends no use.
+            if await queries.get_member(uow.conn, guild["id"], principal.user_id) is not None:
+                raise _AlreadyMember
+            await do_add_member(uow, guild, principal.user_id, "public" if row["is_public"] else "invite")
+    except _AlreadyMember:
+        pass
     return {"guild_id": str(guild["id"])}
+
+
+class _AlreadyMember(Exception):
+    """Rolls the join transaction back (the claimed use is returned)."""
 
 
 async def delete_invite(rt: Runtime, principal: Principal, raw_code: str) -> None:

@@ -29,7 +29,7 @@ async def create_guild(request: Request, body: s.GuildCreate, principal: Session
 
 @guilds.get("/guilds/public", response_model=s.PublicGuildsResponse)
 async def public_guilds(request: Request, principal: Session, page: Pagination,
-                        q: Annotated[str | None, Query(max_length=200)] = None) -> dict:
+                        q: Annotated[str | None, Query(min_length=1, max_length=200)] = None) -> dict:
     return await lifecycle.public_guilds(_rt(request), principal, q, page.before, page.limit)
 
 

@@ -537,3 +537,22 @@ async def test_join_is_rate_limited_per_user(client, accounts):
     # Without a session the answer is 401 before any bucket is consulted (API.md 0.7).
     r = await client.post(f"/api/v1/invites/{invite['code']}")
     assert r.status_code == 401
+
+
+async def test_the_same_user_joining_twice_at_once_joins_once(client, accounts, rt):
+    """Concurrent joins by one user: one membership, one use spent, no server error."""
+    import asyncio
+
+    from tests.guilds.test_guild_lifecycle import make_guild
+
+    owner, joiner = await accounts.register("owner9"), await accounts.register("joiner9")
+    guild = await make_guild(client, owner)
+    code = (await client.post(f"/api/v1/channels/{guild['system_channel_id']}/invites", json={},
+                              headers=owner.headers)).json()["invite"]["code"]
+    answers = await asyncio.gather(*(client.post(f"/api/v1/invites/{code}", headers=joiner.headers)
+                                     for _ in range(4)))
+    assert [a.status_code for a in answers] == [200] * 4, [a.text for a in answers]
+    g = (await client.get(f"/api/v1/guilds/{guild['id']}", headers=owner.headers)).json()["guild"]
+    assert g["member_count"] == 2
+    invites = (await client.get(f"/api/v1/guilds/{guild['id']}/invites", headers=owner.headers)).json()["invites"]
+    assert [i["uses"] for i in invites if i["code"] == code] == [1]
