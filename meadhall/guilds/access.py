@@ -52,14 +52,6 @@ class ChannelContext:
         return int(self.channel["id"])
 
 
-def guild_roles(guild_id: int, role_rows: list[RowMapping]) -> perms.GuildRoles:
-    return perms.GuildRoles(
-        default_role_id=guild_id,
-        permissions={r["id"]: int(r["permissions"]) for r in role_rows},
-        positions={r["id"]: int(r["position"]) for r in role_rows},
-    )
-
-
 def timed_out(member: RowMapping | None, now: datetime) -> bool:
     until = as_utc(member["timeout_until"]) if member else None
     return until is not None and until > now
