@@ -56,6 +56,14 @@ async def claim_totp_step(conn: AsyncConnection, user_id: int, step: int) -> boo
     return result.rowcount == 1
 
 
+async def enable_totp(conn: AsyncConnection, user_id: int, values: dict[str, Any]) -> bool:
+    """Turn TOTP on unless it already is; False when another request did first."""
+    result = await conn.execute(
+        update(users).where(users.c.id == user_id, users.c.totp_enabled.is_(False)).values(values)
+    )
+    return result.rowcount == 1
+
+
 async def count_admins(conn: AsyncConnection) -> int:
     stmt = select(func.count()).select_from(users).where(
         users.c.is_instance_admin.is_(True), users.c.deleted_at.is_(None)

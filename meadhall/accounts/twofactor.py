@@ -67,17 +67,16 @@ async def enable(rt: Runtime, principal: Principal, code: str, client: Client) -
         secret = open_secret(rt, user["id"], user["totp_pending_enc"])
         step = matching_step(secret, code, uow.now.timestamp(), None)
         if step is not None:
-            await queries.update_user(
-                uow.conn,
-                user["id"],
-                {
-                    "totp_enabled": True,
-                    "totp_secret_enc": user["totp_pending_enc"],
-                    "totp_last_step": step,
-                    "totp_pending_enc": None,
-                    "totp_pending_expires_at": None,
-                },
-            )
+            # Conditional: of two enables racing with the same code, one wins and the other gets 409.
+            enabled = await queries.enable_totp(uow.conn, user["id"], {
+                "totp_enabled": True,
+                "totp_secret_enc": user["totp_pending_enc"],
+                "totp_last_step": step,
+                "totp_pending_enc": None,
+                "totp_pending_expires_at": None,
+            })
+            if not enabled:
+                raise AppError("auth.2fa_already_enabled")
             codes = await issue_backup_codes(rt, uow, user["id"])
             await record_security(uow, "2fa.enable", user["id"], client)
             fresh = await queries.get_user(uow.conn, user["id"])

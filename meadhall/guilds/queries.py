@@ -34,6 +34,12 @@ async def get_guild(conn: AsyncConnection, guild_id: int) -> Row | None:
     return (await conn.execute(_GET_GUILD, {"guild_id": guild_id})).mappings().first()
 
 
+async def lock_guild(conn: AsyncConnection, guild_id: int) -> None:
+    """Serialise changes that renumber or count a guild's rows (PostgreSQL row lock; SQLite writers are
+    serial already and ignore FOR UPDATE)."""
+    await conn.execute(select(guilds.c.id).where(guilds.c.id == guild_id).with_for_update())
+
+
 async def insert_guild(conn: AsyncConnection, values: dict[str, Any]) -> None:
     await conn.execute(insert(guilds).values(values))
 

@@ -137,9 +137,12 @@ async def create_role(rt: Runtime, principal: Principal, raw_guild_id: str, body
         require(gc, P.MANAGE_ROLES)
         _check_cosmetics(body)
         _check_grant(gc, body["permissions"])
+        # Concurrent creations would both take position 1 and both pass the count (PostgreSQL).
+        await queries.lock_guild(uow.conn, gc.guild_id)
         if await queries.count_roles(uow.conn, gc.guild_id) >= MAX_ROLES:
             raise AppError("role.limit_reached")
-        shifted = [r for r in gc.role_rows if not r["is_default"] and r["position"] >= 1]
+        current = await queries.roles_of(uow.conn, gc.guild_id)
+        shifted = [r for r in current if not r["is_default"] and r["position"] >= 1]
         await queries.shift_roles_up(uow.conn, gc.guild_id, 1)
         row = {"id": uow.next_id(), "guild_id": gc.guild_id, "name": body["name"], "color": body["color"],
                "position": 1, "permissions": body["permissions"], "hoist": body["hoist"], "frame_id": None,

@@ -342,3 +342,17 @@ async def test_2fa_endpoints_share_the_auth_2fa_bucket(client, accounts):
     # The bucket is per user: another account is not affected.
     b = await accounts.register("bob")
     assert (await client.post(SETUP, headers=b.headers)).status_code == 200
+
+
+async def test_two_enables_at_once_one_wins(client, accounts, clock):
+    """The same valid code sent twice at once: one answer carries the backup codes, the other 409."""
+    import asyncio
+
+    a = await accounts.register("racer")
+    setup = (await client.post("/api/v1/auth/2fa/setup", headers=a.headers)).json()
+    code = totp_code(setup["secret"], clock)
+    answers = await asyncio.gather(*(client.post("/api/v1/auth/2fa/enable", json={"totp_code": code},
+                                                 headers=a.headers) for _ in range(2)))
+    statuses = sorted(r.status_code for r in answers)
+    assert statuses[0] == 200, [r.text for r in answers]
+    assert statuses[1] in (401, 409)  # the code was used, or the second saw 2FA already on

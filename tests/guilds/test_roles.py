@@ -388,3 +388,18 @@ async def test_new_member_sees_roles_in_list(client, accounts, rt):
     await join(rt, h.id, late)
     r = await client.get(h.url("/roles"), headers=late.headers)
     assert len(r.json()["roles"]) == 4
+
+
+async def test_roles_created_at_once_get_distinct_positions(client, accounts):
+    import asyncio
+
+    from tests.guilds.test_guild_lifecycle import make_guild
+
+    owner = await accounts.register("rolesowner")
+    guild = await make_guild(client, owner)
+    answers = await asyncio.gather(*(client.post(f"/api/v1/guilds/{guild['id']}/roles", json={"name": f"r{i}"},
+                                                 headers=owner.headers) for i in range(4)))
+    assert [r.status_code for r in answers] == [201] * 4, [r.text for r in answers]
+    listed = (await client.get(f"/api/v1/guilds/{guild['id']}/roles", headers=owner.headers)).json()["roles"]
+    positions = [r["position"] for r in listed if not r["is_default"]]
+    assert sorted(positions) == [1, 2, 3, 4]
