@@ -39,6 +39,9 @@ async def check(rt: Runtime, login_norm: str, ip: str) -> None:
     """Raise 429 while the login value or the address is locked."""
     now = rt.now_ts()
     remaining = max(await _locked_for(rt, _login_key(login_norm), now), await _locked_for(rt, _ip_key(ip), now))
+    # Redis's cjson keeps 14 significant digits of the stored lock end (~0.1 ms at epoch seconds):
+    # round to the millisecond so that a fresh 15-minute lock answers Retry-After 900, not 901.
+    remaining = round(remaining, 3)
     if remaining > 0:
         err = rate_limited("auth.lockout", remaining)
         err.headers["Retry-After"] = str(max(1, int(-(-remaining // 1))))
