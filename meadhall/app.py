@@ -29,24 +29,21 @@ from meadhall.web import pages as web_pages
 API_PREFIX = "/api/v1"
 
 
-def api_router() -> APIRouter:
-    """Every /api/v1 route passes the `global` bucket."""
-    router = APIRouter(prefix=API_PREFIX, dependencies=[Depends(global_limit)])
-    # Routes are matched in order: the message routes, by far the busiest, come first.
-    router.include_router(message_routes.router)
-    router.include_router(reaction_routes.router)
-    router.include_router(system_routes.api)
-    # /users/@me/... before /users/{user_id}: literal segments win (API.md 3).
-    router.include_router(guild_routes.me)
-    router.include_router(account_routes.auth)
-    router.include_router(account_routes.users)
-    router.include_router(guild_routes.guilds)
-    router.include_router(guild_routes.rooms)
-    router.include_router(member_routes.router)
-    router.include_router(template_routes.templates)
-    router.include_router(audit_routes.audit)
-    router.include_router(invite_routes.router)
-    return router
+def api_routers() -> list[APIRouter]:
+    """The /api/v1 routers in matching order: the message routes, by far the busiest, come first;
+    /users/@me/... comes before /users/{user_id} (literal segments win, API.md 3)."""
+    return [
+        message_routes.router, reaction_routes.router, system_routes.api, guild_routes.me, account_routes.auth,
+        account_routes.users, guild_routes.guilds, guild_routes.rooms, member_routes.router,
+        template_routes.templates, audit_routes.audit, invite_routes.router,
+    ]
+
+
+def include_api(app: FastAPI) -> None:
+    """Each router is included directly under /api/v1, one level deep (an intermediate router adds a
+    level of route matching to every request); every route passes the `global` bucket."""
+    for router in api_routers():
+        app.include_router(router, prefix=API_PREFIX, dependencies=[Depends(global_limit)])
 
 
 def create_app(settings: Settings | None = None, runtime: Runtime | None = None) -> FastAPI:
@@ -75,7 +72,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     install_error_handlers(app)
     app.include_router(system_routes.probes)
     app.include_router(web_pages.pages)
-    app.include_router(api_router())
+    include_api(app)
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]
     if settings.cors_origins:
         app.add_middleware(
