@@ -38,8 +38,10 @@ def iso(value: datetime | None) -> str | None:
         return None
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    value = value.astimezone(UTC)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    elif value.utcoffset():
+        value = value.astimezone(UTC)
+    # "YYYY-MM-DDTHH:MM:SS.mmm" is 23 characters; isoformat is the fastest way there (hot in history).
+    return value.isoformat(timespec="milliseconds")[:23] + "Z"
 
 
 def as_utc(value: datetime | None) -> datetime | None:
