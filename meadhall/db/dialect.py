@@ -92,30 +92,34 @@ def upsert(conn: AsyncConnection, table: Table, values: dict[str, Any], keys: li
 
 
 @asynccontextmanager
-async def migration_lock(conn: AsyncConnection) -> AsyncIterator[None]:
-    """Hold an exclusive lock across processes while migrating.
+async def migration_connection(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """A connection held under an exclusive lock across processes, for migrating.
 
-    PostgreSQL: a session advisory lock on the migrating connection. SQLite: an flock on a file beside
-    the database (SQLite is single-machine by nature, so a file lock covers every process).
+    PostgreSQL: a session advisory lock on that connection. SQLite: an flock on a file beside the
+    database, taken BEFORE the first connection: connecting switches an empty database to WAL, which
+    needs SQLite's exclusive lock and would fail in a second process starting at the same moment.
     """
-    if not is_sqlite(conn):
-        await conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": _MIGRATION_LOCK_KEY})
-        await conn.commit()
-        try:
-            yield
-        finally:
-            await conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": _MIGRATION_LOCK_KEY})
+    if not is_sqlite(engine):
+        async with engine.connect() as conn:
+            await conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": _MIGRATION_LOCK_KEY})
             await conn.commit()
+            try:
+                yield conn
+            finally:
+                await conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": _MIGRATION_LOCK_KEY})
+                await conn.commit()
         return
-    database = conn.engine.url.database or ""
+    database = engine.url.database or ""
     if database in ("", ":memory:"):
-        yield
+        async with engine.connect() as conn:
+            yield conn
         return
-    lock_path = Path(database + ".migrate.lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    Path(database).parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(database + ".migrate.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
-        yield
+        async with engine.connect() as conn:
+            yield conn
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)

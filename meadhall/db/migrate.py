@@ -38,8 +38,7 @@ def _upgrade(connection: Connection) -> list[str]:
 
 async def migrate(engine: AsyncEngine) -> list[str]:
     """Apply pending migrations; returns the revision ids applied by this call."""
-    async with engine.connect() as conn:
-        async with dialect.migration_lock(conn):
-            applied = await conn.run_sync(_upgrade)
-            await conn.commit()
+    async with dialect.migration_connection(engine) as conn:
+        applied = await conn.run_sync(_upgrade)
+        await conn.commit()
     return applied
