@@ -136,21 +136,38 @@ async def client(app: Any) -> AsyncIterator[httpx.AsyncClient]:
         yield c
 
 
+SETTLE = "__TEST_SETTLE__"
+
+
 class EventLog(list[Event]):
+    def __init__(self, bus: Any = None) -> None:
+        super().__init__()
+        self.bus = bus
+        self.marks: list[str] = []
+
     def of_type(self, type_: str) -> list[Event]:
         return [e for e in self if e.type == type_]
 
-    async def settle(self) -> None:
-        """Give a Redis bus reader time to deliver what was published."""
-        await asyncio.sleep(0.05)
+    async def settle(self, limit: float = 5.0) -> None:
+        """Wait until everything published so far has been delivered: publish a marker and wait for it
+        (Redis delivers one channel's messages in publish order; the local bus delivers at once)."""
+        mark = uuid.uuid4().hex
+        await self.bus.publish([Event(SETTLE, {"mark": mark}, (0,))])
+        deadline = asyncio.get_running_loop().time() + limit
+        while mark not in self.marks:
+            assert asyncio.get_running_loop().time() < deadline, "bus did not deliver within the timeout"
+            await asyncio.sleep(0.002)
 
 
 @pytest.fixture
 async def capture_events(rt: Runtime) -> AsyncIterator[EventLog]:
-    log = EventLog()
+    log = EventLog(rt.bus)
 
     async def handler(ev: Event) -> None:
-        log.append(ev)
+        if ev.type == SETTLE:
+            log.marks.append(ev.data["mark"])
+        else:
+            log.append(ev)
 
     rt.bus.subscribe(handler)
     yield log
