@@ -19,7 +19,8 @@ class Page:
     limit: int
 
 
-def _cursor(name: str, raw: str | None) -> int | None:
+def query_id(name: str, raw: str | None) -> int | None:
+    """An optional id from the query string; 422 naming the parameter when malformed (API.md 0.3)."""
     if raw is None:
         return None
     value = parse_id(raw)
@@ -35,7 +36,7 @@ async def page_params(
 ) -> Page:
     if before is not None and after is not None:
         raise validation_error("before", "before and after are mutually exclusive")
-    return Page(_cursor("before", before), _cursor("after", after), limit)
+    return Page(query_id("before", before), query_id("after", after), limit)
 
 
 Pagination = Annotated[Page, Depends(page_params)]

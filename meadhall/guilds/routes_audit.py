@@ -8,9 +8,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 
 from meadhall.api.openapi import errors
+from meadhall.api.pagination import query_id
 from meadhall.auth.deps import Session
-from meadhall.core.errors import validation_error
-from meadhall.core.ids import parse_id
 from meadhall.core.limits import PAGE_DEFAULT, PAGE_MAX
 from meadhall.guilds import audit_log
 from meadhall.guilds.schemas_audit import AuditEntriesResponse
@@ -27,15 +26,6 @@ class AuditQuery:
     limit: int
 
 
-def _id(name: str, raw: str | None) -> int | None:
-    if raw is None:
-        return None
-    value = parse_id(raw)
-    if value is None:
-        raise validation_error(name, "must be an id")
-    return value
-
-
 def audit_query(
     action: Annotated[str | None, Query(max_length=64, description="Only this action (Appendix A)")] = None,
     actor_id: Annotated[str | None, Query(description="Only entries by this user")] = None,
@@ -43,8 +33,8 @@ def audit_query(
     before_id: Annotated[str | None, Query(description="Entries older than this entry id")] = None,
     limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,
 ) -> AuditQuery:
-    return AuditQuery(action, _id("actor_id", actor_id), _id("target_id", target_id), _id("before_id", before_id),
-                      limit)
+    return AuditQuery(action, query_id("actor_id", actor_id), query_id("target_id", target_id),
+                      query_id("before_id", before_id), limit)
 
 
 @audit.get("/guilds/{guild_id}/audit-logs", response_model=AuditEntriesResponse,
