@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.core import permissions as perms
 from meadhall.db.schema import members
-from meadhall.realtime.guild_state import GuildState, load_state
+from meadhall.realtime.guild_state import GuildState, load_state, viewers_of
 
 
 def only(user_id: int) -> list[int]:
@@ -39,9 +39,8 @@ class GuildViewers:
 
     @classmethod
     def from_state(cls, state: GuildState, now: datetime) -> GuildViewers:
-        contexts = [state.context(uid, info.is_instance_admin, now) for uid, info in state.members.items()]
         overrides = {cid: state.channel_overrides(cid) for cid in state.overrides}
-        return cls(state.guild_id, state.owner_id, contexts, state.roles, overrides)
+        return cls(state.guild_id, state.owner_id, state.contexts(now), state.roles, overrides)
 
     @classmethod
     async def load(cls, conn: AsyncConnection, guild_id: int, now: datetime) -> GuildViewers:
@@ -53,11 +52,7 @@ class GuildViewers:
         return sorted(c.user_id for c in self.contexts)
 
     def viewers(self, channel_id: int) -> list[int]:
-        room = self.overrides.get(channel_id, [])
-        return sorted(
-            c.user_id for c in self.contexts
-            if perms.channel_permissions(c, self.roles, room) & perms.P.VIEW_CHANNEL
-        )
+        return viewers_of(self.contexts, self.roles, self.overrides.get(channel_id, []))
 
 
 async def channel_viewers(conn: AsyncConnection, guild_id: int, channel_id: int, now: datetime) -> list[int]:

@@ -62,14 +62,20 @@ class GuildState:
         return [perms.Override(o["target_id"], o["kind"], int(o["allow"]), int(o["deny"]))
                 for o in self.overrides.get(channel_id, [])]
 
+    def contexts(self, now: datetime) -> list[perms.MemberContext]:
+        return [self.context(uid, info.is_instance_admin, now) for uid, info in self.members.items()]
+
     def viewers(self, channel_id: int, now: datetime) -> list[int]:
         """Members who may view the room (instance administrators only where they are members)."""
-        room = self.channel_overrides(channel_id)
-        return sorted(
-            user_id for user_id, info in self.members.items()
-            if perms.channel_permissions(self.context(user_id, info.is_instance_admin, now), self.roles, room)
-            & perms.P.VIEW_CHANNEL
-        )
+        return viewers_of(self.contexts(now), self.roles, self.channel_overrides(channel_id))
+
+
+def viewers_of(contexts: list[perms.MemberContext], roles: perms.GuildRoles,
+               overrides: list[perms.Override]) -> list[int]:
+    """The user ids among `contexts` that hold VIEW_CHANNEL in a room with these overrides."""
+    return sorted(
+        c.user_id for c in contexts if perms.channel_permissions(c, roles, overrides) & perms.P.VIEW_CHANNEL
+    )
 
 
 _CACHE: OrderedDict[tuple[int, int], GuildState] = OrderedDict()
