@@ -15,6 +15,7 @@ from meadhall.api.middleware import RequestMiddleware
 from meadhall.api.openapi import build_openapi
 from meadhall.auth.deps import global_limit
 from meadhall.config import Settings, load_settings
+from meadhall.gateway.setup import install_gateway, start_gateway, stop_gateway
 from meadhall.guilds import routes as guild_routes
 from meadhall.guilds import routes_audit as audit_routes
 from meadhall.guilds import routes_invites as invite_routes
@@ -54,9 +55,13 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await rt.start()
+        start_gateway(_app, rt)
+        rt.jobs.start()
         try:
             yield
         finally:
+            await rt.jobs.stop()
+            await stop_gateway(_app, rt)
             if owns_runtime:
                 await rt.close()
 
@@ -73,6 +78,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     app.include_router(system_routes.probes)
     app.include_router(web_pages.pages)
     include_api(app)
+    install_gateway(app, rt)
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]
     if settings.cors_origins:
         app.add_middleware(

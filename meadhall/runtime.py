@@ -22,7 +22,9 @@ from meadhall.core.stores import MemoryStore, RedisStore
 from meadhall.db.engine import create_engine
 from meadhall.db.migrate import migrate
 from meadhall.db.uow import UnitOfWork, unit_of_work
+from meadhall.filestore import FileStore, LocalFileStore
 from meadhall.realtime.bus import LocalBus, RedisBus
+from meadhall.realtime.jobs import Jobs
 
 log = structlog.get_logger("meadhall.runtime")
 
@@ -40,6 +42,7 @@ class Runtime:
         self.ids = SnowflakeGenerator(settings.NODE_ID)
         self.engine = create_engine(settings.database_url)
         self.redis: Any = None
+        self.redis_prefix = redis_prefix
         if settings.REDIS_URL:
             import redis.asyncio as aioredis
 
@@ -50,6 +53,9 @@ class Runtime:
             self.store = MemoryStore()
             self.bus = LocalBus()
         self.limiter = Limiter(self.store, settings.RATE_LIMITS)
+        self.jobs = Jobs(self.store, self.clock)
+        # File content under DATA_DIR/files (a shared volume when several nodes run).
+        self.files: FileStore = LocalFileStore(settings.DATA_DIR / "files")
         self.secret = settings.secret_key()
         self.keys = Keys.derive(self.secret)
         # argon2id, 64 MiB, 2 passes: ~190 ms per check on one core here (docs/benchmarks.md), above the
@@ -74,6 +80,7 @@ class Runtime:
         self.started = True
 
     async def close(self) -> None:
+        await self.jobs.stop()
         await self.bus.close()
         if self.redis is not None:
             await self.redis.aclose()

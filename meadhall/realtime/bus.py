@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -68,6 +70,8 @@ class RedisBus(LocalBus):
             return
         async with self.client.pipeline(transaction=False) as pipe:
             for ev in events:
+                if not ev.id:
+                    ev = dataclasses.replace(ev, id=uuid.uuid4().hex)
                 pipe.publish(self.channel, ev.to_json())
             await pipe.execute()
 

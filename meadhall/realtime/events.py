@@ -18,10 +18,14 @@ class Event:
     users: tuple[int, ...]
     sessions: tuple[int, ...] | None = None
     exclude_sessions: tuple[int, ...] = field(default_factory=tuple)
+    # Set by RedisBus when the event is published: every node receives it, and gateway resume buffers
+    # shared in Redis use it to append an event once per gateway session whichever node appends it.
+    id: str = ""
 
     def to_json(self) -> str:
         return json.dumps(
             {
+                "i": self.id,
                 "t": self.type,
                 "d": self.data,
                 "u": list(self.users),
@@ -40,7 +44,12 @@ class Event:
             users=tuple(doc["u"]),
             sessions=tuple(doc["s"]) if doc["s"] is not None else None,
             exclude_sessions=tuple(doc["x"]),
+            id=doc.get("i", ""),
         )
+
+    def payload_json(self) -> str:
+        """The dispatch payload `d`, encoded once per event (the gateway reuses it for every receiver)."""
+        return json.dumps(self.data, separators=(",", ":"), ensure_ascii=False)
 
 
 def event(type_: str, data: dict[str, Any], users: list[int] | set[int] | tuple[int, ...], **kw: Any) -> Event:

@@ -1,0 +1,84 @@
+"""Presence (API.md 4.8, section 7): activity keeps a hot `last_seen` value in the shared store (Redis
+when configured), flushed to `users.last_seen_at` at most once a minute; the effective status is
+`offline` for `invisible` or after more than 2 minutes without activity; a sweeper, run by one node at
+a time, finds the users who just went offline and tells their friends.
+
+Friends arrive with the social issue: until then `friends_of` finds nobody and the sweeper's
+PRESENCE_UPDATE has no receiver, but the transitions are detected and reported.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, select
+
+from meadhall.accounts import queries
+from meadhall.accounts.views import PRESENCE_TIMEOUT, user_summary
+from meadhall.db.schema import users
+from meadhall.realtime.events import event
+from meadhall.runtime import Runtime
+
+FLUSH_EVERY = 60.0  # seconds between database writes of one user's last_seen_at
+SWEEP_EVERY = 30.0  # API.md 4.8: at least every 30 s
+HOT_TTL = 86_400.0
+
+
+def _hot_key(user_id: int) -> str:
+    return f"presence:seen:{user_id}"
+
+
+async def touch(rt: Runtime, user_id: int) -> None:
+    """Record activity now (gateway heartbeat, IDENTIFY/RESUME)."""
+    now = rt.clock.timestamp()
+    await rt.store.set(_hot_key(user_id), now, HOT_TTL, now)
+    if await rt.store.set_nx(f"presence:flush:{user_id}", 1, FLUSH_EVERY, now):
+        async with rt.uow() as uow:
+            await queries.update_user(uow.conn, user_id, {"last_seen_at": rt.clock.now()})
+
+
+async def last_seen(rt: Runtime, user_id: int, stored: datetime | None) -> datetime | None:
+    """The freshest of the hot value and the database column."""
+    hot = await rt.store.get(_hot_key(user_id), rt.clock.timestamp())
+    if hot is None:
+        return stored
+    hot_dt = datetime.fromtimestamp(float(hot), UTC)
+    return hot_dt if stored is None or hot_dt > stored.replace(tzinfo=stored.tzinfo or UTC) else stored
+
+
+async def friends_of(_rt: Runtime, _user_id: int) -> list[int]:
+    """The receivers of a user's PRESENCE_UPDATE (API.md 4.8). No relationships exist yet."""
+    return []
+
+
+async def sweep(rt: Runtime) -> list[int]:
+    """Users whose last activity passed the 2-minute mark since the previous sweep: each is reported
+    once (PRESENCE_UPDATE `offline` to friends). Returns their ids."""
+    now = rt.clock.now()
+    # Candidates: database activity within the window in which a user can have just crossed the mark
+    # (the column lags the hot value by up to FLUSH_EVERY; sweeps may run late).
+    newest = now - PRESENCE_TIMEOUT
+    oldest = newest - timedelta(seconds=FLUSH_EVERY + 10 * SWEEP_EVERY)
+    async with rt.read() as uow:
+        rows = list((await uow.conn.execute(select(users).where(and_(
+            users.c.last_seen_at > oldest, users.c.deleted_at.is_(None),
+            users.c.status != "invisible")))).mappings())
+    went_offline: list[dict[str, Any]] = []
+    ts = now.timestamp()
+    for row in rows:
+        seen = await last_seen(rt, row["id"], row["last_seen_at"])
+        if seen is None or seen > newest:
+            continue
+        # Once per activity period, whichever node sweeps.
+        if await rt.store.set_nx(f"presence:offline:{row['id']}:{seen.timestamp():.3f}", 1, 3600, ts):
+            went_offline.append(dict(row))
+    if went_offline:
+        async with rt.uow() as uow:
+            for row in went_offline:
+                receivers = await friends_of(rt, row["id"])
+                if receivers:
+                    summary = user_summary(row, now)  # type: ignore[arg-type]
+                    uow.emit(event("PRESENCE_UPDATE", {"user": {**summary, "status": "offline"}, "style": None},
+                                   receivers))
+    return [row["id"] for row in went_offline]

@@ -1,0 +1,237 @@
+"""`/gateway`: the handshake checks, then one reader loop per connection (API.md 4.1-4.5).
+
+The reader handles the client's frames (IDENTIFY, RESUME, HEARTBEAT) and the time limits; everything
+sent goes through the connection's queue (connection.py), in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections import deque
+from typing import Any
+
+import structlog
+from fastapi import APIRouter, WebSocket
+
+from meadhall.accounts.presence import touch
+from meadhall.auth.cookies import COOKIE_NAME
+from meadhall.gateway import protocol as p
+from meadhall.gateway.auth import GatewayIdentity, Refused, identify
+from meadhall.gateway.connection import Connection
+from meadhall.gateway.hub import GatewaySession, Hub, State, new_session_id
+from meadhall.gateway.ready import ready_payload
+from meadhall.gateway.resume import ATTACHED_TTL, Owner
+from meadhall.runtime import Runtime
+
+router = APIRouter()
+log = structlog.get_logger("meadhall.gateway")
+
+
+@router.websocket("/gateway")
+async def gateway(websocket: WebSocket) -> None:
+    rt: Runtime = websocket.app.state.runtime
+    cookie = websocket.cookies.get(COOKIE_NAME)
+    origin = websocket.headers.get("origin")
+    if cookie and origin and origin.rstrip("/") != rt.settings.public_origin:
+        await websocket.close()  # before accept: HTTP 403 (API.md 4.1)
+        return
+    await websocket.accept()
+    params = websocket.query_params
+    if params.get("v", "1") != "1" or params.get("encoding", "json") != "json":
+        await websocket.close(p.CLOSE_BAD_VERSION)
+        return
+    await GatewayReader(rt, websocket.app.state.hub, websocket, cookie).run()
+
+
+class FrameRate:
+    """At most FRAMES_PER_WINDOW client frames in any FRAME_WINDOW_S (a sliding window)."""
+
+    def __init__(self) -> None:
+        self._times: deque[float] = deque(maxlen=p.FRAMES_PER_WINDOW)
+
+    def allow(self, now: float) -> bool:
+        times = self._times
+        if len(times) == p.FRAMES_PER_WINDOW and now - times[0] < p.FRAME_WINDOW_S:
+            return False
+        times.append(now)
+        return True
+
+
+class GatewayReader:
+    def __init__(self, rt: Runtime, hub: Hub, websocket: WebSocket, cookie: str | None) -> None:
+        self.rt = rt
+        self.hub = hub
+        self.ws = websocket
+        self.cookie = cookie
+        self.timing: p.Timing = websocket.app.state.gateway_timing
+        self.gs: GatewaySession | None = None
+        self.who: GatewayIdentity | None = None
+        self.last_heartbeat = 0.0
+        self.rate = FrameRate()
+        self.task = asyncio.current_task()
+        self.conn = Connection(self._send, self._close, self.timing.max_queued_frames, self._overflow)
+
+    async def _send(self, frame: str) -> None:
+        await self.ws.send_text(frame)
+
+    async def _close(self, code: int) -> None:
+        with contextlib.suppress(Exception):
+            await self.ws.close(code)
+
+    def _overflow(self) -> None:
+        log.info("gateway client too slow; dropped", user_id=self.who.user_id if self.who else None)
+        if self.task is not None:
+            self.task.cancel()
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.conn.send(p.hello(self.timing))
+        deadline = loop.time() + self.timing.identify_deadline
+        try:
+            while not self.conn.closing:
+                wait = deadline - loop.time()
+                try:
+                    message = await asyncio.wait_for(self.ws.receive(), max(wait, 0.0))
+                except TimeoutError:
+                    identified = self.gs is not None
+                    self.conn.close(p.CLOSE_TIMED_OUT if identified else p.CLOSE_NOT_AUTHENTICATED)
+                    break
+                if message["type"] == "websocket.disconnect":
+                    break
+                close = await self._handle(message, loop.time())
+                if close is not None:
+                    self.conn.close(close)
+                    break
+                if self.gs is not None and self.gs.state is not State.PENDING:
+                    deadline = self.last_heartbeat + self.timing.heartbeat_timeout
+        except asyncio.CancelledError:
+            if not self.conn.overflowed:
+                raise
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+        except Exception:
+            log.exception("gateway connection failed")
+            self.conn.close(p.CLOSE_UNKNOWN_ERROR)
+        finally:
+            if self.gs is not None:
+                await self.hub.detach(self.gs, self.conn)
+            await self.conn.finish()
+
+    async def _handle(self, message: dict[str, Any], now: float) -> int | None:
+        """Handle one client frame; returns a close code to end the connection."""
+        text = message.get("text")
+        if text is None:
+            return p.CLOSE_DECODE_ERROR  # binary frame
+        if len(text) > p.MAX_FRAME_BYTES or len(text.encode()) > p.MAX_FRAME_BYTES:
+            return p.CLOSE_TOO_BIG
+        if not self.rate.allow(now):
+            return p.CLOSE_RATE_LIMITED
+        try:
+            frame = json.loads(text)
+        except ValueError:
+            return p.CLOSE_DECODE_ERROR
+        if not isinstance(frame, dict) or type(frame.get("op")) is not int:
+            return p.CLOSE_DECODE_ERROR
+        op, d = frame["op"], frame.get("d")
+        if op == p.OP_HEARTBEAT:
+            return await self._heartbeat(now)
+        if op == p.OP_IDENTIFY:
+            if self.gs is not None:
+                return p.CLOSE_ALREADY_AUTHENTICATED
+            return await self._identify(d, now)
+        if op == p.OP_RESUME:
+            if self.gs is not None:
+                return p.CLOSE_ALREADY_AUTHENTICATED
+            return await self._resume(d, now)
+        return p.CLOSE_UNKNOWN_OPCODE
+
+    # ---- opcodes -------------------------------------------------------------------------------
+
+    async def _heartbeat(self, now: float) -> int | None:
+        self.conn.send(p.HEARTBEAT_ACK)
+        self.last_heartbeat = now
+        if self.gs is not None and self.who is not None:
+            ts = self.rt.clock.timestamp()
+            await self.hub.store.keep(self.gs.id, ATTACHED_TTL, ts)
+            await touch(self.rt, self.who.user_id)
+        return None
+
+    async def _who(self, d: Any) -> GatewayIdentity | int:
+        """The identity of IDENTIFY/RESUME's token (or the handshake cookie), or the close code after
+        INVALID_SESSION."""
+        token = d.get("token") if isinstance(d, dict) else None
+        if token is not None and not isinstance(token, str):
+            return p.CLOSE_DECODE_ERROR
+        try:
+            return await identify(self.rt, token or self.cookie)
+        except Refused as refused:
+            self.conn.send(p.invalid_session(refused.reason, False))
+            return p.CLOSE_AUTH_FAILED
+
+    async def _identify(self, d: Any, now: float) -> int | None:
+        if d is not None and not isinstance(d, dict):
+            return p.CLOSE_DECODE_ERROR
+        who = await self._who(d)
+        if isinstance(who, int):
+            return who
+        gs = GatewaySession(new_session_id(), who.user_id, who.session_id, State.PENDING, conn=self.conn)
+        await self.hub.store.open(gs.id, _owner(who), self.rt.clock.timestamp())
+        self.hub.register(gs)  # from here on its events are held until READY has gone out
+        self.gs, self.who, self.last_heartbeat = gs, who, now
+        ready = await ready_payload(self.rt, who, gs.id)
+        if ready is None:
+            self.conn.send(p.invalid_session("unauthorized", False))
+            return p.CLOSE_AUTH_FAILED
+        await self.hub.go_live(gs, json.dumps(ready, separators=(",", ":"), ensure_ascii=False))
+        await touch(self.rt, who.user_id)
+        return None
+
+    async def _resume(self, d: Any, now: float) -> int | None:
+        if not isinstance(d, dict) or not isinstance(d.get("session_id"), str) or type(d.get("seq")) is not int:
+            return p.CLOSE_DECODE_ERROR
+        sid, seq = d["session_id"], d["seq"]
+        who = await self._who(d)
+        if isinstance(who, int):
+            return who
+        ts = self.rt.clock.timestamp()
+        found = await self.hub.store.replay(sid, seq, ts)
+        if found is None:
+            self.conn.send(p.invalid_session("session_expired", False))
+            return None  # the connection stays open for a new IDENTIFY
+        if found.owner.user_id != who.user_id:
+            self.conn.send(p.invalid_session("unauthorized", False))
+            return p.CLOSE_AUTH_FAILED
+        if found.owner.auth_session_id != who.session_id:
+            # The gateway session belongs to another sign-in of this user: start a new one.
+            self.conn.send(p.invalid_session("session_expired", False))
+            return None
+        if seq > found.last_seq:
+            return p.CLOSE_INVALID_SEQ
+        gs = self.hub.sessions.get(sid)
+        if gs is None:
+            gs = GatewaySession(sid, who.user_id, who.session_id, State.RESUMING, conn=self.conn)
+            self.hub.register(gs)
+        else:
+            previous = gs.conn
+            gs.conn, gs.state, gs.held_frames = self.conn, State.RESUMING, []
+            if previous is not None:
+                previous.close(p.CLOSE_UNKNOWN_ERROR)  # a stale connection of the same session
+        self.gs, self.who, self.last_heartbeat = gs, who, now
+        # Read again now that this node numbers the session's new events: nothing falls in between.
+        replay = await self.hub.store.replay(sid, seq, self.rt.clock.timestamp())
+        if replay is None or replay.frames is None:
+            self.hub.forget(gs)
+            self.gs = None
+            self.conn.send(p.invalid_session("session_expired", False))
+            return None
+        await self.hub.store.keep(sid, ATTACHED_TTL, self.rt.clock.timestamp())
+        await self.hub.finish_resume(gs, seq, replay.frames)
+        await touch(self.rt, who.user_id)
+        return None
+
+
+def _owner(who: GatewayIdentity) -> Owner:
+    return Owner(who.user_id, who.session_id)

@@ -1,0 +1,217 @@
+"""The node's hub: which gateway sessions of which users live here, and delivery of every bus event to
+them (API.md 4.6). Each event's payload is encoded once; each receiving gateway session gets the next
+sequence number from the resume store (one batched call per event) and its connection gets the frame
+through its own queue.
+
+A gateway session is PENDING while its READY is being built (events are held, unnumbered, and follow
+READY), RESUMING while its buffer is being replayed (numbered frames are held), LIVE with a connection,
+and DETACHED for the resume window after its connection closed (its events are still numbered and
+buffered, so a RESUME here or on another node replays them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass, field
+from enum import Enum
+
+import structlog
+
+from meadhall.core.clock import Clock
+from meadhall.gateway import protocol
+from meadhall.gateway.connection import Connection
+from meadhall.gateway.resume import RESUME_WINDOW, Append, ResumeStore, appended_seq
+from meadhall.realtime.events import Event
+
+log = structlog.get_logger("meadhall.gateway")
+
+SESSION_INVALIDATED = "SESSION_INVALIDATED"
+
+
+class State(Enum):
+    PENDING = "pending"
+    RESUMING = "resuming"
+    LIVE = "live"
+    DETACHED = "detached"
+
+
+@dataclass(eq=False)
+class GatewaySession:
+    id: str
+    user_id: int
+    auth_session_id: int
+    state: State
+    conn: Connection | None = None
+    held_events: list[Event] = field(default_factory=list)
+    held_frames: list[tuple[int, str]] = field(default_factory=list)
+    detached_at: float = 0.0
+
+
+def new_session_id() -> str:
+    return uuid.uuid4().hex
+
+
+class Hub:
+    def __init__(self, store: ResumeStore, clock: Clock) -> None:
+        self.store = store
+        self.clock = clock
+        self.sessions: dict[str, GatewaySession] = {}
+        self.by_user: dict[int, list[GatewaySession]] = {}
+        # Numbering and handing over frames happen under one lock, so sequence numbers follow bus order
+        # even while a Redis round trip is in flight.
+        self._lock = asyncio.Lock()
+
+    # ---- registry ------------------------------------------------------------------------------
+
+    def register(self, gs: GatewaySession) -> None:
+        self.sessions[gs.id] = gs
+        self.by_user.setdefault(gs.user_id, []).append(gs)
+
+    def forget(self, gs: GatewaySession) -> None:
+        if self.sessions.get(gs.id) is gs:
+            del self.sessions[gs.id]
+        peers = self.by_user.get(gs.user_id)
+        if peers is not None:
+            if gs in peers:
+                peers.remove(gs)
+            if not peers:
+                del self.by_user[gs.user_id]
+
+    def connected(self, user_id: int) -> bool:
+        """Whether the user has an open gateway connection on this node."""
+        return any(gs.conn is not None for gs in self.by_user.get(user_id, ()))
+
+    def connection_count(self) -> int:
+        return sum(1 for gs in self.sessions.values() if gs.conn is not None)
+
+    # ---- delivery ------------------------------------------------------------------------------
+
+    def _targets(self, ev: Event) -> list[GatewaySession]:
+        out: list[GatewaySession] = []
+        by_user = self.by_user
+        for uid in ev.users:
+            peers = by_user.get(uid)
+            if not peers:
+                continue
+            for gs in peers:
+                if ev.sessions is not None and gs.auth_session_id not in ev.sessions:
+                    continue
+                if ev.exclude_sessions and gs.auth_session_id in ev.exclude_sessions:
+                    continue
+                out.append(gs)
+        return out
+
+    async def on_event(self, ev: Event) -> None:
+        """The bus handler: deliver one event to this node's gateway sessions."""
+        if not self.by_user:
+            return
+        async with self._lock:
+            targets = self._targets(ev)
+            if not targets:
+                return
+            await self._deliver(ev, targets)
+        if ev.type == SESSION_INVALIDATED:
+            await self._end(targets, protocol.CLOSE_INVALIDATED)
+
+    async def _deliver(self, ev: Event, targets: list[GatewaySession]) -> None:
+        payload = ev.payload_json()
+        numbered: list[GatewaySession] = []
+        for gs in targets:
+            if gs.state is State.PENDING:
+                gs.held_events.append(ev)
+            else:
+                numbered.append(gs)
+        if not numbered:
+            return
+        event_id = ev.id or new_session_id()
+        results = await self.store.append(
+            [Append(gs.id, event_id, ev.type, payload) for gs in numbered], self.clock.timestamp())
+        for gs, result in zip(numbered, results, strict=True):
+            seq = appended_seq(result)
+            if seq is None:
+                await self._end([gs], protocol.CLOSE_TIMED_OUT, drop=False)
+                continue
+            if gs.state is State.LIVE and gs.conn is not None:
+                gs.conn.push(seq, protocol.dispatch(seq, ev.type, payload))
+            elif gs.state is State.RESUMING:
+                gs.held_frames.append((seq, protocol.dispatch(seq, ev.type, payload)))
+
+    async def _end(self, targets: list[GatewaySession], close_code: int, *, drop: bool = True) -> None:
+        """End gateway sessions: close their connections after what is queued, forget them here and
+        (unless the store already lost them) delete their resume state."""
+        for gs in targets:
+            if gs.conn is not None:
+                gs.conn.close(close_code)
+            self.forget(gs)
+        if drop:
+            await self.store.drop([gs.id for gs in targets])
+
+    # ---- session flow --------------------------------------------------------------------------
+
+    async def go_live(self, gs: GatewaySession, ready: str) -> None:
+        """READY as dispatch 1, then the events held while it was built."""
+        assert gs.conn is not None
+        async with self._lock:
+            held, gs.held_events = gs.held_events, []
+            items = [Append(gs.id, new_session_id(), "READY", ready)]
+            items += [Append(gs.id, ev.id or new_session_id(), ev.type, ev.payload_json()) for ev in held]
+            results = await self.store.append(items, self.clock.timestamp())
+            gs.state = State.LIVE
+            for item, result in zip(items, results, strict=True):
+                seq = appended_seq(result)
+                if seq is not None:
+                    gs.conn.push(seq, protocol.dispatch(seq, item.type, item.payload))
+
+    async def finish_resume(self, gs: GatewaySession, after: int, frames: list[tuple[int, str, str]]) -> int:
+        """Send the replayed dispatches and those numbered meanwhile, then RESUMED; returns the count."""
+        conn = gs.conn
+        assert conn is not None
+        async with self._lock:
+            pending = {seq: protocol.dispatch(seq, t, p) for seq, t, p in frames if seq > after}
+            for seq, frame in gs.held_frames:
+                if seq > after:
+                    pending.setdefault(seq, frame)
+            gs.held_frames = []
+            conn.last_seq = after
+            for seq in sorted(pending):
+                conn.push(seq, pending[seq])
+            payload = f'{{"replayed":{len(pending)}}}'
+            [result] = await self.store.append([Append(gs.id, new_session_id(), "RESUMED", payload)],
+                                               self.clock.timestamp())
+            seq = appended_seq(result)
+            gs.state = State.LIVE
+            if seq is not None:
+                conn.push(seq, protocol.dispatch(seq, "RESUMED", payload))
+            return len(pending)
+
+    async def detach(self, gs: GatewaySession, conn: Connection) -> None:
+        """The connection closed: keep the session for the resume window (unless it never got going)."""
+        if gs.conn is not conn:
+            return  # a RESUME on a new connection took it over
+        gs.conn = None
+        if gs.state in (State.PENDING, State.RESUMING) or self.sessions.get(gs.id) is not gs:
+            self.forget(gs)
+            return
+        gs.state = State.DETACHED
+        gs.detached_at = self.clock.timestamp()
+        await self.store.keep(gs.id, RESUME_WINDOW, gs.detached_at)
+
+    def sweep(self) -> int:
+        """Forget detached sessions whose resume window has passed; returns how many."""
+        now = self.clock.timestamp()
+        stale = [gs for gs in self.sessions.values()
+                 if gs.state is State.DETACHED and gs.detached_at + RESUME_WINDOW <= now]
+        for gs in stale:
+            self.forget(gs)
+        sweep_store = getattr(self.store, "sweep", None)
+        if sweep_store is not None:
+            sweep_store(now)
+        return len(stale)
+
+    async def shutdown(self) -> None:
+        """Service restart: ask every client to reconnect and resume (op 7, then close 1012)."""
+        for gs in list(self.sessions.values()):
+            if gs.conn is not None:
+                gs.conn.send(protocol.RECONNECT)
+                gs.conn.close(protocol.CLOSE_RESTART)

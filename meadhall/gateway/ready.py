@@ -1,0 +1,40 @@
+"""The READY payload (API.md 4.4): everything a client needs to draw its first screen.
+
+Conversations, relationships, presences and calls arrive with the social and call issues; until then
+they are the empty values of their final shapes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from meadhall.accounts import queries as account_queries
+from meadhall.accounts.views import user_private
+from meadhall.gateway.auth import GatewayIdentity
+from meadhall.guilds import queries as guild_queries
+from meadhall.guilds.snapshot import snapshot_of
+from meadhall.messages.readstates import list_read_states
+from meadhall.runtime import Runtime
+
+GATEWAY_VERSION = 1
+
+
+async def ready_payload(rt: Runtime, who: GatewayIdentity, gateway_session_id: str) -> dict[str, Any] | None:
+    """None when the account disappeared meanwhile."""
+    async with rt.read() as uow:
+        user = await account_queries.get_user(uow.conn, who.user_id)
+        if user is None or user["deleted_at"] is not None:
+            return None
+        guild_rows = await guild_queries.guilds_of_user(uow.conn, who.user_id)
+        guilds = [await snapshot_of(uow, g["id"], who.user_id, who.is_instance_admin) for g in guild_rows]
+        read_states = await list_read_states(uow, who.user_id)
+    return {
+        "v": GATEWAY_VERSION,
+        "session_id": gateway_session_id,
+        "user": user_private(user, rt.keys),
+        "guilds": guilds,
+        "dm_channels": [],
+        "read_states": read_states,
+        "relationships": {"friends": [], "incoming": [], "outgoing": [], "blocked": []},
+        "presences": [],
+        "calls": [],
+    }

@@ -1,0 +1,42 @@
+"""Wire the gateway into an app: the hub on the bus, its resume store, the route and its timers."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from meadhall.accounts import presence
+from meadhall.gateway.endpoint import router
+from meadhall.gateway.hub import Hub
+from meadhall.gateway.protocol import Timing
+from meadhall.gateway.resume import MemoryResumeStore, RedisResumeStore, ResumeStore
+from meadhall.runtime import Runtime
+
+HUB_SWEEP_EVERY = 10.0
+
+
+def install_gateway(app: FastAPI, rt: Runtime) -> Hub:
+    store: ResumeStore = (RedisResumeStore(rt.redis, prefix=rt.redis_prefix) if rt.redis is not None
+                          else MemoryResumeStore())
+    hub = Hub(store, rt.clock)
+    app.state.hub = hub
+    app.state.gateway_timing = Timing()
+    app.include_router(router)
+
+    async def sweep_hub() -> None:
+        hub.sweep()
+
+    async def sweep_presence() -> None:
+        await presence.sweep(rt)
+
+    rt.jobs.add("gateway-sweep", HUB_SWEEP_EVERY, sweep_hub, leader_only=False)
+    rt.jobs.add("presence-sweep", presence.SWEEP_EVERY, sweep_presence)
+    return hub
+
+
+def start_gateway(app: FastAPI, rt: Runtime) -> None:
+    rt.bus.subscribe(app.state.hub.on_event)
+
+
+async def stop_gateway(app: FastAPI, rt: Runtime) -> None:
+    rt.bus.unsubscribe(app.state.hub.on_event)
+    await app.state.hub.shutdown()
