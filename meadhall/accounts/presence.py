@@ -16,6 +16,7 @@ from sqlalchemy import and_, select
 
 from meadhall.accounts import queries
 from meadhall.accounts.views import PRESENCE_TIMEOUT, user_summary
+from meadhall.core.clock import as_utc
 from meadhall.db.schema import users
 from meadhall.realtime.events import event
 from meadhall.runtime import Runtime
@@ -40,11 +41,12 @@ async def touch(rt: Runtime, user_id: int) -> None:
 
 async def last_seen(rt: Runtime, user_id: int, stored: datetime | None) -> datetime | None:
     """The freshest of the hot value and the database column."""
+    stored = as_utc(stored)
     hot = await rt.store.get(_hot_key(user_id), rt.clock.timestamp())
     if hot is None:
         return stored
     hot_dt = datetime.fromtimestamp(float(hot), UTC)
-    return hot_dt if stored is None or hot_dt > stored.replace(tzinfo=stored.tzinfo or UTC) else stored
+    return hot_dt if stored is None or hot_dt > stored else stored
 
 
 async def friends_of(_rt: Runtime, _user_id: int) -> list[int]:
