@@ -30,13 +30,25 @@ def _hot_key(user_id: int) -> str:
     return f"presence:seen:{user_id}"
 
 
-async def touch(rt: Runtime, user_id: int) -> None:
-    """Record activity now (gateway heartbeat, IDENTIFY/RESUME)."""
+# "Online in a client" (API.md 4.9, section 7): a gateway connection refreshes this mark with every
+# heartbeat; it lapses one heartbeat timeout after the last connection went quiet, on every node alike.
+IN_CLIENT_TTL = 45.0
+
+
+async def touch(rt: Runtime, user_id: int, *, in_client: bool = False) -> None:
+    """Record activity now (REST requests; gateway heartbeats, IDENTIFY and RESUME with `in_client`)."""
     now = rt.clock.timestamp()
     await rt.store.set(_hot_key(user_id), now, HOT_TTL, now)
+    if in_client:
+        await rt.store.set(f"presence:client:{user_id}", 1, IN_CLIENT_TTL, now)
     if await rt.store.set_nx(f"presence:flush:{user_id}", 1, FLUSH_EVERY, now):
         async with rt.uow() as uow:
             await queries.update_user(uow.conn, user_id, {"last_seen_at": rt.clock.now()})
+
+
+async def in_client(rt: Runtime, user_id: int) -> bool:
+    """Whether the user has an open gateway connection on any node (Web Push is skipped then)."""
+    return await rt.store.get(f"presence:client:{user_id}", rt.clock.timestamp()) is not None
 
 
 async def last_seen(rt: Runtime, user_id: int, stored: datetime | None) -> datetime | None:

@@ -156,7 +156,7 @@ class GatewayReader:
         if self.gs is not None and self.who is not None:
             ts = self.rt.clock.timestamp()
             await self.hub.store.keep(self.gs.id, ATTACHED_TTL, ts)
-            await touch(self.rt, self.who.user_id)
+            await touch(self.rt, self.who.user_id, in_client=True)
         return None
 
     async def _who(self, d: Any) -> GatewayIdentity | int:
@@ -186,7 +186,7 @@ class GatewayReader:
             self.conn.send(p.invalid_session("unauthorized", False))
             return p.CLOSE_AUTH_FAILED
         await self.hub.go_live(gs, json.dumps(ready, separators=(",", ":"), ensure_ascii=False))
-        await touch(self.rt, who.user_id)
+        await touch(self.rt, who.user_id, in_client=True)
         return None
 
     async def _resume(self, d: Any, now: float) -> int | None:
@@ -229,7 +229,7 @@ class GatewayReader:
             return None
         await self.hub.store.keep(sid, ATTACHED_TTL, self.rt.clock.timestamp())
         await self.hub.finish_resume(gs, seq, replay.frames)
-        await touch(self.rt, who.user_id)
+        await touch(self.rt, who.user_id, in_client=True)
         return None
 
 

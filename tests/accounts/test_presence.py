@@ -78,3 +78,14 @@ async def test_effective_status_seen_by_others(client, rt, accounts, clock):
     r = await client.get(f"{API}/users/{alice.id}", headers=bob.headers)
     assert r.json()["user"]["status"] == "offline"
 
+
+
+async def test_online_in_a_client_lapses_after_a_heartbeat_timeout(rt, accounts, clock):
+    alice = await accounts.register("alice")
+    assert not await presence.in_client(rt, int(alice.id))
+    await presence.touch(rt, int(alice.id))  # REST activity is not a client connection
+    assert not await presence.in_client(rt, int(alice.id))
+    await presence.touch(rt, int(alice.id), in_client=True)
+    assert await presence.in_client(rt, int(alice.id))
+    clock.advance(46)
+    assert not await presence.in_client(rt, int(alice.id))

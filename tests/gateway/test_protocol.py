@@ -11,7 +11,6 @@ from sqlalchemy import update
 from websockets.exceptions import InvalidStatus
 
 from meadhall.db.schema import users
-from meadhall.gateway.protocol import Timing
 from tests.guilds.helpers import make_guild
 
 API = "/api/v1"
@@ -210,27 +209,6 @@ async def test_heartbeat_is_acknowledged_before_and_after_identify(gateway, acco
     assert (await c.recv())["op"] == 11
 
 
-@pytest.fixture
-def gateway_timing() -> Timing:
-    return Timing(identify_deadline=0.3, heartbeat_timeout=0.5)
-
-
-async def test_no_identify_within_the_deadline_closes_4003(gateway):
-    c = await gateway.connect()
-    await c.recv()
-    assert await c.wait_closed(3) == 4003
-
-
-async def test_heartbeats_keep_the_connection_then_silence_closes_4009(gateway, accounts):
-    alice = await accounts.register("alice")
-    c = await gateway.identified(alice["token"])
-    for _ in range(4):  # 0.8 s in all, beyond one timeout, kept alive by heartbeats
-        await asyncio.sleep(0.2)
-        await c.send(1, c.last_seq)
-        assert (await c.recv())["op"] == 11
-    assert await c.wait_closed(3) == 4009
-
-
 async def test_heartbeat_refreshes_last_seen(gateway, accounts, client, clock, rt):
     alice = await accounts.register("alice")
     c = await gateway.identified(alice["token"])
@@ -241,3 +219,12 @@ async def test_heartbeat_refreshes_last_seen(gateway, accounts, client, clock, r
     async with rt.read() as uow:
         seen = (await uow.conn.execute(users.select().where(users.c.id == int(alice.id)))).mappings().one()
     assert abs(seen["last_seen_at"].replace(tzinfo=None).timestamp() - clock.now().replace(tzinfo=None).timestamp()) < 2
+
+
+async def test_an_identified_connection_marks_the_user_online_in_a_client(gateway, accounts, rt):
+    from meadhall.accounts import presence
+
+    alice = await accounts.register("alice")
+    assert not await presence.in_client(rt, int(alice.id))
+    await gateway.identified(alice["token"])
+    assert await presence.in_client(rt, int(alice.id))
