@@ -22,6 +22,9 @@ except ImportError:  # FastAPI before nested included routers: a route's `path` 
 
 MAX_JSON_BODY = 1024 * 1024
 EXTRA_HEADERS_KEY = "response_headers"
+# Set in the request state by an upload route before it streams the body: it enforces its own limit
+# (files/upload.py). A multipart body sent to any other route stays under the 1 MiB cap.
+UPLOAD_BODY_KEY = "upload_body"
 log = structlog.get_logger("meadhall.http")
 
 
@@ -112,7 +115,7 @@ class RequestMiddleware:
         async def receive_wrapper() -> Message:
             nonlocal received
             message = await receive()
-            if message["type"] == "http.request" and not is_upload:
+            if message["type"] == "http.request" and not scope["state"].get(UPLOAD_BODY_KEY):
                 received += len(message.get("body", b""))
                 if received > MAX_JSON_BODY:
                     raise _BodyTooLarge()

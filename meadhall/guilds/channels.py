@@ -13,6 +13,7 @@ from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError, permission_denied, validation_error
 from meadhall.core.ids import parse_id
 from meadhall.db.uow import UnitOfWork
+from meadhall.files.cleanup import drop_channel_files
 from meadhall.guilds import queries
 from meadhall.guilds.access import (
     ChannelContext,
@@ -204,6 +205,7 @@ async def delete_channel(rt: Runtime, principal: Principal, raw_id: str) -> None
         orphans = [r for r in await queries.channels_of(uow.conn, gc.guild_id) if r["parent_id"] == cc.channel_id]
         await _rehome_public_invite(uow, gc, cc.channel_id)
         await queries.delete_channel(uow.conn, cc.channel_id)
+        await drop_channel_files(uow, rt.files, cc.channel_id)
         if gc.guild["system_channel_id"] == cc.channel_id:
             await queries.update_guild(uow.conn, gc.guild_id, {"system_channel_id": None})
         uow.emit(notify_channel("CHANNEL_DELETE", view, viewers))

@@ -17,6 +17,7 @@ from meadhall.audit.record import record
 from meadhall.core import permissions as perms
 from meadhall.core.clock import iso
 from meadhall.core.errors import AppError, permission_denied
+from meadhall.files.cleanup import drop_files
 from meadhall.guilds import invite_queries, queries
 from meadhall.guilds.access import access_channel, access_guild, load_guild_context, require, require_in
 from meadhall.guilds.invite_codes import insert_invite
@@ -167,5 +168,6 @@ async def delete_invite(rt: Runtime, principal: Principal, raw_code: str) -> Non
         if row["is_public"]:
             raise AppError("invite.public")
         await invite_queries.delete_invite(uow.conn, row["code"])
+        await drop_files(uow, rt.files, [row["background_file_id"]])
         await record(uow, "invite.delete", actor_id=principal.user_id, target_type="invite", target_id=None,
                      guild_id=row["guild_id"], data={"code": row["code"]})

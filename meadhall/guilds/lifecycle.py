@@ -15,12 +15,14 @@ from meadhall.core.errors import AppError, permission_denied, validation_error
 from meadhall.core.ids import parse_id
 from meadhall.core.text import escape_like, norm
 from meadhall.db.schema import guilds, members
+from meadhall.files.cleanup import drop_guild_files
 from meadhall.guilds import queries
 from meadhall.guilds.access import access_guild, require
 from meadhall.guilds.building import Structure, build_guild
 from meadhall.guilds.events import changes, notify_guild_delete, notify_guild_update
 from meadhall.guilds.invite_codes import delete_public_invite, insert_invite
 from meadhall.guilds.membership import check_membership_limit, do_remove_member
+from meadhall.guilds.roles import ViewWatch
 from meadhall.guilds.snapshot import snapshot_of
 from meadhall.guilds.views import guild_view
 from meadhall.realtime.audience import guild_members
@@ -90,10 +92,13 @@ async def update_guild(rt: Runtime, principal: Principal, raw_id: str, fields: d
         gc = await access_guild(uow.conn, principal, raw_id, uow.now)
         require(gc, perms.P.MANAGE_GUILD)
         values = await _validated_changes(uow, gc, fields)
+        watch = None
         if "owner_id" in values:
             if not (gc.actor.is_owner or gc.actor.is_instance_admin):
                 raise permission_denied(None, "Only the owner can transfer the server")
             require_step_up(rt, principal)
+            # The owner views every room: the new one may gain rooms, the old one lose them (4.7).
+            watch = await ViewWatch.take(uow.conn, gc.guild_id, uow.now, [gc.guild["owner_id"], values["owner_id"]])
         if "name" in values:
             values["name_norm"] = norm(values["name"])
         if "public" in values and values["public"] != bool(gc.guild["public"]):
@@ -112,6 +117,8 @@ async def update_guild(rt: Runtime, principal: Principal, raw_id: str, fields: d
                              target_id=values["owner_id"], guild_id=gc.guild_id,
                              data={"from": str(gc.guild["owner_id"])})
             uow.emit(notify_guild_update(guild_view(guild), await guild_members(uow.conn, gc.guild_id)))
+            if watch is not None:
+                await watch.emit(uow)
     return {"guild": guild_view(guild)}
 
 
@@ -157,6 +164,7 @@ async def delete_guild(rt: Runtime, principal: Principal, raw_id: str) -> None:
         await record(uow, "guild.delete", actor_id=principal.user_id, target_type="guild",
                      target_id=gc.guild_id, guild_id=gc.guild_id, data={"name": gc.guild["name"]})
         await queries.delete_guild(uow.conn, gc.guild_id)
+        await drop_guild_files(uow, rt.files, gc.guild_id)
         uow.emit(notify_guild_delete(gc.guild_id, "deleted", audience))
 
 

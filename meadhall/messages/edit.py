@@ -12,6 +12,8 @@ from meadhall.core.clock import as_utc
 from meadhall.core.errors import AppError, permission_denied, validation_error
 from meadhall.core.limits import EDIT_WINDOW_SECONDS
 from meadhall.core.text import norm
+from meadhall.files.attachments import has_attachments
+from meadhall.files.cleanup import drop_message_files
 from meadhall.messages import queries
 from meadhall.messages.history import load_visible
 from meadhall.messages.hydrate import audience_views, hydrate_one
@@ -36,8 +38,7 @@ async def edit_message(rt: Runtime, principal: Principal, raw_channel_id: str, r
         assert created is not None
         if uow.now - created > timedelta(seconds=EDIT_WINDOW_SECONDS):
             raise AppError("message.edit_window_expired")
-        if not content.strip():
-            # Attachments are bound with the files issue; a message without text needs some.
+        if not content.strip() and not await has_attachments(uow.conn, row["id"]):
             raise validation_error("content", "must not be empty")
         await queries.update_message(uow.conn, room.channel_id, row["id"],
                                      {"content": content, "content_norm": norm(content), "edited_at": uow.now})
@@ -59,6 +60,7 @@ async def delete_message(rt: Runtime, principal: Principal, raw_channel_id: str,
             room.require(P.MANAGE_MESSAGES)
         audience = await room.audience(uow.conn, uow.now, row)
         await queries.delete_message(uow.conn, room.channel_id, row["id"])
+        await drop_message_files(uow, rt.files, row["id"])
         await drop_mentions(uow, row)
         if room.channel["last_message_id"] == row["id"]:
             await queries.set_last_message(uow.conn, room.channel_id,

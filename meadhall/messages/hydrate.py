@@ -11,6 +11,7 @@ from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts.views import user_summary
+from meadhall.files.attachments import attachment_views
 from meadhall.messages import queries
 from meadhall.messages.views import message_view, webhook_snapshot
 
@@ -20,7 +21,7 @@ def _visible(row: RowMapping, viewer_id: int) -> bool:
 
 
 async def hydrate(conn: AsyncConnection, rows: list[RowMapping], viewer_id: int, now: datetime,
-                  *, with_reactions: bool = True) -> list[dict[str, Any]]:
+                  *, with_reactions: bool = True, with_attachments: bool = True) -> list[dict[str, Any]]:
     if not rows:
         return []
     channel_id = rows[0]["channel_id"]
@@ -31,6 +32,7 @@ async def hydrate(conn: AsyncConnection, rows: list[RowMapping], viewer_id: int,
     authors = await queries.users_by_ids(conn, author_ids)
     summaries = {uid: user_summary(row, now) for uid, row in authors.items()}
     reactions = await _reactions(conn, [r["id"] for r in rows], viewer_id) if with_reactions else {}
+    files = await attachment_views(conn, [r["id"] for r in rows]) if with_attachments else {}
     out = []
     for row in rows:
         ref = replied.get(row["reply_to_id"]) if row["reply_to_id"] is not None else None
@@ -39,7 +41,7 @@ async def hydrate(conn: AsyncConnection, rows: list[RowMapping], viewer_id: int,
             referenced = {"id": str(ref["id"]), "author": summaries.get(ref["author_id"]),
                           "content": ref["content"], "kind": ref["kind"], "webhook": webhook_snapshot(ref)}
         out.append(message_view(row, author=summaries.get(row["author_id"]), reactions=reactions.get(row["id"], []),
-                                referenced=referenced))
+                                referenced=referenced, attachments=files.get(row["id"])))
     return out
 
 
@@ -59,8 +61,36 @@ async def hydrate_one(conn: AsyncConnection, row: RowMapping, viewer_id: int, no
 
 async def audience_views(conn: AsyncConnection, row: RowMapping, view: dict[str, Any], audience: list[int],
                          now: datetime) -> list[tuple[dict[str, Any], list[int]]]:
-    """Split an event's audience by what each receiver may see of the replied message: a reply to a
-    `private` message shows its reference only to that message's two parties (API.md 2.15, 3.8.1)."""
+    """Split an event's audience by what differs per receiver in a full Message: the replied message,
+    and `reactions[].me`."""
+    groups = await _by_reference(conn, row, view, audience, now)
+    if not view["reactions"]:
+        return groups
+    return await _by_own_reactions(conn, row["id"], groups)
+
+
+async def _by_own_reactions(conn: AsyncConnection, message_id: int, groups: list[tuple[dict[str, Any], list[int]]]
+                            ) -> list[tuple[dict[str, Any], list[int]]]:
+    """`me` is the receiver's own reaction (the view was built for its caller): one group per distinct set
+    of emojis the receivers reacted with."""
+    own: dict[int, set[str]] = defaultdict(set)
+    for user_id, emoji in await queries.reactors_of(conn, message_id):
+        own[user_id].add(emoji)
+    out = []
+    for view, users in groups:
+        split: dict[frozenset[str], list[int]] = defaultdict(list)
+        for user_id in users:
+            split[frozenset(own.get(user_id, ()))].append(user_id)
+        for emojis, receivers in split.items():
+            shown = [{**r, "me": r["emoji"] in emojis} for r in view["reactions"]]
+            out.append(({**view, "reactions": shown}, receivers))
+    return out
+
+
+async def _by_reference(conn: AsyncConnection, row: RowMapping, view: dict[str, Any], audience: list[int],
+                        now: datetime) -> list[tuple[dict[str, Any], list[int]]]:
+    """A reply to a `private` message shows its reference only to that message's two parties (API.md 2.15,
+    3.8.1)."""
     ref_id = row["reply_to_id"]
     ref = None if ref_id is None else await queries.get_message(conn, row["channel_id"], ref_id)
     if ref is None or ref["kind"] != "private":
@@ -71,7 +101,8 @@ async def audience_views(conn: AsyncConnection, row: RowMapping, view: dict[str,
     groups = []
     if inside:
         # The view was built for its caller, who may be a moderator outside the two parties.
-        shown = (await hydrate(conn, [row], ref["author_id"], now, with_reactions=False))[0]["referenced_message"]
+        shown = (await hydrate(conn, [row], ref["author_id"], now, with_reactions=False,
+                               with_attachments=False))[0]["referenced_message"]
         groups.append(({**view, "referenced_message": shown}, inside))
     if outside:
         groups.append(({**view, "referenced_message": None}, outside))

@@ -14,6 +14,7 @@ from meadhall.core.ids import parse_id
 from meadhall.core.ratelimit import Bucket
 from meadhall.core.text import norm
 from meadhall.db.uow import UnitOfWork
+from meadhall.files.attachments import bind_attachments, check_attachments
 from meadhall.guilds.access import to_overrides
 from meadhall.messages import queries
 from meadhall.messages.commands import (
@@ -66,6 +67,8 @@ async def send_message(rt: Runtime, principal: Principal, raw_channel_id: str, d
         bypassed = bypassed + await _slowmode(rt, room, principal)
         row = await _build_row(uow, room, principal, parsed, draft)
         await queries.insert_message(uow.conn, row)
+        if draft.attachment_ids:
+            await bind_attachments(uow.conn, room, principal.user_id, draft.attachment_ids, row["id"])
         if row["kind"] != "private":
             await queries.set_last_message(uow.conn, room.channel_id, row["id"])
         await bump_mentions(uow, room.channel_id, await _notified(uow, room, row))
@@ -74,7 +77,8 @@ async def send_message(rt: Runtime, principal: Principal, raw_channel_id: str, d
                          target_id=room.channel_id, guild_id=room.guild_id,
                          data={"limit": limit, "channel_id": str(room.channel_id)})
         # A new message has no reactions yet: skip their queries.
-        [view] = await hydrate(uow.conn, [row], principal.user_id, uow.now, with_reactions=False)  # type: ignore[list-item]
+        [view] = await hydrate(uow.conn, [row], principal.user_id, uow.now, with_reactions=False,  # type: ignore[list-item]
+                               with_attachments=bool(draft.attachment_ids))
         audience = await room.audience(uow.conn, uow.now, row)
         for shown, receivers in await audience_views(uow.conn, row, view, audience, uow.now):  # type: ignore[arg-type]
             uow.emit(event("MESSAGE_CREATE", shown, receivers))
@@ -119,8 +123,7 @@ async def _check_draft(uow: UnitOfWork, room: MessageRoom, principal: Principal,
             raise validation_error("content", "the recipient cannot view this room")
     if draft.attachment_ids:
         room.require(P.ATTACH_FILES)
-        # Uploads arrive with the files issue: until then no id can name an unbound upload of the author.
-        raise validation_error("attachment_ids", "unknown file")
+        await check_attachments(uow.conn, room, principal.user_id, draft.attachment_ids)
     if draft.reply_to_id is not None:
         reply_id = parse_id(draft.reply_to_id)
         target = None if reply_id is None else await queries.get_message(uow.conn, room.channel_id, reply_id)

@@ -7,6 +7,7 @@ by step and are never rewritten once shipped.
 from meadhall.db.schema.accounts import backup_codes, security_events, sessions, users
 from meadhall.db.schema.audit import audit_log, instance_settings
 from meadhall.db.schema.base import metadata
+from meadhall.db.schema.files import files
 from meadhall.db.schema.guilds import (
     channels,
     guild_bans,
@@ -40,4 +41,5 @@ __all__ = [
     "messages",
     "reactions",
     "read_states",
+    "files",
 ]

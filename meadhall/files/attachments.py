@@ -1,0 +1,80 @@
+"""Attachments (API.md 3.9, 3.8.2): uploaded to a room, private to the uploader until sent, bound to a
+message by `attachment_ids` on send, deleted with the message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+from starlette.requests import Request
+
+from meadhall.accounts.sessions import Principal
+from meadhall.core import permissions as perms
+from meadhall.core.errors import validation_error
+from meadhall.core.ids import parse_id
+from meadhall.files import queries
+from meadhall.files.checks import check_attachment
+from meadhall.files.intake import kept_until_commit, take_upload
+from meadhall.files.views import file_view
+from meadhall.messages.rooms import MessageRoom, access_message_room
+from meadhall.runtime import Runtime
+
+P = perms.P
+FIELD = "attachment_ids"
+
+
+async def upload_attachment(rt: Runtime, principal: Principal, raw_channel_id: str, request: Request
+                            ) -> dict[str, Any]:
+    """`POST /channels/{id}/files`: the room and ATTACH_FILES are checked before the body is read, and
+    again when the row is written (the upload may take a while)."""
+    async with rt.read() as uow:
+        room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now)
+        room.require(P.ATTACH_FILES)
+    new = await take_upload(rt, request, limit=rt.settings.MAX_UPLOAD_SIZE, purpose="attachment",
+                            uploader_id=principal.user_id, check=check_attachment)
+    async with kept_until_commit(rt, new), rt.uow() as uow:
+        room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now)
+        room.require(P.ATTACH_FILES)
+        row = new.row(uow.now, guild_id=room.guild_id, channel_id=room.channel_id)
+        await queries.insert_file(uow.conn, row)
+    return {"file": file_view(row)}  # type: ignore[arg-type]
+
+
+def _ids(raw_ids: list[str]) -> list[int]:
+    ids = [parse_id(raw) for raw in raw_ids]
+    if any(i is None for i in ids) or len(set(ids)) != len(ids):
+        raise validation_error(FIELD, "must be distinct file ids")
+    return ids  # type: ignore[return-value]
+
+
+def _bindable(row: RowMapping | None, room: MessageRoom, user_id: int) -> bool:
+    return (row is not None and row["purpose"] == "attachment" and row["owner"] is None
+            and row["uploader_id"] == user_id and row["channel_id"] == room.channel_id)
+
+
+async def check_attachments(conn: AsyncConnection, room: MessageRoom, user_id: int, raw_ids: list[str]) -> None:
+    """Each id must name an unbound attachment that this user uploaded to this room; else 422."""
+    ids = _ids(raw_ids)
+    found = await queries.files_by_ids(conn, ids)
+    if not all(_bindable(found.get(i), room, user_id) for i in ids):
+        raise validation_error(FIELD, "each id must be an unsent upload of yours to this room")
+
+
+async def bind_attachments(conn: AsyncConnection, room: MessageRoom, user_id: int, raw_ids: list[str],
+                           message_id: int) -> None:
+    """Bind in the order given. A file taken meanwhile by another send fails the whole send (422)."""
+    for position, file_id in enumerate(_ids(raw_ids)):
+        if not await queries.bind(conn, file_id, uploader_id=user_id, channel_id=room.channel_id,
+                                  message_id=message_id, position=position):
+            raise validation_error(FIELD, "each id must be an unsent upload of yours to this room")
+
+
+async def attachment_views(conn: AsyncConnection, message_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """The File objects of each message, in one query for a whole page."""
+    rows = await queries.attachments_of(conn, message_ids)
+    return {message_id: [file_view(r) for r in found] for message_id, found in rows.items()}
+
+
+async def has_attachments(conn: AsyncConnection, message_id: int) -> bool:
+    return bool(await queries.ids_of_message(conn, message_id))

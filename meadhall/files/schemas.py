@@ -1,0 +1,50 @@
+"""Models of the file routes (the OpenAPI source)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+
+class File(BaseModel):
+    id: str
+    purpose: str
+    original_name: str
+    content_type: str
+    size: int
+    sha256: str
+    metadata: dict[str, Any]
+    url: str
+    uploader_id: str | None
+    bound: bool
+    created_at: str
+
+
+class FileResponse(BaseModel):
+    file: File
+
+
+# Upload routes read the body themselves (streamed, never buffered), so FastAPI does not see a body
+# parameter: the multipart body is described here.
+UPLOAD_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {"file": {"type": "string", "format": "binary",
+                                            "description": "The file; its part Content-Type is the declared type"}},
+                }
+            }
+        },
+    }
+}
+
+CONTENT_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"description": "The content (no body for HEAD)",
+          "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}},
+    304: {"description": "Not modified: the If-None-Match tag is the current ETag"},
+}
