@@ -15,6 +15,8 @@ from meadhall.api.middleware import RequestMiddleware
 from meadhall.api.openapi import build_openapi
 from meadhall.auth.deps import global_limit
 from meadhall.config import Settings, load_settings
+from meadhall.files import routes as file_routes
+from meadhall.files.setup import install_files
 from meadhall.gateway.setup import install_gateway, start_gateway, stop_gateway
 from meadhall.guilds import routes as guild_routes
 from meadhall.guilds import routes_audit as audit_routes
@@ -36,7 +38,7 @@ def api_routers() -> list[APIRouter]:
     return [
         message_routes.router, reaction_routes.router, system_routes.api, guild_routes.me, account_routes.auth,
         account_routes.users, guild_routes.guilds, guild_routes.rooms, member_routes.router,
-        template_routes.templates, audit_routes.audit, invite_routes.router,
+        template_routes.templates, audit_routes.audit, invite_routes.router, file_routes.router,
     ]
 
 
@@ -79,6 +81,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     app.include_router(web_pages.pages)
     include_api(app)
     install_gateway(app, rt)
+    install_files(app, rt)
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]
     if settings.cors_origins:
         app.add_middleware(
