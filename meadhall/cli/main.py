@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from meadhall.cli import bootstrap, users
+from meadhall.cli import bootstrap, files, users
 from meadhall.cli.output import fail, run
 from meadhall.cli.settings import DataDir, settings_for
 from meadhall.config import ConfigError
@@ -64,6 +64,7 @@ def migrate(data_dir: DataDir = None) -> None:
 
 users.register(app)
 bootstrap.register(app)
+files.register(app)
 
 
 def main() -> None:

@@ -96,8 +96,6 @@ async def orphan_files(rt: Runtime, *, older_than_hours: float = ORPHAN_HOURS, r
         for content in stray:
             await rt.files.remove(content)
             deleted += 1
-    if listed or deleted:
-        log.info("orphan files", found=len(listed), deleted=deleted, older_than_hours=older_than_hours)
     return {"files": listed, "deleted": deleted}
 
 
@@ -141,6 +139,8 @@ def register_job(rt: Runtime) -> None:
     """The hourly removal of orphans, run by one node per hour."""
 
     async def sweep() -> None:
-        await orphan_files(rt, older_than_hours=ORPHAN_HOURS, remove=True)
+        result = await orphan_files(rt, older_than_hours=ORPHAN_HOURS, remove=True)
+        if result["deleted"]:
+            log.info("orphan files deleted", deleted=result["deleted"])
 
     rt.jobs.add("orphan-files", JOB_EVERY, sweep)

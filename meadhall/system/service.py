@@ -6,6 +6,7 @@ from typing import Any
 
 from meadhall import __version__
 from meadhall.core import limits
+from meadhall.files.limits import media_limits
 from meadhall.runtime import Runtime
 
 
@@ -18,7 +19,8 @@ async def readiness(rt: Runtime) -> tuple[bool, dict[str, str]]:
 
 async def meta(rt: Runtime) -> dict[str, Any]:
     s = rt.settings
-    media = limits.DEFAULT_MEDIA_LIMITS  # instance settings override these once administration exists
+    async with rt.read() as uow:
+        media = await media_limits(uow.conn)  # the instance settings over the defaults (API.md 5.3)
     body: dict[str, Any] = {
         "version": __version__,
         "features": {
