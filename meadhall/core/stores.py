@@ -42,6 +42,21 @@ return raw
 """
 
 
+# Set unless a value lives (by its service-clock `exp`): one step, so that of several nodes claiming
+# the same key at once exactly one wins (a check-then-delete-then-SET NX let a late node delete the
+# winner's fresh value and win too). ARGV: now, the new document, Redis TTL in milliseconds.
+_SET_NX_LUA = """
+local raw = redis.call('GET', KEYS[1])
+if raw then
+  local ok, doc = pcall(cjson.decode, raw)
+  if ok and type(doc) == 'table' and tonumber(doc['exp']) and tonumber(doc['exp']) >= tonumber(ARGV[1]) then
+    return 0
+  end
+end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
+"""
+
 # Failure counting for lockouts, as one atomic step: count within a window, lock at a threshold.
 _COUNT_LUA = """
 local now = tonumber(ARGV[1])
@@ -131,6 +146,7 @@ class RedisStore:
         self._gcra = client.register_script(_GCRA_LUA)
         self._take = client.register_script(_TAKE_LUA)
         self._count = client.register_script(_COUNT_LUA)
+        self._set_nx = client.register_script(_SET_NX_LUA)
 
     def _k(self, key: str) -> str:
         return f"{self.prefix}:{key}"
@@ -151,12 +167,9 @@ class RedisStore:
         await self.client.set(self._k(key), doc, px=max(1, int(ttl * 1000)) + 60_000)
 
     async def set_nx(self, key: str, value: Any, ttl: float, now: float) -> bool:
-        # An expired-by-service-clock value must not block: clear it first (rare path, not atomic
-        # with the SET NX below, which is atomic on its own).
-        if await self.get(key, now) is None:
-            await self.client.delete(self._k(key))
+        """Set unless a live value exists (one expired by the service clock does not block); atomic."""
         doc = json.dumps({"exp": now + ttl, "v": value})
-        return bool(await self.client.set(self._k(key), doc, px=max(1, int(ttl * 1000)) + 60_000, nx=True))
+        return bool(await self._set_nx(keys=[self._k(key)], args=[repr(now), doc, max(1, int(ttl * 1000)) + 60_000]))
 
     async def count(self, key: str, now: float, *, window: float, threshold: int, lock: float) -> dict[str, Any]:
         raw = await self._count(keys=[self._k(key)], args=[repr(now), window, threshold, lock])

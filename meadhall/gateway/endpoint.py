@@ -154,8 +154,7 @@ class GatewayReader:
         self.conn.send(p.HEARTBEAT_ACK)
         self.last_heartbeat = now
         if self.gs is not None and self.who is not None:
-            ts = self.rt.clock.timestamp()
-            await self.hub.store.keep(self.gs.id, ATTACHED_TTL, ts)
+            await self.hub.heartbeat(self.gs)
             await touch(self.rt, self.who.user_id, in_client=True)
         return None
 

@@ -21,7 +21,7 @@ import structlog
 from meadhall.core.clock import Clock
 from meadhall.gateway import protocol
 from meadhall.gateway.connection import Connection
-from meadhall.gateway.resume import RESUME_WINDOW, Append, ResumeStore, appended_seq
+from meadhall.gateway.resume import ATTACHED_TTL, RESUME_WINDOW, Append, ResumeStore, appended_seq
 from meadhall.realtime.events import Event
 
 log = structlog.get_logger("meadhall.gateway")
@@ -133,7 +133,10 @@ class Hub:
                 await self._end([gs], protocol.CLOSE_TIMED_OUT, drop=False)
                 continue
             if gs.state is State.LIVE and gs.conn is not None:
-                gs.conn.push(seq, protocol.dispatch(seq, ev.type, payload))
+                if seq > gs.conn.last_seq + 1:
+                    await self._fill(gs, seq - 1)
+                if gs.conn is not None:
+                    gs.conn.push(seq, protocol.dispatch(seq, ev.type, payload))
             elif gs.state is State.RESUMING:
                 gs.held_frames.append((seq, protocol.dispatch(seq, ev.type, payload)))
 
@@ -174,16 +177,50 @@ class Hub:
                     pending.setdefault(seq, frame)
             gs.held_frames = []
             conn.last_seq = after
+            replayed = 0
             for seq in sorted(pending):
+                if seq > conn.last_seq + 1:  # numbered by another node after the replay was read
+                    replayed += await self._fill(gs, seq - 1)
                 conn.push(seq, pending[seq])
-            payload = f'{{"replayed":{len(pending)}}}'
+                replayed += 1
+            payload = f'{{"replayed":{replayed}}}'
             [result] = await self.store.append([Append(gs.id, new_session_id(), "RESUMED", payload)],
                                                self.clock.timestamp())
             seq = appended_seq(result)
             gs.state = State.LIVE
             if seq is not None:
+                if seq > conn.last_seq + 1:
+                    await self._fill(gs, seq - 1)
                 conn.push(seq, protocol.dispatch(seq, "RESUMED", payload))
-            return len(pending)
+            return replayed
+
+    async def _fill(self, gs: GatewaySession, upto: int) -> int:
+        """Push the dispatches up to `upto` that another node numbered for this session and this node
+        never handled: during a hand-over the previous node still holds the session detached and may
+        number an event this node had handled before taking over (pub/sub readers run at their own
+        pace). They are read back from the shared buffer. Called under the lock; returns the count."""
+        conn = gs.conn
+        if conn is None or upto <= conn.last_seq:
+            return 0
+        replay = await self.store.replay(gs.id, conn.last_seq, self.clock.timestamp())
+        if replay is None or replay.frames is None:
+            log.warning("gateway session lost dispatches; closing", session_id=gs.id)
+            conn.close(protocol.CLOSE_UNKNOWN_ERROR)  # the client resumes, or identifies again
+            return 0
+        frames = [(seq, t, p) for seq, t, p in replay.frames if seq <= upto]
+        for seq, type_, payload in frames:
+            conn.push(seq, protocol.dispatch(seq, type_, payload))
+        return len(frames)
+
+    async def heartbeat(self, gs: GatewaySession) -> None:
+        """A heartbeat: keep the session attached, and send what another node numbered for it since this
+        node's last dispatch (the hand-over case of `_fill` when no later event comes along)."""
+        last = await self.store.keep(gs.id, ATTACHED_TTL, self.clock.timestamp())
+        conn = gs.conn
+        if conn is not None and gs.state is State.LIVE and last > conn.last_seq:
+            async with self._lock:  # a dispatch being numbered right now is pushed before this fills
+                if gs.conn is conn and gs.state is State.LIVE:
+                    await self._fill(gs, last)
 
     async def detach(self, gs: GatewaySession, conn: Connection) -> None:
         """The connection closed: keep the session for the resume window (unless it never got going)."""

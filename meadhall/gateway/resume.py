@@ -69,8 +69,9 @@ class ResumeStore(Protocol):
 
     async def replay(self, session_id: str, after: int, now: float) -> Replay | None: ...
 
-    async def keep(self, session_id: str, ttl: float, now: float) -> None:
-        """Extend the session's life to now + ttl (heartbeat: ATTACHED_TTL; close: RESUME_WINDOW)."""
+    async def keep(self, session_id: str, ttl: float, now: float) -> int:
+        """Extend the session's life to now + ttl (heartbeat: ATTACHED_TTL; close: RESUME_WINDOW); returns
+        its last sequence number, or GONE."""
         ...
 
     async def drop(self, session_ids: list[str]) -> None: ...
@@ -118,10 +119,12 @@ class MemoryResumeStore:
             return None
         return Replay(state.owner, state.seq, _frames_after(list(state.frames), after, state.seq))
 
-    async def keep(self, session_id: str, ttl: float, now: float) -> None:
+    async def keep(self, session_id: str, ttl: float, now: float) -> int:
         state = self._live(session_id, now)
-        if state is not None:
-            state.expires = now + ttl
+        if state is None:
+            return GONE
+        state.expires = now + ttl
+        return state.seq
 
     async def drop(self, session_ids: list[str]) -> None:
         for sid in session_ids:
@@ -180,19 +183,20 @@ end
 return out
 """.replace("BUFFER_SIZE", str(BUFFER_SIZE))
 
-# ARGV: prefix, sid, now, ttl. Extends a live session (never revives an expired one).
+# ARGV: prefix, sid, now, ttl. Extends a live session (never revives an expired one); returns its last
+# sequence number, or -1 (GONE).
 _KEEP_LUA = """
 local base = ARGV[1] .. 'gw:' .. ARGV[2]
 local now = tonumber(ARGV[3])
 local ttl = tonumber(ARGV[4])
 local exp = tonumber(redis.call('HGET', base, 'exp') or '0')
-if exp <= now then return 0 end
+if exp <= now then return -1 end
 redis.call('HSET', base, 'exp', string.format('%.17g', now + ttl))
 local px = math.ceil(ttl * 1000) + 60000
 redis.call('PEXPIRE', base, px)
 redis.call('PEXPIRE', base .. ':buf', px)
 redis.call('PEXPIRE', base .. ':ids', px)
-return 1
+return tonumber(redis.call('HGET', base, 'seq') or '0')
 """
 
 
@@ -255,8 +259,8 @@ class RedisResumeStore:
             frames.append((seq, type_, payload))
         return Replay(owner, last, _frames_after(frames, after, last))
 
-    async def keep(self, session_id: str, ttl: float, now: float) -> None:
-        await self._keep(keys=[], args=[self.prefix, session_id, repr(now), ttl])
+    async def keep(self, session_id: str, ttl: float, now: float) -> int:
+        return int(await self._keep(keys=[], args=[self.prefix, session_id, repr(now), ttl]))
 
     async def drop(self, session_ids: list[str]) -> None:
         if session_ids:

@@ -1,0 +1,163 @@
+"""A gateway session handed over between two nodes' hubs sharing one Redis resume store (API.md section 7),
+without a network: each hub is fed bus events by hand, so the test can make one node lag behind the
+other, which real pub/sub allows (every node reads the channel at its own pace).
+
+The hand-over race: the client of node A resumes on node B after B has handled an event that A, which still
+holds the session detached, has not numbered yet. B's replay cannot contain it and B will not see it
+again, and A numbers it later. The client must still get it, in order and with contiguous `s`: the holder
+fills a gap in its numbers from the shared buffer (on its next dispatch, or at the latest on the next
+heartbeat)."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from meadhall.core.clock import MovableClock
+from meadhall.gateway.connection import Connection
+from meadhall.gateway.hub import GatewaySession, Hub, State
+from meadhall.gateway.resume import ATTACHED_TTL, Owner, RedisResumeStore
+from meadhall.realtime.events import Event
+
+TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL") or None
+pytestmark = pytest.mark.skipif(not TEST_REDIS_URL, reason="TEST_REDIS_URL not set")
+
+USER, AUTH = 7, 70
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.frames: list[dict[str, Any]] = []
+        self.closed: int | None = None
+
+    async def send(self, frame: str) -> None:
+        self.frames.append(json.loads(frame))
+
+    async def close(self, code: int) -> None:
+        self.closed = code
+
+    def overflow(self) -> None:
+        raise AssertionError("overflow")
+
+    def dispatches(self) -> list[tuple[int, str, Any]]:
+        return [(f["s"], f["t"], f["d"]) for f in self.frames if f["op"] == 0]
+
+
+def connection(sink: Sink) -> Connection:
+    return Connection(sink.send, sink.close, 512, sink.overflow)
+
+
+async def flush() -> None:
+    """Let the connections' writer tasks send what is queued."""
+    import asyncio
+
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+@pytest.fixture
+async def hubs() -> AsyncIterator[tuple[Hub, Hub]]:
+    import redis.asyncio as aioredis
+
+    prefix = f"test-{uuid.uuid4().hex[:12]}"
+    clients = [aioredis.from_url(TEST_REDIS_URL, decode_responses=True) for _ in range(2)]
+    clock = MovableClock()
+    try:
+        yield Hub(RedisResumeStore(clients[0], prefix), clock), Hub(RedisResumeStore(clients[1], prefix), clock)
+    finally:
+        keys = [k async for k in clients[0].scan_iter(match=f"{prefix}:*")]
+        if keys:
+            await clients[0].delete(*keys)
+        for c in clients:
+            await c.aclose()
+
+
+def message(n: int) -> Event:
+    return Event("MESSAGE_CREATE", {"n": n}, (USER,), id=f"bus-{n}")
+
+
+async def identify_on(hub: Hub, sink: Sink) -> GatewaySession:
+    """What the endpoint does for IDENTIFY."""
+    gs = GatewaySession(uuid.uuid4().hex, USER, AUTH, State.PENDING, conn=connection(sink))
+    await hub.store.open(gs.id, Owner(USER, AUTH), hub.clock.timestamp())
+    hub.register(gs)
+    await hub.go_live(gs, '{"v":1}')
+    return gs
+
+
+async def resume_on(hub: Hub, session_id: str, seq: int, sink: Sink) -> GatewaySession:
+    """What the endpoint does for RESUME on a node that does not hold the session."""
+    now = hub.clock.timestamp()
+    assert await hub.store.replay(session_id, seq, now) is not None
+    gs = GatewaySession(session_id, USER, AUTH, State.RESUMING, conn=connection(sink))
+    hub.register(gs)
+    replay = await hub.store.replay(session_id, seq, now)
+    assert replay is not None and replay.frames is not None
+    await hub.store.keep(session_id, ATTACHED_TTL, now)
+    await hub.finish_resume(gs, seq, replay.frames)
+    return gs
+
+
+async def test_resume_elsewhere_when_both_nodes_kept_up(hubs):
+    node_a, node_b = hubs
+    first = Sink()
+    gs = await identify_on(node_a, first)
+    for hub in (node_a, node_b):
+        await hub.on_event(message(1))
+    await flush()
+    assert first.dispatches()[-1][0] == 2
+    await node_a.detach(gs, gs.conn)  # the client went away at s = 2
+    for hub in (node_a, node_b):
+        await hub.on_event(message(2))
+
+    second = Sink()
+    await resume_on(node_b, gs.id, 2, second)
+    for hub in (node_a, node_b):  # both append it (A still holds the detached copy): one number
+        await hub.on_event(message(3))
+    await flush()
+    assert second.dispatches() == [(3, "MESSAGE_CREATE", {"n": 2}), (4, "RESUMED", {"replayed": 1}),
+                                   (5, "MESSAGE_CREATE", {"n": 3})]
+
+
+async def test_an_event_the_lagging_node_numbers_after_the_hand_over_is_delivered_with_the_next(hubs):
+    node_a, node_b = hubs
+    first = Sink()
+    gs = await identify_on(node_a, first)
+    for hub in (node_a, node_b):
+        await hub.on_event(message(1))
+    await node_a.detach(gs, gs.conn)
+
+    await node_b.on_event(message(2))  # B has it; A lags behind
+    second = Sink()
+    await resume_on(node_b, gs.id, 2, second)
+    await node_a.on_event(message(2))  # A numbers it now, for its detached copy
+    for hub in (node_b, node_a):
+        await hub.on_event(message(3))
+    await flush()
+    assert second.dispatches() == [(3, "RESUMED", {"replayed": 0}), (4, "MESSAGE_CREATE", {"n": 2}),
+                                   (5, "MESSAGE_CREATE", {"n": 3})]
+
+
+async def test_a_gap_is_filled_at_the_next_heartbeat_when_nothing_else_comes(hubs):
+    node_a, node_b = hubs
+    gs = await identify_on(node_a, Sink())
+    await node_a.detach(gs, gs.conn)
+
+    await node_b.on_event(message(1))
+    second = Sink()
+    held = await resume_on(node_b, gs.id, 1, second)
+    await node_a.on_event(message(1))
+    await flush()
+    assert second.dispatches() == [(2, "RESUMED", {"replayed": 0})]
+
+    await node_b.heartbeat(held)
+    await flush()
+    assert second.dispatches() == [(2, "RESUMED", {"replayed": 0}), (3, "MESSAGE_CREATE", {"n": 1})]
+    await node_b.heartbeat(held)  # nothing more
+    await flush()
+    assert len(second.dispatches()) == 2
