@@ -11,13 +11,10 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import socket
 import sqlite3
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
@@ -26,9 +23,9 @@ import pytest
 
 from meadhall.db.migrate import shipped_revisions
 from tests.isolation import TEST_DATABASE_URL, clean_env, fresh_postgres
+from tests.processes import STARTUP_TIMEOUT, Node, free_port, spawn, stop, wait_healthy
 
 BACKENDS = ["sqlite"] + (["postgres"] if TEST_DATABASE_URL else [])
-STARTUP_TIMEOUT = 20.0
 
 LAUNCHER = r'''
 import json, os, sys, time
@@ -59,28 +56,10 @@ main()
 '''
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@dataclass
-class Node:
-    proc: subprocess.Popen[bytes]
-    port: int
-    workdir: Path
-
-    def stderr(self) -> str:
-        return (self.workdir / "stderr").read_text(errors="replace")
-
-    def stdout(self) -> str:
-        return (self.workdir / "stdout").read_text(errors="replace")
-
-    def applied(self) -> list[str]:
-        path = self.workdir / "applied.json"
-        assert path.exists(), "the launcher saw no migration call: does Runtime.start still call runtime.migrate?"
-        return json.loads(path.read_text())
+def applied(node: Node) -> list[str]:
+    path = node.workdir / "applied.json"
+    assert path.exists(), "the launcher saw no migration call: does Runtime.start still call runtime.migrate?"
+    return json.loads(path.read_text())
 
 
 @pytest.fixture(params=BACKENDS)
@@ -101,7 +80,6 @@ def start_nodes(tmp_path: Path, env_values: dict[str, str], count: int = 2) -> l
     nodes = []
     for i in range(count):
         workdir = tmp_path / f"node{i}"
-        workdir.mkdir()
         port = free_port()
         env = clean_env(
             SECRET_KEY="concurrent-start-secret-0123456789abcdef",
@@ -111,12 +89,8 @@ def start_nodes(tmp_path: Path, env_values: dict[str, str], count: int = 2) -> l
             MH_GO_FILE=str(go),
             **env_values,
         )
-        with open(workdir / "stdout", "wb") as out, open(workdir / "stderr", "wb") as err:
-            proc = subprocess.Popen(
-                [sys.executable, str(launcher), "serve", "--host", "127.0.0.1", "--port", str(port)],
-                env=env, stdout=out, stderr=err, cwd=workdir,
-            )
-        nodes.append(Node(proc, port, workdir))
+        nodes.append(spawn([sys.executable, str(launcher), "serve", "--host", "127.0.0.1", "--port", str(port)],
+                           workdir, env, port))
     deadline = time.monotonic() + STARTUP_TIMEOUT
     while not all((n.workdir / "ready").exists() for n in nodes):
         for n in nodes:
@@ -125,30 +99,6 @@ def start_nodes(tmp_path: Path, env_values: dict[str, str], count: int = 2) -> l
         time.sleep(0.01)
     go.touch()  # both are waiting: release them together
     return nodes
-
-
-def stop(node: Node) -> int:
-    if node.proc.poll() is None:
-        node.proc.send_signal(signal.SIGTERM)
-    try:
-        return node.proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        node.proc.kill()
-        node.proc.wait()
-        raise
-
-
-def wait_healthy(node: Node, client: httpx.Client) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while True:
-        assert node.proc.poll() is None, f"node exited with {node.proc.returncode}:\n{node.stderr()}"
-        try:
-            if client.get(f"http://127.0.0.1:{node.port}/healthz").status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        assert time.monotonic() < deadline, f"node on port {node.port} never became healthy:\n{node.stderr()}"
-        time.sleep(0.05)
 
 
 def version_rows(env_values: dict[str, str]) -> tuple[list[str], set[str]]:
@@ -183,7 +133,7 @@ def test_two_nodes_starting_together_migrate_once(tmp_path: Path, database: dict
             for node in nodes:
                 wait_healthy(node, client)
             for node in nodes:
-                r = client.get(f"http://127.0.0.1:{node.port}/readyz")
+                r = client.get(f"{node.url}/readyz")
                 assert r.status_code == 200, r.text
                 assert r.json() == {"status": "ready", "checks": {"database": "ok", "redis": "disabled"}}
     finally:
@@ -191,8 +141,8 @@ def test_two_nodes_starting_together_migrate_once(tmp_path: Path, database: dict
             codes.append(stop(node))
 
     revisions = shipped_revisions()
-    applied = sorted((n.applied() for n in nodes), key=len)
-    assert applied == [[], revisions], "exactly one node must apply the migrations, the other none"
+    results = sorted((applied(n) for n in nodes), key=len)
+    assert results == [[], revisions], "exactly one node must apply the migrations, the other none"
 
     versions, tables = version_rows(database)
     assert versions == [revisions[-1]]

@@ -1,0 +1,291 @@
+"""Scale-out (API.md section 7): two real `meadhall serve` processes on different ports share the test
+PostgreSQL database and Redis, as several nodes behind a reverse proxy would.
+
+- a message posted to node A reaches a gateway client of node B (events fan out through Redis pub/sub);
+- a client of node A disconnects, events are produced through both nodes meanwhile, and it RESUMEs on
+  node B: every missed dispatch, in order with contiguous `s`, then RESUMED `{replayed: n}`, then live
+  events (resume buffers and sequence numbers live in Redis: no sticky sessions);
+- a rate-limit bucket spent on A refuses the next request on B (429, Retry-After), and a login lockout
+  earned on A holds on B (counters in Redis).
+
+Needs TEST_DATABASE_URL and TEST_REDIS_URL (CI sets both); skipped otherwise. The database is shared
+with the in-process tests (which empty it per test) and Redis with anything else using it, and the
+service has no Redis key prefix setting: so every name here is unique per run, and the nodes trust
+`X-Forwarded-For` (TRUST_PROXY, as behind a proxy) so that each run comes from an address of its own
+(address-keyed buckets and lockouts of earlier runs do not apply)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from websockets.asyncio.client import connect
+
+from tests.gateway.conftest import WAIT, GatewayClient
+from tests.isolation import clean_env
+from tests.processes import Node, serve, stop, wait_healthy
+
+TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL") or None
+TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL") or None
+
+pytestmark = pytest.mark.skipif(not (TEST_DATABASE_URL and TEST_REDIS_URL),
+                                reason="needs TEST_DATABASE_URL and TEST_REDIS_URL (PostgreSQL and Redis)")
+
+API = "/api/v1"
+PASSWORD = "correct horse battery staple"
+SECRET = "two-node-test-secret-0123456789abcdefghij"
+# `typing` (1 per 3 s per user, API.md 5.2) made 1 per minute for both nodes: a slow machine cannot
+# refill it between the request on A and the one on B.
+RATE_LIMITS = {"typing": "1/60"}
+
+
+class User:
+    def __init__(self, body: dict[str, Any]) -> None:
+        self.id: str = body["user"]["id"]
+        self.username: str = body["user"]["username"]
+        self.token: str = body["token"]
+        self.headers = {"Authorization": f"Bearer {self.token}"}
+
+
+class Cluster:
+    """The two nodes, and a hall the tests share: alice (registered on A) owns a guild made on A; bob
+    (registered on B) joined it on B through an invitation made on A; `room` is its text room."""
+
+    def __init__(self, a: Node, b: Node) -> None:
+        self.a, self.b = a, b
+        self.run = uuid.uuid4().hex[:8]
+        # One client address per run (TRUST_PROXY): see the module docstring.
+        address = f"10.{random.randint(0, 255)}.{random.randint(0, 255)}.{random.randint(1, 254)}"
+        self.headers = {"X-Forwarded-For": address}
+        self.count = 0
+
+    def name(self, label: str) -> str:
+        self.count += 1
+        return f"{label}_{self.run}_{self.count}"
+
+    def build_hall(self, http: httpx.Client) -> None:
+        def register(node: Node, label: str) -> User:
+            username = self.name(label)
+            body = {"username": username, "email": f"{username}@example.com", "password": PASSWORD}
+            r = http.post(f"{node.url}{API}/auth/register", json=body)
+            assert r.status_code == 201, r.text
+            return User(r.json())
+
+        self.alice = register(self.a, "alice")
+        self.bob = register(self.b, "bob")
+        r = http.post(f"{self.a.url}{API}/guilds", json={"name": "Two Halls"}, headers=self.alice.headers)
+        assert r.status_code == 201, r.text
+        self.room: str = r.json()["guild"]["system_channel_id"]
+        r = http.post(f"{self.a.url}{API}/channels/{self.room}/invites", json={}, headers=self.alice.headers)
+        assert r.status_code == 201, r.text
+        r = http.post(f"{self.b.url}{API}/invites/{r.json()['invite']['code']}", headers=self.bob.headers)
+        assert r.status_code == 200, r.text
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    assert TEST_DATABASE_URL and TEST_REDIS_URL
+    root = tmp_path_factory.mktemp("two-nodes")
+    data_dir = root / "data"  # one DATA_DIR (files) for both, as a shared volume would be
+    node_ids = random.sample(range(512, 1024), 2)
+
+    def env(node_id: int) -> dict[str, str]:
+        return clean_env(DATABASE_URL=TEST_DATABASE_URL, REDIS_URL=TEST_REDIS_URL, NODE_ID=str(node_id),
+                         SECRET_KEY=SECRET, DATA_DIR=str(data_dir), LOG_LEVEL="warning", TRUST_PROXY="true",
+                         RATE_LIMITS=json.dumps(RATE_LIMITS))
+
+    nodes = [serve(root / "a", env(node_ids[0])), serve(root / "b", env(node_ids[1]))]
+    try:
+        cluster = Cluster(*nodes)
+        with httpx.Client(timeout=10, trust_env=False, headers=cluster.headers) as http:
+            for node in nodes:
+                wait_healthy(node, http)
+            for node in nodes:
+                r = http.get(f"{node.url}/readyz")
+                assert r.status_code == 200, r.text
+                assert r.json()["checks"] == {"database": "ok", "redis": "ok"}
+            cluster.build_hall(http)
+        yield cluster
+    finally:
+        codes = [stop(node) for node in nodes]
+    for node, code in zip(nodes, codes, strict=True):
+        output = node.stderr() + node.stdout()
+        # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal (exit status -SIGTERM).
+        assert code in (0, -signal.SIGTERM), f"unclean exit {code}:\n{output}"
+        assert "Traceback" not in output, output
+
+
+@pytest.fixture
+async def http(cluster: Cluster) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(timeout=10, trust_env=False, headers=cluster.headers) as client:
+        yield client
+
+
+@pytest.fixture
+async def ws_clients() -> AsyncIterator[list[GatewayClient]]:
+    clients: list[GatewayClient] = []
+    yield clients
+    for c in clients:
+        c._reader.cancel()
+        try:
+            await c.ws.close()
+        except Exception:
+            pass
+
+
+async def post(http: httpx.AsyncClient, node: Node, who: User, room: str, content: str) -> dict[str, Any]:
+    r = await http.post(f"{node.url}{API}/channels/{room}/messages", json={"content": content, "nonce": content},
+                        headers=who.headers)
+    assert r.status_code == 201, r.text
+    return r.json()["message"]
+
+
+async def gateway(node: Node, clients: list[GatewayClient]) -> GatewayClient:
+    ws = await connect(f"{node.ws_url}/gateway?v=1&encoding=json", open_timeout=WAIT, max_size=None,
+                       compression=None, proxy=None)
+    client = GatewayClient(ws)
+    clients.append(client)
+    return client
+
+
+async def identified(node: Node, who: User, clients: list[GatewayClient]) -> GatewayClient:
+    client = await gateway(node, clients)
+    ready = await client.identify(who.token)
+    assert ready["user"]["id"] == who.id
+    return client
+
+
+async def created(client: GatewayClient, message_id: str) -> dict[str, Any]:
+    """Skip to the MESSAGE_CREATE of this message; returns the frame."""
+    return await client.recv_until(lambda f: f["op"] == 0 and f["t"] == "MESSAGE_CREATE"
+                                   and f["d"]["id"] == message_id)
+
+
+# ---------------------------------------------------------------- (a) fan-out between nodes
+
+
+async def test_a_message_posted_on_one_node_reaches_a_client_of_the_other(cluster, http, ws_clients):
+    alice, bob, room = cluster.alice, cluster.bob, cluster.room
+    bob_on_b = await identified(cluster.b, bob, ws_clients)
+    alice_on_a = await identified(cluster.a, alice, ws_clients)
+
+    sent = await post(http, cluster.a, alice, room, "hello from node A")
+    got = (await created(bob_on_b, sent["id"]))["d"]
+    assert got["content"] == "hello from node A"
+    assert got["channel_id"] == room and got["author"]["id"] == alice.id
+
+    # And back: posted on B, delivered on A, and to the author (with the nonce) on B.
+    reply = await post(http, cluster.b, bob, room, "hello from node B")
+    assert (await created(alice_on_a, reply["id"]))["d"]["content"] == "hello from node B"
+    assert (await created(bob_on_b, reply["id"]))["d"]["nonce"] == "hello from node B"
+
+
+# ---------------------------------------------------------------- (b) resume on another node
+
+
+async def test_a_client_of_node_a_resumes_on_node_b_without_losing_an_event(cluster, http, ws_clients):
+    alice, bob, room = cluster.alice, cluster.bob, cluster.room
+    # A witness on node A: once it has a message, node A has numbered it for alice's gateway session
+    # as well (one hub, one append for every receiver of an event).
+    witness_on_a = await identified(cluster.a, bob, ws_clients)
+
+    alice_on_a = await identified(cluster.a, alice, ws_clients)
+    session_id = alice_on_a.session_id
+    first = await post(http, cluster.b, bob, room, "before the break")
+    await created(alice_on_a, first["id"])
+    last_seq = alice_on_a.last_seq
+    assert last_seq is not None and last_seq >= 2  # READY was 1
+    await alice_on_a.close()
+
+    # Produced while alice is away, through both nodes and by both users.
+    missed = [
+        await post(http, cluster.a, alice, room, "missed 1 (alice via A)"),
+        await post(http, cluster.b, bob, room, "missed 2 (bob via B)"),
+        await post(http, cluster.a, bob, room, "missed 3 (bob via A)"),
+        await post(http, cluster.b, alice, room, "missed 4 (alice via B)"),
+    ]
+    await created(witness_on_a, missed[-1]["id"])
+
+    alice_on_b = await gateway(cluster.b, ws_clients)
+    hello = await alice_on_b.recv()
+    assert hello["op"] == 10
+    await alice_on_b.send(6, {"token": alice.token, "session_id": session_id, "seq": last_seq})
+
+    replayed: list[dict[str, Any]] = []
+    while True:
+        frame = await alice_on_b.recv()
+        assert frame["op"] == 0, frame  # no INVALID_SESSION
+        if frame["t"] == "RESUMED":
+            break
+        replayed.append(frame)
+    resumed = frame
+    assert [f["s"] for f in replayed] == list(range(last_seq + 1, last_seq + 1 + len(replayed)))
+    assert [f["d"]["id"] for f in replayed if f["t"] == "MESSAGE_CREATE"] == [m["id"] for m in missed]
+    assert resumed["d"] == {"replayed": len(replayed)}
+    assert resumed["s"] == last_seq + len(replayed) + 1
+
+    # Live again, on B: an event produced through A arrives once, with the next number.
+    live = await post(http, cluster.a, bob, room, "after the resume")
+    frame = await alice_on_b.recv_until(lambda f: f["op"] == 0)
+    assert (frame["t"], frame["d"]["id"], frame["s"]) == ("MESSAGE_CREATE", live["id"], resumed["s"] + 1)
+    await created(witness_on_a, live["id"])
+    await alice_on_b.no_dispatch(settle=0.3)  # node A, which still holds the detached session, adds nothing
+
+
+async def test_a_resume_on_another_node_with_an_older_seq_replays_from_there(cluster, http, ws_clients):
+    """The client says it last saw READY: everything after it is replayed, on the other node."""
+    alice, bob, room = cluster.alice, cluster.bob, cluster.room
+    alice_on_b = await identified(cluster.b, alice, ws_clients)
+    sent = [await post(http, cluster.a, bob, room, f"seen or not {i}") for i in range(3)]
+    for message in sent:
+        await created(alice_on_b, message["id"])
+    await alice_on_b.close()
+
+    alice_on_a = await gateway(cluster.a, ws_clients)
+    assert (await alice_on_a.recv())["op"] == 10
+    await alice_on_a.send(6, {"token": alice.token, "session_id": alice_on_b.session_id, "seq": 1})
+    frames = [await alice_on_a.recv() for _ in range(len(sent) + 1)]
+    assert [f["t"] for f in frames] == ["MESSAGE_CREATE"] * len(sent) + ["RESUMED"]
+    assert [f["s"] for f in frames] == [2, 3, 4, 5]
+    assert [f["d"]["id"] for f in frames[:-1]] == [m["id"] for m in sent]
+    assert frames[-1]["d"] == {"replayed": 3}
+
+
+# ---------------------------------------------------------------- (c) shared rate limits and lockouts
+
+
+async def test_a_rate_limit_spent_on_node_a_holds_on_node_b(cluster, http):
+    alice, bob, room = cluster.alice, cluster.bob, cluster.room
+    r = await http.post(f"{cluster.a.url}{API}/channels/{room}/typing", headers=alice.headers)
+    assert r.status_code == 204, r.text
+    r = await http.post(f"{cluster.b.url}{API}/channels/{room}/typing", headers=alice.headers)
+    assert r.status_code == 429, r.text
+    assert r.json()["error"]["code"] == "rate_limited"
+    assert r.json()["error"]["bucket"] == "typing"
+    assert 1 <= int(r.headers["Retry-After"]) <= 60
+    assert r.headers["X-RateLimit-Bucket"] == "typing"
+    # Per user: bob's bucket is his own, whichever node he asks.
+    r = await http.post(f"{cluster.b.url}{API}/channels/{room}/typing", headers=bob.headers)
+    assert r.status_code == 204, r.text
+
+
+async def test_a_login_lockout_earned_on_node_a_holds_on_node_b(cluster, http):
+    username = cluster.name("carol")
+    r = await http.post(f"{cluster.a.url}{API}/auth/register",
+                        json={"username": username, "email": f"{username}@example.com", "password": PASSWORD})
+    assert r.status_code == 201, r.text
+    for _ in range(5):
+        r = await http.post(f"{cluster.a.url}{API}/auth/login", json={"login": username, "password": "wrong " * 3})
+        assert r.status_code == 401, r.text
+    # The sixth attempt, on the other node and with the right password, is refused (API.md 5.1).
+    r = await http.post(f"{cluster.b.url}{API}/auth/login", json={"login": username, "password": PASSWORD})
+    assert r.status_code == 429, r.text
+    assert r.json()["error"]["bucket"] == "auth.lockout"
+    assert 890 <= int(r.headers["Retry-After"]) <= 900
