@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import RowMapping
 
 from meadhall.accounts import queries
+from meadhall.accounts.events import notify_user_update
 from meadhall.accounts.passwords import check_password
 from meadhall.accounts.secondfactor import issue_backup_codes, new_secret, otpauth_url, seal_secret
 from meadhall.accounts.security import CLI_CLIENT, record_security
@@ -129,12 +130,21 @@ async def reset_password(rt: Runtime, email: str, password: str | None) -> dict[
     return result
 
 
+async def _user_updated(rt: Runtime, uow: UnitOfWork, user_id: int) -> None:
+    """USER_UPDATE for admin grant/removal and 2FA on/reset (API.md 4.7): delivered when the service's
+    bus is shared (Redis), or in-process."""
+    fresh = await queries.get_user(uow.conn, user_id)
+    assert fresh is not None
+    uow.emit(notify_user_update(fresh, rt.keys))
+
+
 async def make_admin(rt: Runtime, email: str) -> dict[str, Any]:
     async with rt.uow() as uow:
         user = await _by_email(rt, uow, email)
         if not user["is_instance_admin"]:
             await queries.update_user(uow.conn, user["id"], {"is_instance_admin": True})
             await record(uow, "instance.admin_grant", actor_id=None, target_type="user", target_id=user["id"])
+            await _user_updated(rt, uow, user["id"])
     return {"user_id": str(user["id"]), "is_instance_admin": True, "totp_enabled": bool(user["totp_enabled"])}
 
 
@@ -146,6 +156,7 @@ async def remove_admin(rt: Runtime, email: str) -> dict[str, Any]:
                 raise AppError("instance.last_admin")
             await queries.update_user(uow.conn, user["id"], {"is_instance_admin": False})
             await record(uow, "instance.admin_revoke", actor_id=None, target_type="user", target_id=user["id"])
+            await _user_updated(rt, uow, user["id"])
     return {"user_id": str(user["id"]), "is_instance_admin": False}
 
 
@@ -163,6 +174,7 @@ async def totp_setup(rt: Runtime, email: str, force: bool) -> dict[str, Any]:
         )
         codes = await issue_backup_codes(rt, uow, user["id"])
         await record_security(uow, "2fa.enable", user["id"], CLI_CLIENT, {"by": "cli"})
+        await _user_updated(rt, uow, user["id"])
     return {"user_id": str(user["id"]), "secret": secret, "otpauth_url": otpauth_url(rt, secret, user["username"]),
             "backup_codes": codes}
 
@@ -174,4 +186,5 @@ async def totp_reset(rt: Runtime, email: str) -> dict[str, Any]:
             raise AppError("auth.2fa_not_enabled")
         await turn_off(uow, user["id"])
         await record_security(uow, "2fa.reset", user["id"], CLI_CLIENT, {"by": "cli"})
+        await _user_updated(rt, uow, user["id"])
     return {"user_id": str(user["id"]), "totp_enabled": False}

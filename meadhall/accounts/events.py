@@ -12,4 +12,4 @@ from meadhall.realtime.events import Event, event
 
 def notify_user_update(row: RowMapping, keys: Keys) -> Event:
     """USER_UPDATE: the private User object, to that user only."""
-    return event("USER_UPDATE", {"user": user_private(row, keys)}, only(row["id"]))
+    return event("USER_UPDATE", user_private(row, keys), only(row["id"]))

@@ -38,7 +38,9 @@ async def do_add_member(uow: UnitOfWork, guild: RowMapping, user_id: int, via: s
     assert user is not None and member is not None
     audience = await guild_members(conn, guild["id"])
     uow.emit(notify_member("MEMBER_ADD", member_view(member, user, [], uow.now), audience))
-    uow.emit(event("GUILD_CREATE", await snapshot_of(uow, guild["id"], user_id), [user_id]))
+    # As in READY: an instance administrator's snapshot lists every room (they view them all).
+    snapshot = await snapshot_of(uow, guild["id"], user_id, bool(user["is_instance_admin"]))
+    uow.emit(event("GUILD_CREATE", snapshot, [user_id]))
     await post_system_message(uow, guild_id=guild["id"], channel_id=guild["system_channel_id"],
                               type_="member_join", user_id=user_id, display_name=user["display_name"], via=via)
 

@@ -138,6 +138,12 @@ async def own_reactions(conn: AsyncConnection, message_ids: list[int], user_id: 
     return {(m, e) for m, e in rows.all()}
 
 
+async def reactors_of(conn: AsyncConnection, message_id: int) -> list[tuple[int, str]]:
+    """(user id, emoji) of every reaction on one message."""
+    rows = await conn.execute(select(reactions.c.user_id, reactions.c.emoji).where(reactions.c.message_id == message_id))
+    return [(u, e) for u, e in rows.all()]
+
+
 # ---- reactions and pins --------------------------------------------------------------------------
 
 

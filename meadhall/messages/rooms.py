@@ -61,10 +61,12 @@ class MessageRoom:
         return self._viewers
 
     async def audience(self, conn: AsyncConnection, now: datetime, row: RowMapping | dict) -> list[int]:
-        """Receivers of an event about one message: its two parties when private, else the viewers."""
+        """Receivers of an event about one message: the viewers; of a private message only its two parties,
+        and only while they may still view the room (a party who lost it or left receives nothing)."""
+        viewers = await self.viewers(conn, now)
         if row["kind"] == "private":
-            return [row["author_id"], row["recipient_id"]]
-        return await self.viewers(conn, now)
+            return [u for u in (row["author_id"], row["recipient_id"]) if u in viewers]
+        return viewers
 
     async def can_view(self, conn: AsyncConnection, now: datetime, user_id: int) -> bool:
         return user_id in await self.viewers(conn, now)

@@ -158,7 +158,7 @@ async def test_enable_with_right_code(client, accounts, clock, capture_events):
     updates = capture_events.of_type("USER_UPDATE")
     assert len(updates) == 1
     assert updates[0].users == (int(a.id),)
-    assert updates[0].data["user"]["totp_enabled"] is True
+    assert updates[0].data["totp_enabled"] is True
 
     me = (await client.get("/api/v1/users/@me", headers=a.headers)).json()["user"]
     assert me["totp_enabled"] is True
@@ -234,7 +234,7 @@ async def test_disable_with_totp(client, accounts, clock, capture_events):
     assert r.json()["user"]["totp_enabled"] is False
     await capture_events.settle()
     last = capture_events.of_type("USER_UPDATE")[-1]
-    assert last.users == (int(a.id),) and last.data["user"]["totp_enabled"] is False
+    assert last.users == (int(a.id),) and last.data["totp_enabled"] is False
     # Password alone signs in again; the old backup codes are gone with the factor.
     r = await login(client, "alice", a["password"])
     assert r.status_code == 200, r.text
