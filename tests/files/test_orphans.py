@@ -16,8 +16,6 @@ from tests.files.helpers import API, attached, png, upload
 from tests.guilds.test_channels import room
 from tests.messages.test_send import hall, post
 
-pytest_plugins = ["tests.cli.conftest"]
-
 
 def stored(settings, file_id) -> Path:
     return settings.DATA_DIR / "files" / f"{int(file_id) % 256:02x}" / str(file_id)
@@ -116,18 +114,3 @@ async def test_job_runs_hourly_once_per_instance(client, accounts, rt, clock, ap
     assert old["id"]
     # A second node in the same hour does not run it again.
     assert await rt.jobs.run_once(job) is False
-
-
-async def test_cli_orphan_files(client, accounts, rt, clock, settings, cli):
-    h = await hall(client, accounts, rt)
-    f = await attached(client, h.a, h.general, b"abc")
-    listed = await cli("orphan-files", "--older-than-hours", "0")
-    assert listed.exit_code == 0, listed.stderr
-    assert listed.json == {"files": [{"id": f["id"], "size": 3, "created_at": f["created_at"]}], "deleted": 0}
-    assert (await cli("orphan-files")).json == {"files": [], "deleted": 0}  # 24 hours by default
-    deleted = await cli("orphan-files", "--older-than-hours", "0", "--delete")
-    assert deleted.exit_code == 0, deleted.stderr
-    assert deleted.json["deleted"] == 1
-    assert await file_ids(rt) == [] and not stored(settings, f["id"]).exists()
-    bad = await cli("orphan-files", "--older-than-hours", "-1")
-    assert bad.exit_code == 2

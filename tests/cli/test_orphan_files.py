@@ -1,0 +1,35 @@
+"""`meadhall orphan-files [--older-than-hours H] [--delete]` (API.md 3.20) against the test database: one
+JSON object listing the orphans, deletion with --delete, usage errors exit 2. The search itself is
+tested in tests/files/test_orphans.py."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from meadhall.db.schema import files
+from tests.files.helpers import attached
+from tests.messages.test_send import hall
+
+
+async def file_ids(rt) -> list[int]:
+    async with rt.engine.connect() as conn:
+        return [r.id for r in await conn.execute(select(files.c.id).order_by(files.c.id))]
+
+
+def stored(settings, file_id):
+    return settings.DATA_DIR / "files" / f"{int(file_id) % 256:02x}" / str(file_id)
+
+
+async def test_cli_orphan_files(client, accounts, rt, clock, settings, cli):
+    h = await hall(client, accounts, rt)
+    f = await attached(client, h.a, h.general, b"abc")
+    listed = await cli("orphan-files", "--older-than-hours", "0")
+    assert listed.exit_code == 0, listed.stderr
+    assert listed.json == {"files": [{"id": f["id"], "size": 3, "created_at": f["created_at"]}], "deleted": 0}
+    assert (await cli("orphan-files")).json == {"files": [], "deleted": 0}  # 24 hours by default
+    deleted = await cli("orphan-files", "--older-than-hours", "0", "--delete")
+    assert deleted.exit_code == 0, deleted.stderr
+    assert deleted.json["deleted"] == 1
+    assert await file_ids(rt) == [] and not stored(settings, f["id"]).exists()
+    bad = await cli("orphan-files", "--older-than-hours", "-1")
+    assert bad.exit_code == 2
