@@ -13,6 +13,7 @@ from typing import Any
 
 import structlog
 from sqlalchemy import RowMapping
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
@@ -49,6 +50,8 @@ class ContentResponse(Response):
             async for chunk in self.reader:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except (OSError, ClientDisconnect):
+            log.debug("download interrupted by the client")
         finally:
             await self.reader.close()
 

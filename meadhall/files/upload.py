@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from meadhall.api.middleware import UPLOAD_BODY_KEY
 from meadhall.core.errors import AppError, validation_error
@@ -189,6 +189,9 @@ async def receive_file(request: Request, store: FileStore, limit: int) -> Receiv
         raise AppError("file.too_large") from None
     except (_Malformed, FormParserError) as exc:
         raise validation_error(FILE_FIELD, f"malformed multipart body ({exc})") from None
+    except ClientDisconnect:
+        # Nobody reads the answer; an expected failure keeps a vanished client out of the error log.
+        raise validation_error(FILE_FIELD, "the upload was interrupted") from None
     finally:
         if not kept:
             spool.discard()  # also on a client that went away and on cancellation
