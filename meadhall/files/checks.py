@@ -48,12 +48,16 @@ async def _image(rt: Runtime, spool: Spool, content_type: str, *, decode: bool) 
     return Checked(content_type, {"width": info.width, "height": info.height})
 
 
+def image_type_allowed(declared: str) -> bool:
+    """The declared types of the image purposes, checked before the content is read."""
+    return sniff.canonical(declared) in sniff.WEB_IMAGES
+
+
 async def check_image(rt: Runtime, spool: Spool, declared: str) -> Checked:
     """Avatars, icons, banners, splashes, backgrounds and conversation icons."""
-    content_type = sniff.canonical(declared)
-    if content_type not in sniff.WEB_IMAGES:
+    if not image_type_allowed(declared):
         raise unsupported("images must be PNG, JPEG, WebP or GIF")
-    return await _image(rt, spool, content_type, decode=True)
+    return await _image(rt, spool, sniff.canonical(declared), decode=True)
 
 
 async def check_attachment(rt: Runtime, spool: Spool, declared: str) -> Checked:

@@ -54,9 +54,10 @@ class NewFile:
 
 
 async def take_upload(rt: Runtime, request: Request, *, limit: int, purpose: str, uploader_id: int,
-                      check: Check) -> NewFile:
-    """Receive (413 / 422), check (415) and store the upload under a new id."""
-    received = await receive_file(request, rt.files, limit)
+                      check: Check, accept: Callable[[str], bool] | None = None) -> NewFile:
+    """Receive (413 / 422; 415 at once for a declared type `accept` refuses), check (415) and store the
+    upload under a new id."""
+    received = await receive_file(request, rt.files, limit, accept)
     try:
         checked = await check(rt, received.spool, received.declared_type)
         file_id = rt.ids.next()

@@ -23,7 +23,7 @@ from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError, permission_denied
 from meadhall.db.uow import UnitOfWork
 from meadhall.files import queries
-from meadhall.files.checks import check_image
+from meadhall.files.checks import check_image, image_type_allowed
 from meadhall.files.cleanup import drop_files
 from meadhall.files.intake import kept_until_commit, take_upload
 from meadhall.files.limits import media_limits
@@ -67,7 +67,7 @@ async def set_image(rt: Runtime, principal: Principal, holder: Holder, request: 
         await holder.load(uow)
         limit = (await media_limits(uow.conn))[holder.slot.limit]
     new = await take_upload(rt, request, limit=limit, purpose=holder.slot.purpose, uploader_id=principal.user_id,
-                            check=check_image)
+                            check=check_image, accept=image_type_allowed)
     async with kept_until_commit(rt, new), rt.uow() as uow:
         target = await holder.load(uow)
         old = holder.current(target)

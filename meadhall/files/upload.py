@@ -9,6 +9,7 @@ once, and so does a body declared, or found, larger than the limit plus room for
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -49,6 +50,10 @@ class _Malformed(Exception):
     pass
 
 
+class _Unsupported(Exception):
+    pass
+
+
 @dataclass
 class _Part:
     headers: dict[bytes, bytes] = field(default_factory=dict)
@@ -60,8 +65,9 @@ class _Part:
 class _Collector:
     """python-multipart callbacks: they only record; the async side writes (callbacks cannot await)."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, accept: Callable[[str], bool] | None) -> None:
         self.limit = limit
+        self.accept = accept
         self.part = _Part()
         self.parts = 0
         self.header_name = b""
@@ -104,6 +110,9 @@ class _Collector:
         if self.part.name == FILE_FIELD and self.file_part is None:
             self.part.is_file = True
             self.file_part = self.part
+            declared = media_type(self.part.headers.get(b"content-type", b"").decode("latin-1"))
+            if self.accept is not None and not self.accept(declared):
+                raise _Unsupported(declared)  # refused before its content is read
 
     def on_part_data(self, data: bytes, start: int, end: int) -> None:
         if self.part.is_file:
@@ -154,9 +163,11 @@ def _filename(part: _Part) -> str:
     return options.get(b"filename", b"").decode("utf-8", "replace")
 
 
-async def receive_file(request: Request, store: FileStore, limit: int) -> Received:
+async def receive_file(request: Request, store: FileStore, limit: int,
+                       accept: Callable[[str], bool] | None = None) -> Received:
     """Stream the body into a spool. 413 `file.too_large` over `limit`, 422 `validation.failed` (field
-    `file`) for a body that is not multipart or has no `file` part. The caller owns the spool."""
+    `file`) for a body that is not multipart or has no `file` part, 415 `file.unsupported_type` at once
+    when `accept` refuses the declared type. The caller owns the spool."""
     boundary = _boundary(request)
     body_cap = limit + FRAMING_ALLOWANCE
     declared = _declared_length(request)
@@ -164,7 +175,7 @@ async def receive_file(request: Request, store: FileStore, limit: int) -> Receiv
         raise AppError("file.too_large")
     # This route enforces its own limit; the 1 MiB cap of JSON bodies does not apply to it.
     request.scope.setdefault("state", {})[UPLOAD_BODY_KEY] = True
-    collector = _Collector(limit)
+    collector = _Collector(limit, accept)
     parser = MultipartParser(boundary, collector.callbacks())
     spool = await store.new_spool()
     received = 0
@@ -189,6 +200,8 @@ async def receive_file(request: Request, store: FileStore, limit: int) -> Receiv
         raise AppError("file.too_large") from None
     except (_Malformed, FormParserError) as exc:
         raise validation_error(FILE_FIELD, f"malformed multipart body ({exc})") from None
+    except _Unsupported as exc:
+        raise AppError("file.unsupported_type", f"This file type is not allowed: {exc}") from None
     except ClientDisconnect:
         # Nobody reads the answer; an expected failure keeps a vanished client out of the error log.
         raise validation_error(FILE_FIELD, "the upload was interrupted") from None

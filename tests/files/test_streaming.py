@@ -116,3 +116,14 @@ async def test_multipart_to_other_routes_keeps_the_json_cap(app, client, account
                                     content_length=None)
     assert status == 413 and b"request.too_large" in body
     assert read < len(chunks)
+
+
+async def test_an_image_slot_refuses_a_wrong_declared_type_before_reading_the_content(app, client, accounts, rt):
+    h = await hall(client, accounts, rt)
+    head = (f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="x.pdf"\r\n'
+            "Content-Type: application/pdf\r\n\r\n").encode()
+    chunks = [head] + [b"x" * 4096] * 50 + [f"\r\n--{BOUNDARY}--\r\n".encode()]
+    status, body, read = await call(app, "/api/v1/users/@me/avatar", h.a["token"], chunks, content_length=None)
+    assert status == 415 and b"file.unsupported_type" in body
+    assert read == 1  # only the part headers were read
+    assert await rows(rt) == []
