@@ -12,9 +12,11 @@ buffered, so a RESUME here or on another node replays them).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 import structlog
 
@@ -27,6 +29,10 @@ from meadhall.realtime.events import Event
 log = structlog.get_logger("meadhall.gateway")
 
 SESSION_INVALIDATED = "SESSION_INVALIDATED"
+# A stopping node's request that the other nodes hold its gateway sessions (an internal bus message,
+# never dispatched to a client): see `Hub.hand_over`.
+ADOPT = "GATEWAY_ADOPT"
+HAND_OVER_WAIT = 2.0  # seconds a stopping node waits for its request to come back through the bus
 
 
 class State(Enum):
@@ -61,6 +67,7 @@ class Hub:
         # Numbering and handing over frames happen under one lock, so sequence numbers follow bus order
         # even while a Redis round trip is in flight.
         self._lock = asyncio.Lock()
+        self._handing_over: tuple[str, asyncio.Event] | None = None
 
     # ---- registry ------------------------------------------------------------------------------
 
@@ -104,6 +111,9 @@ class Hub:
 
     async def on_event(self, ev: Event) -> None:
         """The bus handler: deliver one event to this node's gateway sessions."""
+        if ev.type == ADOPT:
+            self._adopt(ev)
+            return
         if not self.by_user:
             return
         async with self._lock:
@@ -245,6 +255,35 @@ class Hub:
         if sweep_store is not None:
             sweep_store(now)
         return len(stale)
+
+    async def hand_over(self, bus: Any) -> None:
+        """Before this node stops, when other nodes share the bus: they adopt its gateway sessions as
+        detached, so the events produced until each client RESUMEs (on any node) are numbered and
+        buffered; without this nobody would number them. Returns once the request has come back
+        through the bus: events before it were numbered here, events after it are numbered by the
+        other nodes (one channel, one order)."""
+        sessions = [[gs.id, gs.user_id, gs.auth_session_id] for gs in self.sessions.values()
+                    if gs.state is not State.PENDING]
+        if not sessions:
+            return
+        marker = new_session_id()
+        self._handing_over = (marker, asyncio.Event())
+        await bus.publish([Event(ADOPT, {"marker": marker, "sessions": sessions}, ())])
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._handing_over[1].wait(), HAND_OVER_WAIT)
+
+    def _adopt(self, ev: Event) -> None:
+        """Another node stops: hold its sessions detached (numbering their events) until their clients
+        resume, here or elsewhere, or the resume window passes (`sweep`)."""
+        mine = self._handing_over
+        if mine is not None and ev.data.get("marker") == mine[0]:
+            mine[1].set()
+            return
+        now = self.clock.timestamp()
+        for session_id, user_id, auth_session_id in ev.data.get("sessions", ()):
+            if session_id not in self.sessions:
+                self.register(GatewaySession(session_id, int(user_id), int(auth_session_id), State.DETACHED,
+                                             detached_at=now))
 
     async def shutdown(self) -> None:
         """Service restart: ask every client to reconnect and resume (op 7, then close 1012)."""

@@ -38,5 +38,8 @@ def start_gateway(app: FastAPI, rt: Runtime) -> None:
 
 
 async def stop_gateway(app: FastAPI, rt: Runtime) -> None:
-    rt.bus.unsubscribe(app.state.hub.on_event)
-    await app.state.hub.shutdown()
+    hub: Hub = app.state.hub
+    if rt.redis is not None:  # other nodes take over this node's gateway sessions until they resume
+        await hub.hand_over(rt.bus)
+    rt.bus.unsubscribe(hub.on_event)
+    await hub.shutdown()

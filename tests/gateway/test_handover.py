@@ -6,7 +6,10 @@ The hand-over race: the client of node A resumes on node B after B has handled a
 holds the session detached, has not numbered yet. B's replay cannot contain it and B will not see it
 again, and A numbers it later. The client must still get it, in order and with contiguous `s`: the holder
 fills a gap in its numbers from the shared buffer (on its next dispatch, or at the latest on the next
-heartbeat)."""
+heartbeat).
+
+A stopping node: until its clients resume elsewhere nobody would number their events, so before it stops
+it asks the other nodes (through the bus) to adopt its gateway sessions as detached."""
 
 from __future__ import annotations
 
@@ -20,8 +23,8 @@ import pytest
 
 from meadhall.core.clock import MovableClock
 from meadhall.gateway.connection import Connection
-from meadhall.gateway.hub import GatewaySession, Hub, State
-from meadhall.gateway.resume import ATTACHED_TTL, Owner, RedisResumeStore
+from meadhall.gateway.hub import ADOPT, GatewaySession, Hub, State
+from meadhall.gateway.resume import ATTACHED_TTL, RESUME_WINDOW, Owner, RedisResumeStore
 from meadhall.realtime.events import Event
 
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL") or None
@@ -161,3 +164,63 @@ async def test_a_gap_is_filled_at_the_next_heartbeat_when_nothing_else_comes(hub
     await node_b.heartbeat(held)  # nothing more
     await flush()
     assert len(second.dispatches()) == 2
+
+
+class Bus:
+    """One channel, one order: every hub gets every event (as RedisBus delivers)."""
+
+    def __init__(self, *hubs: Hub) -> None:
+        self.hubs = hubs
+        self.published: list[Event] = []
+
+    async def publish(self, events: list[Event]) -> None:
+        self.published += events
+        for ev in events:
+            for hub in self.hubs:
+                await hub.on_event(ev)
+
+
+async def test_a_stopping_node_hands_its_sessions_over(hubs):
+    node_a, node_b = hubs
+    away, live = Sink(), Sink()
+    detached = await identify_on(node_a, away)
+    await node_a.detach(detached, detached.conn)
+    attached = await identify_on(node_a, live)
+    pending = GatewaySession("pending", USER, AUTH, State.PENDING)  # READY never went out: not handed over
+    node_a.register(pending)
+    own = await identify_on(node_b, Sink())
+
+    bus = Bus(node_a, node_b)
+    await node_a.hand_over(bus)  # returns once its own request came back (at once here)
+    [request] = bus.published
+    assert request.type == ADOPT and request.users == ()
+    assert sorted(s[0] for s in request.data["sessions"]) == sorted([detached.id, attached.id])
+    adopted = {gs.id: gs for gs in node_b.sessions.values() if gs.id != own.id}
+    assert set(adopted) == {detached.id, attached.id}
+    assert all(gs.state is State.DETACHED and gs.conn is None and gs.user_id == USER
+               and gs.auth_session_id == AUTH for gs in adopted.values())
+    assert node_b.sessions[own.id] is own
+
+    # Node A is gone; an event comes; the client of the live session resumes on B and gets it.
+    await node_b.on_event(message(1))
+    second = Sink()
+    now = node_b.clock.timestamp()
+    held = node_b.sessions[attached.id]
+    replay = await node_b.store.replay(attached.id, 1, now)
+    assert replay is not None and replay.frames is not None
+    held.conn, held.state = connection(second), State.RESUMING
+    await node_b.finish_resume(held, 1, replay.frames)
+    await flush()
+    assert second.dispatches() == [(2, "MESSAGE_CREATE", {"n": 1}), (3, "RESUMED", {"replayed": 1})]
+
+    # The other adopted session was never resumed: forgotten after the resume window.
+    node_b.clock.advance(RESUME_WINDOW)
+    node_b.sweep()
+    assert detached.id not in node_b.sessions and attached.id in node_b.sessions
+
+
+async def test_hand_over_without_sessions_publishes_nothing(hubs):
+    node_a, node_b = hubs
+    bus = Bus(node_a, node_b)
+    await node_a.hand_over(bus)
+    assert bus.published == []

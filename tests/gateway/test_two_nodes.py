@@ -289,3 +289,29 @@ async def test_a_login_lockout_earned_on_node_a_holds_on_node_b(cluster, http):
     assert r.status_code == 429, r.text
     assert r.json()["error"]["bucket"] == "auth.lockout"
     assert 890 <= int(r.headers["Retry-After"]) <= 900
+
+
+# ---------------------------------------------------------------- (e) a node stops (rolling restart)
+# Stops node A for good: keep this test last in the module.
+
+
+async def test_when_a_node_stops_its_clients_resume_on_another_without_losing_an_event(cluster, http, ws_clients):
+    alice, bob, room = cluster.alice, cluster.bob, cluster.room
+    alice_on_a = await identified(cluster.a, alice, ws_clients)
+    before = await post(http, cluster.b, bob, room, "before the restart")
+    await created(alice_on_a, before["id"])
+    last_seq = alice_on_a.last_seq
+
+    code = stop(cluster.a)  # SIGTERM: uvicorn closes the WebSocket with 1012, then the app stops
+    assert code in (0, -signal.SIGTERM), cluster.a.stderr()
+    assert await alice_on_a.wait_closed() == 1012
+    # Node A is gone and alice has not resumed yet: nobody holds her gateway session right now.
+    during = await post(http, cluster.b, bob, room, "while alice reconnects")
+
+    alice_on_b = await gateway(cluster.b, ws_clients)
+    assert (await alice_on_b.recv())["op"] == 10
+    await alice_on_b.send(6, {"token": alice.token, "session_id": alice_on_a.session_id, "seq": last_seq})
+    frames = [await alice_on_b.recv(), await alice_on_b.recv()]
+    assert [(f["t"], f["s"]) for f in frames] == [("MESSAGE_CREATE", last_seq + 1), ("RESUMED", last_seq + 2)]
+    assert frames[0]["d"]["id"] == during["id"]
+    assert frames[1]["d"] == {"replayed": 1}
