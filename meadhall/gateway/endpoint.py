@@ -185,6 +185,7 @@ class GatewayReader:
             self.conn.send(p.invalid_session("unauthorized", False))
             return p.CLOSE_AUTH_FAILED
         await self.hub.go_live(gs, json.dumps(ready, separators=(",", ":"), ensure_ascii=False))
+        self.last_heartbeat = asyncio.get_running_loop().time()  # the timeout counts from READY
         await touch(self.rt, who.user_id, in_client=True)
         return None
 
@@ -228,6 +229,7 @@ class GatewayReader:
             return None
         await self.hub.store.keep(sid, ATTACHED_TTL, self.rt.clock.timestamp())
         await self.hub.finish_resume(gs, seq, replay.frames)
+        self.last_heartbeat = asyncio.get_running_loop().time()
         await touch(self.rt, who.user_id, in_client=True)
         return None
 

@@ -12,7 +12,7 @@ from meadhall.gateway.protocol import Timing
 
 @pytest.fixture
 def gateway_timing() -> Timing:
-    return Timing(identify_deadline=0.3, heartbeat_timeout=0.5)
+    return Timing(identify_deadline=0.3, heartbeat_timeout=1.0)
 
 
 async def test_no_identify_within_the_deadline_closes_4003(gateway):
@@ -24,8 +24,8 @@ async def test_no_identify_within_the_deadline_closes_4003(gateway):
 async def test_heartbeats_keep_the_connection_then_silence_closes_4009(gateway, accounts):
     alice = await accounts.register("alice")
     c = await gateway.identified(alice["token"])
-    for _ in range(4):  # 0.8 s in all, beyond one timeout, kept alive by heartbeats
-        await asyncio.sleep(0.2)
+    for _ in range(5):  # 1.5 s in all, beyond one timeout, kept alive by heartbeats
+        await asyncio.sleep(0.3)
         await c.send(1, c.last_seq)
         assert (await c.recv())["op"] == 11
     assert await c.wait_closed(3) == 4009
