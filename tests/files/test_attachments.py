@@ -194,3 +194,34 @@ async def test_upload_role_permission(client, accounts, rt, clock):
     assert error(await attach(client, h.a, h.general)) == (403, "perm.denied")
     await make_role(rt, clock, h.id, 777, int(P.ATTACH_FILES), 1, holders=[h.a])
     assert (await attach(client, h.a, h.general)).status_code == 201
+
+
+async def test_metadata_follows_the_content_rule(client, accounts, rt):
+    h = await hall(client, accounts, rt)
+    f = await attached(client, h.a, h.general)
+    assert error(await client.get(f"{API}/files/{f['id']}", headers=h.b.headers)) == (404, "file.not_found")
+    await post(client, h.a, h.general, "x", attachment_ids=[f["id"]])
+    r = await client.get(f"{API}/files/{f['id']}", headers=h.b.headers)
+    assert r.status_code == 200 and r.json()["file"]["bound"] is True
+    assert error(await client.get(f"{API}/files/{f['id']}", headers=h.outsider.headers)) == (404, "file.not_found")
+    assert error(await client.get(f"{API}/files/{f['id']}")) == (401, "auth.unauthorized")
+
+
+async def test_conversation_icons_are_served_to_participants_only(client, accounts, rt, clock, settings):
+    """No conversation exists before the social issue, so nobody is a participant: the uploader, a
+    stranger and an instance administrator all get 404."""
+    from sqlalchemy import insert, update
+
+    from meadhall.db.schema import users
+
+    h = await hall(client, accounts, rt)
+    async with rt.engine.begin() as conn:
+        await conn.execute(insert(files).values(
+            id=4242, purpose="dm_icon", uploader_id=int(h.a.id), original_name="icon.png", content_type="image/png",
+            size=3, sha256="0" * 64, meta={}, owner="channel.icon", owner_id=99, created_at=clock.now()))
+        await conn.execute(update(users).where(users.c.id == int(h.owner.id)).values(is_instance_admin=True))
+    path = stored(settings, "4242")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"png")
+    for account in (h.a, h.b, h.owner):
+        assert error(await fetch(client, account, "4242")) == (404, "file.not_found")
