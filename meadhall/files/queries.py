@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import RowMapping, and_, bindparam, delete, or_, select, update
+from sqlalchemy import RowMapping, and_, bindparam, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.db.schema import channels, files, guilds, invites, messages, users
@@ -74,12 +74,9 @@ async def ids_of_message(conn: AsyncConnection, message_id: int) -> list[int]:
 
 
 async def ids_of_channel(conn: AsyncConnection, channel_id: int) -> list[int]:
-    """Everything a room holds: uploads to it (bound or not) and its own images."""
-    stmt = select(files.c.id).where(or_(
-        files.c.channel_id == channel_id,
-        and_(files.c.owner.in_(("channel.background", "channel.icon")), files.c.owner_id == channel_id),
-    ))
-    return list((await conn.execute(stmt)).scalars())
+    """Everything a room holds: uploads to it (bound or not) and its own images (their `channel_id` is
+    the room too)."""
+    return list((await conn.execute(select(files.c.id).where(files.c.channel_id == channel_id))).scalars())
 
 
 async def ids_of_guild(conn: AsyncConnection, guild_id: int) -> list[int]:

@@ -175,7 +175,7 @@ class RoomBackground:
         return target.channel["background_file_id"]  # type: ignore[no-any-return]
 
     def placement(self, target: Any) -> dict[str, Any]:
-        return {"guild_id": target.guild.guild_id, "owner_id": target.channel_id}
+        return {"guild_id": target.guild.guild_id, "channel_id": target.channel_id, "owner_id": target.channel_id}
 
     async def apply(self, uow: UnitOfWork, target: Any, new_id: int | None, old_id: int | None) -> dict[str, Any]:
         if new_id == old_id:
