@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from meadhall import __version__
+from meadhall.accounts import profile
 from meadhall.accounts import routes as account_routes
 from meadhall.api.errors import install_error_handlers
 from meadhall.api.middleware import RequestMiddleware
@@ -18,6 +19,7 @@ from meadhall.config import Settings, load_settings
 from meadhall.files import routes as file_routes
 from meadhall.files.setup import install_files
 from meadhall.gateway.setup import install_gateway, start_gateway, stop_gateway
+from meadhall.guilds import members
 from meadhall.guilds import routes as guild_routes
 from meadhall.guilds import routes_audit as audit_routes
 from meadhall.guilds import routes_invites as invite_routes
@@ -81,6 +83,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     app.include_router(web_pages.pages)
     include_api(app)
     install_gateway(app, rt)
+    profile.on_public_change(members.announce_profile)
     install_files(app, rt)
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]
     if settings.cors_origins:

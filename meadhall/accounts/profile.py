@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from meadhall.accounts import queries
@@ -11,7 +12,20 @@ from meadhall.accounts.views import security_event_view, user_private, user_summ
 from meadhall.core.errors import AppError
 from meadhall.core.ids import parse_id
 from meadhall.core.text import norm
+from meadhall.db.uow import UnitOfWork
 from meadhall.runtime import Runtime
+
+# What else a change of the public summary announces (API.md 3.3: MEMBER_UPDATE to the members of every
+# guild of the user). The guilds domain registers its announcement when the app is built, so accounts
+# does not import it (guilds builds on accounts).
+PublicChange = Callable[[UnitOfWork, int], Awaitable[None]]
+public_change_hooks: list[PublicChange] = []
+
+
+def on_public_change(hook: PublicChange) -> None:
+    if hook not in public_change_hooks:
+        public_change_hooks.append(hook)
+
 
 EDITABLE = ("display_name", "bio", "status", "custom_status", "custom_status_emoji", "locale", "timezone")
 
@@ -38,10 +52,14 @@ async def update_me(rt: Runtime, principal: Principal, changes: dict[str, Any], 
         if onboarding and row["onboarding_completed_at"] is None:
             values["onboarding_completed_at"] = uow.now
         if values:
+            before = user_summary(row, uow.now)
             await queries.update_user(uow.conn, principal.user_id, values)
             row = await queries.get_user(uow.conn, principal.user_id)
             assert row is not None
             uow.emit(notify_user_update(row, rt.keys))
+            if user_summary(row, uow.now) != before:
+                for hook in public_change_hooks:
+                    await hook(uow, principal.user_id)
     return user_private(row, rt.keys)
 
 

@@ -54,6 +54,12 @@ async def emit_member_updates(uow: UnitOfWork, guild_id: int, user_ids: Iterable
     return views
 
 
+async def announce_profile(uow: UnitOfWork, user_id: int) -> None:
+    """A user's public profile changed: MEMBER_UPDATE in every guild they belong to."""
+    for guild in await queries.guilds_of_user(uow.conn, user_id):
+        await emit_member_updates(uow, guild["id"], [user_id])
+
+
 async def load_target(uow: UnitOfWork, gc: GuildContext, user_id: int | None
                       ) -> tuple[perms.MemberContext, RowMapping]:
     """A member of this guild as the target of a moderation action; 404 `member.not_found`.

@@ -136,3 +136,35 @@ async def test_session_invalidated_reaches_only_the_revoked_sessions_connections
     await refused(client, alice, laptop1, laptop2, only=["SESSION_INVALIDATED"])
     assert laptop1.closed_code is None and laptop2.closed_code is None
     await refused(client, bob, b)
+
+
+async def test_public_profile_change_updates_the_member_in_every_guild(gateway, client, accounts, rt):
+    from tests.gateway.delivery import check_member
+    from tests.guilds.helpers import join, make_guild
+
+    alice, bob, carol, dave = [await accounts.register(n) for n in ("alice", "bob", "carol", "dave")]
+    hall_b = await make_guild(client, bob, "Bob Hall")
+    hall_c = await make_guild(client, carol, "Carol Hall")
+    await join(rt, hall_b["id"], alice)
+    await join(rt, hall_c["id"], alice)
+    b, c, d = await online(gateway, client, bob, carol, dave)
+    r = await client.patch(f"{API}/users/@me", json={"display_name": "Alice the Bold"}, headers=alice.headers)
+    assert r.status_code == 200, r.text
+    got_b = await b.dispatch("MEMBER_UPDATE")
+    check_member(got_b, hall_b["id"], alice.id)
+    assert got_b["user"]["display_name"] == "Alice the Bold"
+    got_c = await c.dispatch("MEMBER_UPDATE")
+    assert got_c["guild_id"] == hall_c["id"] and got_c["user"]["display_name"] == "Alice the Bold"
+    await refused(client, dave, d)  # shares no guild with Alice
+
+
+async def test_private_profile_change_updates_no_member(gateway, client, accounts, rt):
+    from tests.guilds.helpers import join, make_guild
+
+    alice, bob = await accounts.register("alice"), await accounts.register("bob")
+    hall_b = await make_guild(client, bob, "Bob Hall")
+    await join(rt, hall_b["id"], alice)
+    [b] = await online(gateway, client, bob)
+    r = await client.patch(f"{API}/users/@me", json={"timezone": "UTC"}, headers=alice.headers)
+    assert r.status_code == 200, r.text
+    await refused(client, bob, b, only=["MEMBER_UPDATE"])
