@@ -10,6 +10,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from meadhall.db import dialect
+from meadhall.db.sqlite_inline import inline_engine
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 WROTE_FLAG = "meadhall_wrote"
@@ -25,8 +26,8 @@ def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
         # aiosqlite URLs (tests, tools) are served by the inline driver (see db/sqlite_inline.py).
         url = parsed.set(drivername="sqlite+meadhall_inline").render_as_string(hide_password=False)
         # Every checkout ends its own transaction, so the pool's extra rollback on return is skipped.
-        engine = create_async_engine(url, echo=echo, pool_reset_on_return=None,
-                                     connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+        engine = inline_engine(create_async_engine(url, echo=echo, pool_reset_on_return=None,
+                                                   connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}))
         _configure_sqlite(engine)
         _track_writes(engine)
         return engine
