@@ -3,6 +3,7 @@ a 60 s grace period for the old token, refresh of activity at most once a minute
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -13,6 +14,7 @@ from meadhall.accounts.views import session_view
 from meadhall.core.clock import as_utc
 from meadhall.core.crypto import new_token, token_digest
 from meadhall.core.errors import AppError
+from meadhall.db import dialect
 from meadhall.db.uow import UnitOfWork
 from meadhall.realtime.events import Event, event
 from meadhall.runtime import Runtime
@@ -87,9 +89,16 @@ async def authenticate(rt: Runtime, token: str, *, via_cookie: bool, client: Cli
     """Resolve a presented token to its principal or raise 401 / 403."""
     now = rt.clock.now()
     digest = token_digest(token)
+    # Read before the session: a revocation committed in between shows as a newer epoch next time.
+    epoch = await dialect.auth_epoch(rt.engine)
+    cache = _cache_of(rt)
+    cached = cache.get(digest)
+    if cached is not None and cached[0] == epoch and _at_rest(rt, cached[1], digest, now):
+        return Authenticated(_principal(cached[1], via_cookie), None)
     async with rt.read() as uow:
         row = await queries.session_with_user_by_digest(uow.conn, digest, now)
     if row is None or row["deleted_at"] is not None:
+        cache.pop(digest, None)
         raise AppError("auth.unauthorized")
     last_used = as_utc(row["last_used_at"])
     assert last_used is not None
@@ -102,19 +111,70 @@ async def authenticate(rt: Runtime, token: str, *, via_cookie: bool, client: Cli
         async with rt.uow() as uow:
             await queries.delete_session(uow.conn, row["id"])
         raise AppError("user.banned")
-    rotated = await _refresh(rt, row, digest, now, client)
-    principal = Principal(
+    rotated, written = await _refresh(rt, row, digest, now, client)
+    if rotated is None:
+        _remember(cache, digest, epoch, {**row, **written})
+    return Authenticated(_principal(row, via_cookie), rotated)
+
+
+# ---- the session cache ---------------------------------------------------------------------------------
+#
+# A session presented again is answered from memory while nothing about it can have changed: the
+# entry was read under the current `auth_epoch` (raised by database triggers on every revocation, token
+# rotation, step-up, ban, account deletion or instance-administrator change, by any node or by hand) and
+# nothing is due (expiry, activity refresh, rotation, the end of an old token's grace period); otherwise
+# the session is read again as before. A cached `last_used_at` may be older than the stored one (another
+# node refreshed it), which only makes the refresh due sooner here and never expires a live session:
+# expiry and refresh are decided on a fresh read.
+
+MAX_CACHED_SESSIONS = 20_000
+_CACHES: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, dict[str, Any]]]] = weakref.WeakKeyDictionary()
+
+
+def _cache_of(rt: Runtime) -> dict[str, tuple[int, dict[str, Any]]]:
+    engine = rt.engine.sync_engine
+    cache = _CACHES.get(engine)
+    if cache is None:
+        cache = _CACHES[engine] = {}
+    return cache
+
+
+def _remember(cache: dict[str, tuple[int, dict[str, Any]]], digest: str, epoch: int, row: dict[str, Any]) -> None:
+    if len(cache) >= MAX_CACHED_SESSIONS:
+        cache.pop(next(iter(cache)))  # the oldest entry
+    cache[digest] = (epoch, row)
+
+
+def _at_rest(rt: Runtime, row: dict[str, Any], digest: str, now: datetime) -> bool:
+    """True when answering from `row` is exactly what a fresh read would do: valid token, nothing due."""
+    if row["banned_at"] is not None or row["deleted_at"] is not None:
+        return False
+    if row["token_hash"] == digest:
+        token_created = as_utc(row["token_created_at"])
+        if token_created is None or now - token_created >= timedelta(hours=rt.settings.SESSION_ROTATE_HOURS):
+            return False
+    else:
+        grace = as_utc(row["prev_valid_until"])
+        if row["prev_token_hash"] != digest or grace is None or grace <= now:
+            return False
+    last_used = as_utc(row["last_used_at"])
+    return last_used is not None and now - last_used < ACTIVITY_REFRESH and last_used + ttl(rt) > now
+
+
+def _principal(row: Any, via_cookie: bool) -> Principal:
+    return Principal(
         user_id=row["user_id"],
         session_id=row["id"],
         is_instance_admin=bool(row["is_instance_admin"]),
         via_cookie=via_cookie,
         step_up_expires_at=as_utc(row["step_up_expires_at"]),
     )
-    return Authenticated(principal, rotated)
 
 
-async def _refresh(rt: Runtime, row: Any, digest: str, now: datetime, client: Client) -> str | None:
-    """Activity refresh (at most once a minute) and token rotation (older than SESSION_ROTATE_HOURS)."""
+async def _refresh(rt: Runtime, row: Any, digest: str, now: datetime, client: Client
+                   ) -> tuple[str | None, dict[str, Any]]:
+    """Activity refresh (at most once a minute) and token rotation (older than SESSION_ROTATE_HOURS):
+    (the new token if rotated, the values written)."""
     values: dict[str, Any] = {}
     rotated: str | None = None
     token_created = as_utc(row["token_created_at"])
@@ -132,7 +192,7 @@ async def _refresh(rt: Runtime, row: Any, digest: str, now: datetime, client: Cl
     if now - last_used >= ACTIVITY_REFRESH or values:
         values.update(last_used_at=now, ip=client.ip[:64])
     if not values:
-        return None
+        return None, values
     async with rt.uow() as uow:
         if rotated is not None and not await queries.rotate_session_token(uow.conn, row["id"], digest, values):
             # A concurrent request presenting the same token rotated it first and answers with the new
@@ -142,7 +202,7 @@ async def _refresh(rt: Runtime, row: Any, digest: str, now: datetime, client: Cl
         if rotated is None:
             await queries.update_session(uow.conn, row["id"], values)
         await queries.update_user(uow.conn, row["user_id"], {"last_seen_at": now})
-    return rotated
+    return rotated, values
 
 
 # ---- session management ------------------------------------------------------------------------

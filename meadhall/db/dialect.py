@@ -391,3 +391,73 @@ def create_perm_version_triggers(op: Any) -> None:
     statements = _SQLITE_PERM_TRIGGERS if op.get_bind().dialect.name == "sqlite" else _POSTGRES_PERM_TRIGGERS
     for statement in statements:
         op.execute(statement)
+
+
+# ---- the session epoch ----------------------------------------------------------------------------
+#
+# `auth_epoch.value` (one row) rises whenever a session is deleted or its token or step-up changes, and
+# whenever an account's ban, deletion or instance-administrator flag changes. Triggers keep it, so that
+# no code path (nor a change made directly in the database) can forget to; the session cache
+# (accounts/sessions.py) trusts an entry only while the epoch it was read under is current. The bump is
+# an upsert: a database whose row is missing (emptied tables) reads as epoch 0 and gets it back.
+
+_AUTH_EPOCH_BUMP = ("INSERT INTO auth_epoch (id, value) VALUES (1, 1) "
+                    "ON CONFLICT (id) DO UPDATE SET value = auth_epoch.value + 1")
+_AUTH_EPOCH_EVENTS = (
+    ("sessions_delete", "DELETE ON sessions"),
+    ("sessions_update", "UPDATE OF token_hash, prev_token_hash, prev_valid_until, step_up_expires_at, user_id "
+                        "ON sessions"),
+    ("users_delete", "DELETE ON users"),
+    ("users_update", "UPDATE OF is_instance_admin, banned_at, deleted_at ON users"),
+)
+_SQLITE_AUTH_EPOCH_TRIGGERS = [
+    f"CREATE TRIGGER IF NOT EXISTS ae_{name} AFTER {event} FOR EACH ROW BEGIN {_AUTH_EPOCH_BUMP}; END"
+    for name, event in _AUTH_EPOCH_EVENTS
+]
+_POSTGRES_AUTH_EPOCH_TRIGGERS = [
+    f"""CREATE OR REPLACE FUNCTION ae_bump() RETURNS trigger AS $$
+    BEGIN
+      {_AUTH_EPOCH_BUMP};
+      RETURN NULL;
+    END $$ LANGUAGE plpgsql""",
+    # Per statement: revoking all of a user's sessions raises the epoch once.
+    *(f"CREATE OR REPLACE TRIGGER ae_{name} AFTER {event} FOR EACH STATEMENT EXECUTE FUNCTION ae_bump()"
+      for name, event in _AUTH_EPOCH_EVENTS),
+]
+_READ_AUTH_EPOCH = "SELECT value FROM auth_epoch WHERE id = 1"
+# SQLite: one plain connection per engine that does nothing but read the epoch (a few microseconds, where
+# a pooled connection through SQLAlchemy costs tens). Autocommit: every read sees the last commit.
+_EPOCH_READERS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def create_auth_epoch_triggers(op: Any) -> None:
+    """Migration helper: the triggers that keep `auth_epoch` current (idempotent)."""
+    statements = (_SQLITE_AUTH_EPOCH_TRIGGERS if op.get_bind().dialect.name == "sqlite"
+                  else _POSTGRES_AUTH_EPOCH_TRIGGERS)
+    for statement in statements:
+        op.execute(statement)
+
+
+def _sqlite_epoch_reader(engine: AsyncEngine) -> Any:
+    sync_engine = engine.sync_engine
+    reader = _EPOCH_READERS.get(sync_engine)
+    if reader is None:
+        database = engine.url.database
+        if not database or database == ":memory:" or database.startswith("file:"):
+            return None
+        import sqlite3
+
+        reader = sqlite3.connect(database, isolation_level=None, check_same_thread=False)
+        _EPOCH_READERS[sync_engine] = reader
+    return reader
+
+
+async def auth_epoch(engine: AsyncEngine) -> int:
+    """The current session epoch (0 while no trigger has fired)."""
+    reader = _sqlite_epoch_reader(engine) if is_sqlite(engine) else None
+    if reader is not None:
+        row = reader.execute(_READ_AUTH_EPOCH).fetchone()
+    else:
+        async with engine.connect() as conn:
+            row = (await conn.execute(text(_READ_AUTH_EPOCH))).first()
+    return int(row[0]) if row else 0

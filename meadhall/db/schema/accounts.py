@@ -7,6 +7,7 @@ from sqlalchemy import (
     Column,
     ForeignKey,
     Index,
+    Integer,
     LargeBinary,
     String,
     Table,
@@ -91,4 +92,14 @@ security_events = Table(
     Index("ix_security_events_user_id_id", "user_id", "id"),
 )
 
-__all__ = ["users", "sessions", "backup_codes", "security_events"]
+# One row (id 1): a counter that triggers (db/dialect.py) raise whenever a session is deleted or its
+# token or step-up changes, or an account's ban, deletion or instance-administrator flag changes. The
+# session cache (accounts/sessions.py) trusts a cached session only while this value is unchanged.
+auth_epoch = Table(
+    "auth_epoch",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("value", BigInteger, nullable=False),
+)
+
+__all__ = ["users", "sessions", "backup_codes", "security_events", "auth_epoch"]
