@@ -49,6 +49,8 @@ def include_api(app: FastAPI) -> None:
     level of route matching to every request); every route passes the `global` bucket."""
     for router in api_routers():
         app.include_router(router, prefix=API_PREFIX, dependencies=[Depends(global_limit)])
+    # The busiest endpoints also as plain routes, tried first (api/plain.py); the routers document them.
+    app.router.routes[0:0] = message_routes.plain_routes(API_PREFIX)
 
 
 def create_app(settings: Settings | None = None, runtime: Runtime | None = None) -> FastAPI:

@@ -86,6 +86,15 @@ async def global_limit(request: Request) -> None:
 
 
 Session = Annotated[Principal, Depends(require_session)]
+
+
+async def plain_session(request: Request) -> Principal:
+    """What a signed-in /api/v1 route's dependencies do, in their order, for a plain route
+    (api/plain.py): the `global` bucket, then the session (401 / origin check)."""
+    await global_limit(request)
+    return await require_session(request)
+
+
 async def client_info(request: Request) -> Client:
     """`client_of` as an async dependency (a sync one would run on a worker thread)."""
     return client_of(request)

@@ -10,8 +10,9 @@ from fastapi.responses import JSONResponse
 from meadhall.accounts.sessions import Principal
 from meadhall.api.limits import remember
 from meadhall.api.openapi import errors
-from meadhall.api.pagination import Pagination
-from meadhall.auth.deps import Session, limited, require_session
+from meadhall.api.pagination import Pagination, page_params
+from meadhall.api.plain import PlainRoute, json_body, json_response
+from meadhall.auth.deps import Session, limited, plain_session, require_session
 from meadhall.core.limits import PAGE_DEFAULT, PAGE_MAX
 from meadhall.messages import edit, history, presence_marks, search, send
 from meadhall.messages import schemas as s
@@ -36,9 +37,14 @@ async def send_rate(request: Request, channel_id: str,
                         **errors("channel.not_found", "perm.denied", "channel.wrong_type")})
 async def send_message(request: Request, channel_id: str, body: s.MessageCreate, principal: Session,
                        bypassed: Annotated[list[str], Depends(send_rate)]) -> JSONResponse:
+    return await _send(request, channel_id, body, principal, bypassed)
+
+
+async def _send(request: Request, channel_id: str, body: s.MessageCreate, principal: Principal,
+                bypassed: list[str]) -> JSONResponse:
     draft = send.Draft(body.content, body.attachment_ids, body.nonce, body.reply_to_id)
     sent = await send.send_message(_rt(request), principal, channel_id, draft, bypassed)
-    return JSONResponse({"message": sent.message}, status_code=201 if sent.created else 200)
+    return json_response({"message": sent.message}, status_code=201 if sent.created else 200)
 
 
 @router.get("/channels/{channel_id}/messages", response_model=s.MessagesResponse,
@@ -46,7 +52,41 @@ async def send_message(request: Request, channel_id: str, body: s.MessageCreate,
 async def list_messages(request: Request, channel_id: str, principal: Session, page: Pagination) -> JSONResponse:
     # Returned as a response: the service builds exactly the documented shape, and validating 50
     # messages again through the response model would double the cost of a page.
-    return JSONResponse(await history.list_messages(_rt(request), principal, channel_id, page))
+    return json_response(await history.list_messages(_rt(request), principal, channel_id, page))
+
+
+# ---- the same two endpoints as plain routes (api/plain.py), matched before the ones above ------------
+
+
+async def _plain_send(request: Request) -> Response | None:
+    body = await json_body(request, s.MessageCreate)
+    if body is None:
+        return None
+    channel_id = request.path_params["channel_id"]
+    principal = await plain_session(request)
+    return await _send(request, channel_id, body, principal, await send_rate(request, channel_id, principal))
+
+
+def _query_int(raw: str | None, default: int, low: int, high: int) -> int | None:
+    if raw is None:
+        return default
+    value = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 6 else None
+    return value if value is not None and low <= value <= high else None
+
+
+async def _plain_list(request: Request) -> Response | None:
+    query = request.query_params
+    limit = _query_int(query.get("limit"), PAGE_DEFAULT, 1, PAGE_MAX)
+    if limit is None:
+        return None
+    principal = await plain_session(request)
+    page = await page_params(before=query.get("before"), after=query.get("after"), limit=limit)
+    return await list_messages(request, request.path_params["channel_id"], principal, page)
+
+
+def plain_routes(prefix: str) -> list[PlainRoute]:
+    return [PlainRoute(f"{prefix}/channels/{{channel_id}}/messages", _plain_send, "POST"),
+            PlainRoute(f"{prefix}/channels/{{channel_id}}/messages", _plain_list, "GET")]
 
 
 # Registered before /messages/{message_id}, so that "search" is never read as a message id.
@@ -60,7 +100,7 @@ async def search_messages(
     limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,
 ) -> JSONResponse:
     request_ = search.SearchRequest(q, before, limit)
-    return JSONResponse(await search.search_messages(_rt(request), principal, channel_id, request_))
+    return json_response(await search.search_messages(_rt(request), principal, channel_id, request_))
 
 
 @router.get("/channels/{channel_id}/messages/{message_id}", response_model=s.MessageResponse,

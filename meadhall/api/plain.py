@@ -1,0 +1,108 @@
+"""Plain Starlette routes for the busiest endpoints, in front of their documented FastAPI routes.
+
+FastAPI's per-request dependency solving and body handling cost about as much CPU as the whole message
+service (docs/benchmarks.md). A plain route answers the common case itself, calling the same
+dependency functions in the same order, the same service and the same response code; whenever a
+request is anything but plain (a body that is not a JSON object of the right shape, an unexpected
+query value) it declines before doing anything with side effects, and the documented FastAPI route
+answers it exactly as it always did. The FastAPI route stays the OpenAPI source for both.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import orjson
+from pydantic import BaseModel, ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Match, Route
+from starlette.types import Receive, Scope, Send
+
+# Set in the scope when a plain route declined: routing again then reaches the FastAPI route.
+DECLINED = "meadhall.plain_declined"
+
+Handler = Callable[[Request], Awaitable[Response | None]]
+M = TypeVar("M", bound=BaseModel)
+
+
+class _Endpoint:
+    """An ASGI app around `handler`: its response, or when it returns None, the documented route."""
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        response = await self.handler(request)
+        if response is not None:
+            await response(scope, receive, send)
+            return
+        scope[DECLINED] = True
+        body = getattr(request, "_body", None)
+        await scope["app"].router(scope, receive if body is None else _replay(body, receive), send)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """The request body again, for the route that answers after a plain route read it."""
+    pending = True
+
+    async def replay() -> Any:
+        nonlocal pending
+        if pending:
+            pending = False
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+class PlainRoute(Route):
+    """Matches only fully (path and method) and never after declining, so that every other request is
+    routed exactly as if this route did not exist."""
+
+    def __init__(self, path: str, handler: Handler, method: str) -> None:
+        super().__init__(path, _Endpoint(handler), methods=[method], include_in_schema=False)
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope.get(DECLINED):
+            return Match.NONE, {}
+        match, child = super().matches(scope)
+        return (match, child) if match is Match.FULL else (Match.NONE, {})
+
+
+async def json_body(request: Request, model: type[M]) -> M | None:
+    """The body as `model` when it is a JSON object that validates; None for anything else (the
+    FastAPI route then answers with its usual validation error)."""
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";", 1)[0].strip().lower() != "application/json":
+        return None
+    raw = await request.body()
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    try:
+        return model.model_validate(data)
+    except ValidationError:
+        return None
+
+
+class _Encoded(JSONResponse):
+    """JSONResponse encoded by orjson: the same bytes for the objects the services build (compact, UTF-8),
+    several times faster; anything orjson refuses (non-string keys, integers past 64 bits) falls back."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return orjson.dumps(content)
+        except TypeError:
+            return super().render(content)
+
+
+def json_response(content: Any, status_code: int = 200) -> JSONResponse:
+    """The response for a service's answer, encoded once."""
+    return _Encoded(content, status_code=status_code)
