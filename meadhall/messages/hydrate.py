@@ -46,12 +46,9 @@ async def hydrate(conn: AsyncConnection, rows: list[RowMapping], viewer_id: int,
 
 
 async def _reactions(conn: AsyncConnection, message_ids: list[int], viewer_id: int) -> dict[int, list[dict[str, Any]]]:
-    mine = await queries.own_reactions(conn, message_ids, viewer_id)
     result: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for row in await queries.reaction_rows(conn, message_ids):
-        result[row["message_id"]].append(
-            {"emoji": row["emoji"], "count": int(row["count"]), "me": (row["message_id"], row["emoji"]) in mine}
-        )
+    for row in await queries.reaction_rows(conn, message_ids, viewer_id):
+        result[row["message_id"]].append({"emoji": row["emoji"], "count": int(row["count"]), "me": bool(row["me"])})
     return result
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import RowMapping, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import RowMapping, bindparam, case, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
@@ -29,7 +29,9 @@ _BY_IDS = select(messages).where(messages.c.channel_id == bindparam("channel_id"
 _SET_LAST = update(channels).where(channels.c.id == bindparam("channel_id")).values(
     last_message_id=bindparam("message_id"))
 _USERS = select(users).where(users.c.id.in_(bindparam("ids", expanding=True)))
-_PAGE_BASE = select(messages).where(messages.c.channel_id == bindparam("channel_id"),
+# A page selects what a Message object shows: not `content_norm` (the search copy of the content).
+_SHOWN = [c for c in messages.c if c.name != "content_norm"]
+_PAGE_BASE = select(*_SHOWN).where(messages.c.channel_id == bindparam("channel_id"),
                                     visible_to(bindparam("viewer_id"))).limit(bindparam("limit"))
 _PAGES = {
     "newest": _PAGE_BASE.order_by(messages.c.id.desc()),
@@ -115,7 +117,8 @@ async def guild_channel_ids(conn: AsyncConnection, guild_id: int, ids: list[int]
 
 _REACTION_ROWS = (
     select(reactions.c.message_id, reactions.c.emoji, func.count().label("count"),
-           func.min(reactions.c.created_at).label("first"))
+           func.min(reactions.c.created_at).label("first"),
+           func.max(case((reactions.c.user_id == bindparam("user_id"), 1), else_=0)).label("me"))
     .where(reactions.c.message_id.in_(bindparam("ids", expanding=True)))
     .group_by(reactions.c.message_id, reactions.c.emoji)
     .order_by(reactions.c.message_id, "first", reactions.c.emoji)
@@ -124,11 +127,11 @@ _OWN_REACTIONS = select(reactions.c.message_id, reactions.c.emoji).where(
     reactions.c.message_id.in_(bindparam("ids", expanding=True)), reactions.c.user_id == bindparam("user_id"))
 
 
-async def reaction_rows(conn: AsyncConnection, message_ids: list[int]) -> list[Row]:
-    """Aggregates per (message, emoji) in order of first use, with who reacted."""
+async def reaction_rows(conn: AsyncConnection, message_ids: list[int], user_id: int) -> list[Row]:
+    """Aggregates per (message, emoji) in order of first use, with `me`: 1 when `user_id` reacted so."""
     if not message_ids:
         return []
-    return list((await conn.execute(_REACTION_ROWS, {"ids": message_ids})).mappings())
+    return list((await conn.execute(_REACTION_ROWS, {"ids": message_ids, "user_id": user_id})).mappings())
 
 
 async def own_reactions(conn: AsyncConnection, message_ids: list[int], user_id: int) -> set[tuple[int, str]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import weakref
 from collections import OrderedDict, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -46,6 +46,9 @@ class GuildState:
     roles: perms.GuildRoles
     members: dict[int, MemberInfo]
     overrides: dict[int, list[RowMapping]]
+    # Viewers per room, computed once per state: a timeout keeps VIEW_CHANNEL (permissions.TIMEOUT_MASK),
+    # so who may view a room does not depend on the time, only on this (immutable) permission data.
+    _viewers: dict[int, tuple[int, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     def context(self, user_id: int, is_instance_admin: bool, now: datetime) -> perms.MemberContext:
         info = self.members.get(user_id)
@@ -67,7 +70,11 @@ class GuildState:
 
     def viewers(self, channel_id: int, now: datetime) -> list[int]:
         """Members who may view the room (instance administrators only where they are members)."""
-        return viewers_of(self.contexts(now), self.roles, self.channel_overrides(channel_id))
+        found = self._viewers.get(channel_id)
+        if found is None:
+            found = self._viewers[channel_id] = tuple(
+                viewers_of(self.contexts(now), self.roles, self.channel_overrides(channel_id)))
+        return list(found)
 
 
 def viewers_of(contexts: list[perms.MemberContext], roles: perms.GuildRoles,
