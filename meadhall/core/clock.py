@@ -36,9 +36,9 @@ def iso(value: datetime | None) -> str | None:
     """API.md 0.4: UTC with millisecond precision and `Z`."""
     if value is None:
         return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    elif value.utcoffset():
+    if value.tzinfo is None:  # UTC by construction (SQLite): no offset to cut off
+        return value.isoformat(timespec="milliseconds") + "Z"
+    if value.utcoffset():
         value = value.astimezone(UTC)
     # "YYYY-MM-DDTHH:MM:SS.mmm" is 23 characters; isoformat is the fastest way there (hot in history).
     return value.isoformat(timespec="milliseconds")[:23] + "Z"
