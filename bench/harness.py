@@ -191,6 +191,22 @@ def _die_with_parent() -> None:
         pass
 
 
+def cpu_list(spec: str) -> set[int]:
+    """taskset's list syntax: "1", "0,2", "2-3"."""
+    cpus: set[int] = set()
+    for part in spec.split(","):
+        low, _, high = part.strip().partition("-")
+        cpus.update(range(int(low), int(high or low) + 1))
+    return cpus
+
+
+def pin_away_from(server_cpus: str) -> None:
+    """Keep the load generator (this process) off the server's CPUs, when any other CPU is left."""
+    others = os.sched_getaffinity(0) - cpu_list(server_cpus)
+    if others:
+        os.sched_setaffinity(0, others)
+
+
 class ServerProcess:
     """`meadhall serve` on a loopback port, output to a log file, stopped with SIGTERM (then SIGKILL)."""
 
@@ -236,6 +252,8 @@ class ServerProcess:
         finally:
             log.close()
         self.started_at = time.perf_counter()
+        if self.cpu:
+            pin_away_from(self.cpu)
 
     def log_tail(self, lines: int = 30) -> str:
         try:
