@@ -9,10 +9,6 @@ from sqlalchemy import RowMapping
 from meadhall.core.clock import iso
 
 
-def _sid(value: int | None) -> str | None:
-    return None if value is None else str(value)
-
-
 def webhook_snapshot(row: RowMapping) -> dict[str, Any] | None:
     if row["webhook_id"] is None:
         return None
@@ -27,28 +23,30 @@ def message_view(
     reactions: list[dict[str, Any]] | None = None,
     referenced: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    attachments = attachments or []
+    # Hot: 50 times per history page. Each column is read once; absent values skip the helpers.
+    guild_id, recipient_id, reply_to_id = row["guild_id"], row["recipient_id"], row["reply_to_id"]
+    mentions, mention_channels, edited_at = row["mentions"], row["mention_channels"], row["edited_at"]
     return {
         "id": str(row["id"]),
         "channel_id": str(row["channel_id"]),
-        "guild_id": _sid(row["guild_id"]),
+        "guild_id": None if guild_id is None else str(guild_id),
         "author": author,
-        "webhook": webhook_snapshot(row),
+        "webhook": None if row["webhook_id"] is None else webhook_snapshot(row),
         "content": row["content"],
         "kind": row["kind"],
-        "recipient_id": _sid(row["recipient_id"]),
+        "recipient_id": None if recipient_id is None else str(recipient_id),
         "system_event": row["system_event"],
-        "attachment_ids": [a["id"] for a in attachments],
-        "attachments": attachments,
+        "attachment_ids": [a["id"] for a in attachments] if attachments else [],
+        "attachments": attachments or [],
         "nonce": row["nonce"],
-        "reply_to_id": _sid(row["reply_to_id"]),
+        "reply_to_id": None if reply_to_id is None else str(reply_to_id),
         "referenced_message": referenced,
-        "mentions": [str(m) for m in row["mentions"] or []],
-        "mention_channels": [str(m) for m in row["mention_channels"] or []],
+        "mentions": [str(m) for m in mentions] if mentions else [],
+        "mention_channels": [str(m) for m in mention_channels] if mention_channels else [],
         "mention_everyone": bool(row["mention_everyone"]),
         "suppress_embeds": bool(row["suppress_embeds"]),
         "reactions": reactions or [],
         "pinned": bool(row["pinned"]),
         "created_at": iso(row["created_at"]),
-        "edited_at": iso(row["edited_at"]),
+        "edited_at": None if edited_at is None else iso(edited_at),
     }
