@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -63,6 +64,11 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         await rt.start()
         start_gateway(_app, rt)
         rt.jobs.start()
+        if owns_runtime:
+            # A served process: what start-up made (modules, routes, settings) leaves the collector's view,
+            # so full collections stay short with thousands of connections open (docs/gateway.md).
+            gc.collect()
+            gc.freeze()
         try:
             yield
         finally:

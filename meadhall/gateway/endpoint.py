@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections import deque
 from typing import Any
 
 import structlog
@@ -49,12 +48,16 @@ class FrameRate:
     """At most FRAMES_PER_WINDOW client frames in any FRAME_WINDOW_S (a sliding window)."""
 
     def __init__(self) -> None:
-        self._times: deque[float] = deque(maxlen=p.FRAMES_PER_WINDOW)
+        # A plain list: most connections send only heartbeats, so it holds a few entries (a deque
+        # allocates a 64-slot block per connection).
+        self._times: list[float] = []
 
     def allow(self, now: float) -> bool:
         times = self._times
-        if len(times) == p.FRAMES_PER_WINDOW and now - times[0] < p.FRAME_WINDOW_S:
-            return False
+        if len(times) >= p.FRAMES_PER_WINDOW:
+            if now - times[0] < p.FRAME_WINDOW_S:
+                return False
+            del times[0]
         times.append(now)
         return True
 

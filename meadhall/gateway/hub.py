@@ -135,8 +135,8 @@ class Hub:
         if not numbered:
             return
         event_id = ev.id or new_session_id()
-        results = await self.store.append(
-            [Append(gs.id, event_id, ev.type, payload) for gs in numbered], self.clock.timestamp())
+        results = await self.store.append_event([gs.id for gs in numbered], event_id, ev.type, payload,
+                                                self.clock.timestamp())
         for gs, result in zip(numbered, results, strict=True):
             seq = appended_seq(result)
             if seq is None:
@@ -167,7 +167,7 @@ class Hub:
         assert gs.conn is not None
         async with self._lock:
             held, gs.held_events = gs.held_events, []
-            items = [Append(gs.id, new_session_id(), "READY", ready)]
+            items = [Append(gs.id, new_session_id(), "READY", ready, replayable=False)]
             items += [Append(gs.id, ev.id or new_session_id(), ev.type, ev.payload_json()) for ev in held]
             results = await self.store.append(items, self.clock.timestamp())
             gs.state = State.LIVE

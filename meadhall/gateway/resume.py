@@ -12,10 +12,11 @@ connection's heartbeats, a detached one lives `RESUME_WINDOW` seconds after its 
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 BUFFER_SIZE = 1000
 RESUME_WINDOW = 120.0
@@ -52,12 +53,14 @@ class Replay:
     frames: list[tuple[int, str, str]] | None  # (seq, event type, payload json)
 
 
-@dataclass(frozen=True)
-class Append:
+class Append(NamedTuple):
     session_id: str
     event_id: str
     type: str
     payload: str
+    # False for READY: it is numbered (dispatch 1) but never replayed (a RESUME always starts after it),
+    # and keeping it would cost its whole size per session in the memory store.
+    replayable: bool = True
 
 
 class ResumeStore(Protocol):
@@ -65,6 +68,11 @@ class ResumeStore(Protocol):
 
     async def append(self, items: list[Append], now: float) -> list[int]:
         """One result per item, in order: see `appended_seq`."""
+        ...
+
+    async def append_event(self, session_ids: list[str], event_id: str, type_: str, payload: str,
+                           now: float) -> list[int]:
+        """One event to many sessions (the hub's hot path): as `append`, one result per session."""
         ...
 
     async def replay(self, session_id: str, after: int, now: float) -> Replay | None: ...
@@ -82,7 +90,9 @@ class _MemorySession:
     owner: Owner
     expires: float
     seq: int = 0
-    frames: deque[tuple[int, str, str]] = field(default_factory=lambda: deque(maxlen=BUFFER_SIZE))
+    # One entry per dispatch: the event's (type, payload) pair, shared by every receiving session; entry i
+    # has number seq - len(frames) + 1 + i (numbers are contiguous per session). payload None: READY.
+    frames: deque[tuple[str, str | None]] = field(default_factory=lambda: deque(maxlen=BUFFER_SIZE))
 
 
 class MemoryResumeStore:
@@ -109,15 +119,38 @@ class MemoryResumeStore:
                 out.append(GONE)
                 continue
             state.seq += 1
-            state.frames.append((state.seq, item.type, item.payload))
+            state.frames.append((item.type, item.payload if item.replayable else None))
             out.append(state.seq)
+        return out
+
+    async def append_event(self, session_ids: list[str], event_id: str, type_: str, payload: str,
+                           now: float) -> list[int]:
+        entry = (type_, payload)
+        sessions = self._sessions
+        out: list[int] = []
+        for sid in session_ids:
+            state = sessions.get(sid)
+            if state is None or state.expires <= now:
+                if state is not None:
+                    del sessions[sid]
+                out.append(GONE)
+                continue
+            seq = state.seq = state.seq + 1
+            state.frames.append(entry)
+            out.append(seq)
         return out
 
     async def replay(self, session_id: str, after: int, now: float) -> Replay | None:
         state = self._live(session_id, now)
         if state is None:
             return None
-        return Replay(state.owner, state.seq, _frames_after(list(state.frames), after, state.seq))
+        first = state.seq - len(state.frames) + 1
+        skip = max(0, after + 1 - first)
+        wanted = list(itertools.islice(state.frames, skip, None))
+        if any(payload is None for _, payload in wanted):
+            return Replay(state.owner, state.seq, None)
+        frames = [(first + skip + i, t, p) for i, (t, p) in enumerate(wanted)]
+        return Replay(state.owner, state.seq, _frames_after(frames, after, state.seq))  # type: ignore[arg-type]
 
     async def keep(self, session_id: str, ttl: float, now: float) -> int:
         state = self._live(session_id, now)
@@ -237,6 +270,10 @@ class RedisResumeStore:
         for item in items:
             args += [item.session_id, item.event_id]
         return [int(x) for x in await self._append(keys=[], args=args)]
+
+    async def append_event(self, session_ids: list[str], event_id: str, type_: str, payload: str,
+                           now: float) -> list[int]:
+        return await self.append([Append(sid, event_id, type_, payload) for sid in session_ids], now)
 
     async def replay(self, session_id: str, after: int, now: float) -> Replay | None:
         base = self._base(session_id)

@@ -169,3 +169,15 @@ async def test_events_before_ready_follow_it(gateway, accounts, client):
         await post(client, alice, room, f"n{i}")
     seqs = [(await c.recv_until(lambda f: f["op"] == 0))["s"] for _ in range(5)]
     assert seqs == [2, 3, 4, 5, 6]
+
+
+async def test_resume_from_before_ready_is_expired(gateway, accounts, client):
+    """READY is numbered but not kept for replay: a client that never got it identifies again."""
+    alice, _room = await owner_and_room(client, accounts)
+    c = await gateway.identified(alice["token"])
+    sid = c.session_id
+    await disconnect(gateway, c)
+    c2 = await gateway.connect()
+    await c2.recv()
+    await c2.send(6, {"token": alice["token"], "session_id": sid, "seq": 0})
+    assert (await c2.recv())["d"] == {"reason": "session_expired", "resumable": False}
