@@ -185,3 +185,9 @@ def test_every_reference_resolves(doc: dict[str, Any]) -> None:
                 break
             node = node[part]
     assert not unresolved, sorted(unresolved)
+
+
+def test_the_gateway_upgrade_is_documented(doc: dict[str, Any]) -> None:
+    op = doc["paths"]["/gateway"]["get"]
+    assert "101" in op["responses"] and "403" in op["responses"]
+    assert {p["name"] for p in op["parameters"]} == {"v", "encoding"}

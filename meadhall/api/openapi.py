@@ -8,6 +8,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from fastapi.routing import APIWebSocketRoute
 
 from meadhall.core.errors import REGISTRY
 
@@ -71,6 +72,7 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     schemes = components.setdefault("securitySchemes", {})
     schemes["cookieAuth"] = {"type": "apiKey", "in": "cookie", "name": "__Host-session"}
     schemes["bearerAuth"] = {"type": "http", "scheme": "bearer", "description": "Opaque session token"}
+    _websocket_routes(app, doc)
     for path, item in doc.get("paths", {}).items():
         for method, op in item.items():
             if method not in {"get", "post", "put", "patch", "delete", "head"}:
@@ -93,3 +95,34 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     doc.get("components", {}).get("schemas", {}).pop("ValidationError", None)
     app.openapi_schema = doc
     return doc
+
+
+def _websocket_routes(app: FastAPI, doc: dict[str, Any]) -> None:
+    """WebSocket routes (the gateway) as the GET of their upgrade: OpenAPI has no WebSocket operation."""
+    for route in _flat_routes(app):
+        if not isinstance(getattr(route, "route", route), APIWebSocketRoute):
+            continue
+        text = (route.endpoint.__doc__ or route.name).strip()
+        doc.setdefault("paths", {})[route.path] = {"get": {
+            "summary": text.splitlines()[0],
+            "description": text,
+            "operationId": f"websocket_{route.name}",
+            "parameters": [
+                {"name": "v", "in": "query", "required": False, "schema": {"type": "integer", "enum": [1]}},
+                {"name": "encoding", "in": "query", "required": False,
+                 "schema": {"type": "string", "enum": ["json"]}},
+            ],
+            "responses": {
+                "101": {"description": "Switching Protocols: the WebSocket protocol of API.md section 4 follows"},
+                "403": {"description": "auth.origin_mismatch: a session cookie with a foreign Origin"},
+            },
+        }}
+
+
+def _flat_routes(app: FastAPI) -> Any:
+    """Every route, also those of included routers (FastAPI >= 0.165 keeps them nested)."""
+    try:
+        from fastapi.routing import iter_route_contexts
+    except ImportError:  # older FastAPI: app.routes is flat
+        return app.routes
+    return iter_route_contexts(app.routes)

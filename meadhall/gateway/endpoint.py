@@ -13,9 +13,11 @@ from typing import Any
 
 import structlog
 from fastapi import APIRouter, WebSocket
+from fastapi.responses import JSONResponse
 
 from meadhall.accounts.presence import touch
 from meadhall.auth.cookies import COOKIE_NAME
+from meadhall.core.errors import AppError
 from meadhall.gateway import protocol as p
 from meadhall.gateway.auth import GatewayIdentity, Refused, identify
 from meadhall.gateway.connection import Connection
@@ -30,11 +32,13 @@ log = structlog.get_logger("meadhall.gateway")
 
 @router.websocket("/gateway")
 async def gateway(websocket: WebSocket) -> None:
+    """The realtime gateway: a WebSocket carrying JSON frames (HELLO, IDENTIFY or RESUME, heartbeats,
+    dispatches). Authenticated by the token in IDENTIFY, or by the session cookie read at the handshake."""
     rt: Runtime = websocket.app.state.runtime
     cookie = websocket.cookies.get(COOKIE_NAME)
     origin = websocket.headers.get("origin")
     if cookie and origin and origin.rstrip("/") != rt.settings.public_origin:
-        await websocket.close()  # before accept: HTTP 403 (API.md 4.1)
+        await _refuse(websocket, AppError("auth.origin_mismatch"))  # API.md 4.1: HTTP 403 at the handshake
         return
     await websocket.accept()
     params = websocket.query_params
@@ -42,6 +46,14 @@ async def gateway(websocket: WebSocket) -> None:
         await websocket.close(p.CLOSE_BAD_VERSION)
         return
     await GatewayReader(rt, websocket.app.state.hub, websocket, cookie).run()
+
+
+async def _refuse(websocket: WebSocket, err: AppError) -> None:
+    """Answer the upgrade with an HTTP error in the usual envelope (plain 403 where the server cannot)."""
+    if "websocket.http.response" in websocket.scope.get("extensions", {}):
+        await websocket.send_denial_response(JSONResponse(err.body(), status_code=err.status))
+    else:
+        await websocket.close()
 
 
 class FrameRate:

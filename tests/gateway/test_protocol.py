@@ -77,6 +77,7 @@ async def test_cookie_handshake_from_a_foreign_origin_is_refused_with_403(gatewa
         await gateway.connect(additional_headers={"Cookie": f"__Host-session={alice['token']}"},
                               origin="https://evil.example")
     assert err.value.response.status_code == 403
+    assert json.loads(err.value.response.body)["error"]["code"] == "auth.origin_mismatch"
 
 
 async def test_foreign_origin_without_cookie_may_identify_by_token(gateway, accounts):
