@@ -22,6 +22,7 @@ from sqlalchemy import (
     Select,
     Table,
     column,
+    event,
     func,
     literal_column,
     select,
@@ -449,6 +450,12 @@ def _sqlite_epoch_reader(engine: AsyncEngine) -> Any:
 
         reader = sqlite3.connect(database, isolation_level=None, check_same_thread=False)
         _EPOCH_READERS[sync_engine] = reader
+
+        @event.listens_for(sync_engine, "engine_disposed", once=True)
+        def _close(_engine: Any) -> None:
+            closing = _EPOCH_READERS.pop(sync_engine, None)
+            if closing is not None:
+                closing.close()
     return reader
 
 
