@@ -3,6 +3,8 @@ outcomes for an expired session, a sequence number from the future, and another 
 
 from __future__ import annotations
 
+import asyncio
+
 from tests.guilds.test_guild_lifecycle import make_guild
 from tests.messages.test_send import post
 
@@ -22,9 +24,15 @@ async def disconnect(gateway, c) -> None:
         gs = gateway.hub.sessions.get(c.session_id)
         if gs is None or gs.conn is None:
             return
-        import asyncio
-
         await asyncio.sleep(0.01)
+
+
+async def resume(gateway, token: str, sid: str, seq: int):
+    """A new connection that sends RESUME (after reading HELLO)."""
+    c = await gateway.connect()
+    assert (await c.recv())["op"] == 10
+    await c.send(6, {"token": token, "session_id": sid, "seq": seq})
+    return c
 
 
 async def test_resume_replays_missed_dispatches_in_order_then_resumed(gateway, accounts, client):
@@ -36,9 +44,7 @@ async def test_resume_replays_missed_dispatches_in_order_then_resumed(gateway, a
     await disconnect(gateway, c)
     missed = [await post(client, alice, room, f"missed {i}") for i in range(3)]
 
-    c2 = await gateway.connect()
-    assert (await c2.recv())["op"] == 10
-    await c2.send(6, {"token": alice["token"], "session_id": sid, "seq": seq})
+    c2 = await resume(gateway, alice["token"], sid, seq)
     frames = [await c2.recv() for _ in range(4)]
     assert [f["s"] for f in frames] == [seq + 1, seq + 2, seq + 3, seq + 4]
     assert [f["d"]["id"] for f in frames[:3]] == [m["id"] for m in missed]
@@ -67,9 +73,7 @@ async def test_resume_from_an_older_seq_replays_from_there(gateway, accounts, cl
 async def test_resume_takes_over_a_connection_the_server_still_holds(gateway, accounts, client):
     alice, room = await owner_and_room(client, accounts)
     c = await gateway.identified(alice["token"])
-    c2 = await gateway.connect()
-    await c2.recv()
-    await c2.send(6, {"token": alice["token"], "session_id": c.session_id, "seq": c.last_seq})
+    c2 = await resume(gateway, alice["token"], c.session_id, c.last_seq)
     assert (await c2.dispatch("RESUMED")) == {"replayed": 0}
     assert await c.wait_closed() == 4000
     m = await post(client, alice, room)
@@ -82,9 +86,7 @@ async def test_resume_after_the_window_is_expired_and_connection_stays_open(gate
     sid, seq = c.session_id, c.last_seq
     await disconnect(gateway, c)
     clock.advance(RESUME_WINDOW + 1)
-    c2 = await gateway.connect()
-    await c2.recv()
-    await c2.send(6, {"token": alice["token"], "session_id": sid, "seq": seq})
+    c2 = await resume(gateway, alice["token"], sid, seq)
     assert await c2.recv() == {"op": 9, "d": {"reason": "session_expired", "resumable": False}, "s": None, "t": None}
     await c2.send(2, {"token": alice["token"]})
     assert (await c2.dispatch("READY"))["session_id"] != sid
@@ -96,9 +98,7 @@ async def test_resume_within_the_window_still_works(gateway, accounts, client, c
     sid, seq = c.session_id, c.last_seq
     await disconnect(gateway, c)
     clock.advance(RESUME_WINDOW - 5)
-    c2 = await gateway.connect()
-    await c2.recv()
-    await c2.send(6, {"token": alice["token"], "session_id": sid, "seq": seq})
+    c2 = await resume(gateway, alice["token"], sid, seq)
     assert await c2.dispatch("RESUMED") == {"replayed": 0}
 
 
@@ -115,9 +115,7 @@ async def test_resume_with_seq_beyond_the_last_closes_4007(gateway, accounts, cl
     c = await gateway.identified(alice["token"])
     sid, seq = c.session_id, c.last_seq
     await disconnect(gateway, c)
-    c2 = await gateway.connect()
-    await c2.recv()
-    await c2.send(6, {"token": alice["token"], "session_id": sid, "seq": seq + 5})
+    c2 = await resume(gateway, alice["token"], sid, seq + 5)
     assert await c2.wait_closed() == 4007
 
 
@@ -127,16 +125,12 @@ async def test_resume_with_another_users_token_is_refused(gateway, accounts, cli
     c = await gateway.identified(alice["token"])
     sid, seq = c.session_id, c.last_seq
     await disconnect(gateway, c)
-    c2 = await gateway.connect()
-    await c2.recv()
-    await c2.send(6, {"token": mallory["token"], "session_id": sid, "seq": seq})
+    c2 = await resume(gateway, mallory["token"], sid, seq)
     assert (await c2.recv())["d"] == {"reason": "unauthorized", "resumable": False}
     assert await c2.wait_closed() == 4004
     # Alice can still resume it, and got nothing of Mallory's.
     m = await post(client, alice, room, "for alice")
-    c3 = await gateway.connect()
-    await c3.recv()
-    await c3.send(6, {"token": alice["token"], "session_id": sid, "seq": seq})
+    c3 = await resume(gateway, alice["token"], sid, seq)
     assert (await c3.dispatch("MESSAGE_CREATE"))["id"] == m["id"]
     assert (await c3.dispatch("RESUMED")) == {"replayed": 1}
 
@@ -146,9 +140,7 @@ async def test_resume_with_invalid_token_is_refused(gateway, accounts, client):
     c = await gateway.identified(alice["token"])
     sid, seq = c.session_id, c.last_seq
     await disconnect(gateway, c)
-    c2 = await gateway.connect()
-    await c2.recv()
-    await c2.send(6, {"token": "bogus", "session_id": sid, "seq": seq})
+    c2 = await resume(gateway, "bogus", sid, seq)
     assert (await c2.recv())["d"]["reason"] == "unauthorized"
     assert await c2.wait_closed() == 4004
 
@@ -177,7 +169,5 @@ async def test_resume_from_before_ready_is_expired(gateway, accounts, client):
     c = await gateway.identified(alice["token"])
     sid = c.session_id
     await disconnect(gateway, c)
-    c2 = await gateway.connect()
-    await c2.recv()
-    await c2.send(6, {"token": alice["token"], "session_id": sid, "seq": 0})
+    c2 = await resume(gateway, alice["token"], sid, 0)
     assert (await c2.recv())["d"] == {"reason": "session_expired", "resumable": False}
