@@ -32,7 +32,7 @@ lint: install-test
 	$(BIN)/lint-imports
 
 test: install-test lint
-	$(BIN)/pytest -q -p no:cacheprovider
+	$(BIN)/pytest -q -p no:cacheprovider -n auto
 
 bench: install-test
 	$(BIN)/python -m bench

@@ -26,6 +26,60 @@ from meadhall.db.migrate import migrate
 from meadhall.realtime.events import Event
 from meadhall.runtime import Runtime
 
+
+def _worker_database() -> None:
+    """Under pytest-xdist each worker gets its own PostgreSQL database beside TEST_DATABASE_URL (tests
+    empty the tables they use), created here before any test module reads the variable, dropped at the
+    end of the worker's session."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    base = os.environ.get("TEST_DATABASE_URL")
+    if not worker or not base or os.environ.get("MEADHALL_TEST_BASE_DATABASE_URL"):
+        return
+    import asyncpg
+    from sqlalchemy.engine import make_url
+
+    url = make_url(base)
+    name = f"{url.database}_{worker}"
+    admin = url.set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
+
+    async def create() -> None:
+        conn = await asyncpg.connect(admin)
+        try:
+            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            await conn.execute(f'CREATE DATABASE "{name}"')
+        finally:
+            await conn.close()
+
+    asyncio.run(create())
+    os.environ["MEADHALL_TEST_BASE_DATABASE_URL"] = base
+    os.environ["TEST_DATABASE_URL"] = url.set(database=name).render_as_string(hide_password=False)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    base = os.environ.get("MEADHALL_TEST_BASE_DATABASE_URL")
+    current = os.environ.get("TEST_DATABASE_URL")
+    if not base or not current or base == current:
+        return
+    import asyncpg
+    from sqlalchemy.engine import make_url
+
+    url = make_url(current)
+    admin = url.set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
+
+    async def drop() -> None:
+        conn = await asyncpg.connect(admin)
+        try:
+            await conn.execute(f'DROP DATABASE IF EXISTS "{url.database}" WITH (FORCE)')
+        finally:
+            await conn.close()
+
+    try:
+        asyncio.run(drop())
+    except Exception:  # the CI drops its database anyway; a leftover worker database is harmless
+        pass
+
+
+_worker_database()
 TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL") or None
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL") or None
 TEST_SECRET = "test-secret-key-not-for-production-0123456789"

@@ -421,8 +421,10 @@ _POSTGRES_AUTH_EPOCH_TRIGGERS = [
       {_AUTH_EPOCH_BUMP};
       RETURN NULL;
     END $$ LANGUAGE plpgsql""",
-    # Per statement: revoking all of a user's sessions raises the epoch once.
-    *(f"CREATE OR REPLACE TRIGGER ae_{name} AFTER {event} FOR EACH STATEMENT EXECUTE FUNCTION ae_bump()"
+    # Per row, not per statement: a statement trigger also fires for an update that matched no row (a
+    # losing concurrent token rotation), which took the epoch row's lock before the session row's and
+    # deadlocked against the winner (session row, then epoch row).
+    *(f"CREATE OR REPLACE TRIGGER ae_{name} AFTER {event} FOR EACH ROW EXECUTE FUNCTION ae_bump()"
       for name, event in _AUTH_EPOCH_EVENTS),
 ]
 _READ_AUTH_EPOCH = "SELECT value FROM auth_epoch WHERE id = 1"

@@ -255,7 +255,7 @@ class RedisResumeStore:
             pipe.pexpire(base, int((ATTACHED_TTL + 60) * 1000))
             await pipe.execute()
 
-    async def store_payloads(self, events: dict[str, tuple[str, str]]) -> None:
+    async def store_payloads(self, events: dict[str, tuple[str, str | None]]) -> None:
         """Payloads of events about to be appended, once per event id (SET NX: any node may do it)."""
         async with self.client.pipeline(transaction=False) as pipe:
             for eid, (type_, payload) in events.items():
@@ -265,7 +265,7 @@ class RedisResumeStore:
     async def append(self, items: list[Append], now: float) -> list[int]:
         if not items:
             return []
-        await self.store_payloads({i.event_id: (i.type, i.payload) for i in items})
+        await self.store_payloads({i.event_id: (i.type, i.payload if i.replayable else None) for i in items})
         args: list[Any] = [self.prefix, repr(now)]
         for item in items:
             args += [item.session_id, item.event_id]
@@ -293,6 +293,8 @@ class RedisResumeStore:
             if raw is None:  # older than EVENT_TTL: cannot be replayed
                 return Replay(owner, last, None)
             type_, payload = json.loads(raw)
+            if payload is None:  # READY: numbered, never replayed
+                return Replay(owner, last, None)
             frames.append((seq, type_, payload))
         return Replay(owner, last, _frames_after(frames, after, last))
 
