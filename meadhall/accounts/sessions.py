@@ -95,10 +95,24 @@ async def authenticate(rt: Runtime, token: str, *, via_cookie: bool, client: Cli
     cached = cache.get(digest)
     if cached is not None and cached[0] == epoch and _at_rest(rt, cached[1], digest, now):
         return Authenticated(_principal(cached[1], via_cookie), None)
+    try:
+        row = await live_session(rt, digest, now)
+    except AppError:
+        cache.pop(digest, None)
+        raise
+    rotated, written = await _refresh(rt, row, digest, now, client)
+    if rotated is None:
+        _remember(cache, digest, epoch, {**row, **written})
+    return Authenticated(_principal(row, via_cookie), rotated)
+
+
+async def live_session(rt: Runtime, digest: str, now: datetime) -> Any:
+    """The session (with its account's state) presented by this token digest, read fresh; 401
+    `auth.unauthorized` when unknown, of a deleted account or expired, 403 `user.banned` for a banned
+    account. An expired session, and the session a banned account presents, are deleted (API.md 0.9)."""
     async with rt.read() as uow:
         row = await queries.session_with_user_by_digest(uow.conn, digest, now)
     if row is None or row["deleted_at"] is not None:
-        cache.pop(digest, None)
         raise AppError("auth.unauthorized")
     last_used = as_utc(row["last_used_at"])
     assert last_used is not None
@@ -111,10 +125,7 @@ async def authenticate(rt: Runtime, token: str, *, via_cookie: bool, client: Cli
         async with rt.uow() as uow:
             await queries.delete_session(uow.conn, row["id"])
         raise AppError("user.banned")
-    rotated, written = await _refresh(rt, row, digest, now, client)
-    if rotated is None:
-        _remember(cache, digest, epoch, {**row, **written})
-    return Authenticated(_principal(row, via_cookie), rotated)
+    return row
 
 
 # ---- the session cache ---------------------------------------------------------------------------------

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from meadhall.accounts import queries
-from meadhall.accounts.sessions import ttl
-from meadhall.core.clock import as_utc
+from meadhall.accounts.sessions import live_session
 from meadhall.core.crypto import token_digest
+from meadhall.core.errors import AppError
 from meadhall.runtime import Runtime
 
 
@@ -31,17 +30,8 @@ class Refused(Exception):
 async def identify(rt: Runtime, token: str | None) -> GatewayIdentity:
     if not token:
         raise Refused("unauthorized")
-    now = rt.clock.now()
-    async with rt.read() as uow:
-        row = await queries.session_with_user_by_digest(uow.conn, token_digest(token), now)
-    if row is None or row["deleted_at"] is not None:
-        raise Refused("unauthorized")
-    last_used = as_utc(row["last_used_at"])
-    if last_used is None or last_used + ttl(rt) <= now:
-        raise Refused("unauthorized")
-    if row["banned_at"] is not None:
-        # As on REST (API.md 0.9): the banned account's session is deleted.
-        async with rt.uow() as uow:
-            await queries.delete_session(uow.conn, row["id"])
-        raise Refused("banned")
+    try:
+        row = await live_session(rt, token_digest(token), rt.clock.now())
+    except AppError as err:
+        raise Refused("banned" if err.code == "user.banned" else "unauthorized") from None
     return GatewayIdentity(row["user_id"], row["id"], bool(row["is_instance_admin"]))

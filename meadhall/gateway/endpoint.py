@@ -192,7 +192,7 @@ class GatewayReader:
         if isinstance(who, int):
             return who
         gs = GatewaySession(new_session_id(), who.user_id, who.session_id, State.PENDING, conn=self.conn)
-        await self.hub.store.open(gs.id, _owner(who), self.rt.clock.timestamp())
+        await self.hub.store.open(gs.id, Owner(who.user_id, who.session_id), self.rt.clock.timestamp())
         self.hub.register(gs)  # from here on its events are held until READY has gone out
         self.gs, self.who, self.last_heartbeat = gs, who, now
         ready = await ready_payload(self.rt, who, gs.id)
@@ -247,7 +247,3 @@ class GatewayReader:
         self.last_heartbeat = asyncio.get_running_loop().time()
         await touch(self.rt, who.user_id, in_client=True)
         return None
-
-
-def _owner(who: GatewayIdentity) -> Owner:
-    return Owner(who.user_id, who.session_id)
