@@ -35,22 +35,14 @@ def _worker_database() -> None:
     base = os.environ.get("TEST_DATABASE_URL")
     if not worker or not base or os.environ.get("MEADHALL_TEST_BASE_DATABASE_URL"):
         return
-    import asyncpg
     from sqlalchemy.engine import make_url
+
+    from tests.isolation import run_admin
 
     url = make_url(base)
     name = f"{url.database}_{worker}"
-    admin = url.set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
-
-    async def create() -> None:
-        conn = await asyncpg.connect(admin)
-        try:
-            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            await conn.execute(f'CREATE DATABASE "{name}"')
-        finally:
-            await conn.close()
-
-    asyncio.run(create())
+    run_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    run_admin(f'CREATE DATABASE "{name}"')
     os.environ["MEADHALL_TEST_BASE_DATABASE_URL"] = base
     os.environ["TEST_DATABASE_URL"] = url.set(database=name).render_as_string(hide_password=False)
 
@@ -60,21 +52,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     current = os.environ.get("TEST_DATABASE_URL")
     if not base or not current or base == current:
         return
-    import asyncpg
     from sqlalchemy.engine import make_url
 
-    url = make_url(current)
-    admin = url.set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
-
-    async def drop() -> None:
-        conn = await asyncpg.connect(admin)
-        try:
-            await conn.execute(f'DROP DATABASE IF EXISTS "{url.database}" WITH (FORCE)')
-        finally:
-            await conn.close()
+    from tests.isolation import run_admin
 
     try:
-        asyncio.run(drop())
+        run_admin(f'DROP DATABASE IF EXISTS "{make_url(current).database}" WITH (FORCE)')
     except Exception:  # the CI drops its database anyway; a leftover worker database is harmless
         pass
 

@@ -48,17 +48,22 @@ async def _admin(sql: str) -> None:
         await conn.close()
 
 
+def run_admin(sql: str) -> None:
+    """Run one statement on the server's `postgres` database (CREATE / DROP DATABASE)."""
+    asyncio.run(_admin(sql))
+
+
 @contextmanager
 def fresh_postgres() -> Iterator[str]:
     """Yield the plain `postgresql://` URL of a new, empty database; drop it on exit.
 
     Synchronous (it runs its own event loop): use it from sync fixtures and tests."""
     name = f"mh_mig_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    run_admin(f'CREATE DATABASE "{name}"')
     try:
         yield _url_for(name)
     finally:
-        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        run_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def async_url(url: str) -> str:
