@@ -470,3 +470,47 @@ async def auth_epoch(engine: AsyncEngine) -> int:
         async with engine.connect() as conn:
             row = (await conn.execute(text(_READ_AUTH_EPOCH))).first()
     return int(row[0]) if row else 0
+
+
+# ---- message flags ----------------------------------------------------------------------------------
+#
+# `messages.reacted` and `messages.has_attachments` turn true when the first reaction or attachment of a
+# message is written, whatever writes it, and stay true: a history page then asks for reactions and files
+# only of the messages that may have some. Clearing them when the last one goes would race on PostgreSQL
+# (a removal's EXISTS cannot see a concurrent, uncommitted addition); a stale true costs one empty query.
+
+_FLAG_SOURCES = (
+    # (trigger name, event, flag column, message id of the new row)
+    ("mf_reactions_insert", "INSERT ON reactions", "reacted", "NEW.message_id"),
+    ("mf_files_insert", "INSERT ON files", "has_attachments", "NEW.message_id"),
+    ("mf_files_bind", "UPDATE OF message_id ON files", "has_attachments", "NEW.message_id"),
+)
+
+
+def _flag_update(column: str, message_id: str) -> str:
+    # Only a row still false is written, so flagged messages are not rewritten by every reaction.
+    return f"UPDATE messages SET {column} = true WHERE id = {message_id} AND NOT {column}"  # noqa: S608
+
+
+_SQLITE_FLAG_TRIGGERS = [
+    f"CREATE TRIGGER IF NOT EXISTS {name} AFTER {event} FOR EACH ROW WHEN NEW.message_id IS NOT NULL "
+    f"BEGIN {_flag_update(column, row)}; END"
+    for name, event, column, row in _FLAG_SOURCES
+]
+_POSTGRES_FLAG_TRIGGERS = [
+    *(f"""CREATE OR REPLACE FUNCTION {name}() RETURNS trigger AS $$
+    BEGIN
+      {_flag_update(column, row)};
+      RETURN NULL;
+    END $$ LANGUAGE plpgsql""" for name, _event, column, row in _FLAG_SOURCES),
+    *(f"CREATE OR REPLACE TRIGGER {name} AFTER {event} FOR EACH ROW WHEN (NEW.message_id IS NOT NULL) "
+      f"EXECUTE FUNCTION {name}()"
+      for name, event, _column, _row in _FLAG_SOURCES),
+]
+
+
+def create_message_flag_triggers(op: Any) -> None:
+    """Migration helper: the triggers that set the message flags (idempotent)."""
+    statements = _SQLITE_FLAG_TRIGGERS if op.get_bind().dialect.name == "sqlite" else _POSTGRES_FLAG_TRIGGERS
+    for statement in statements:
+        op.execute(statement)

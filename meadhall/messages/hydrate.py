@@ -31,8 +31,11 @@ async def hydrate(conn: AsyncConnection, rows: list[RowMapping], viewer_id: int,
     author_ids |= {r["author_id"] for r in replied.values() if r["author_id"] is not None}
     authors = await queries.users_by_ids(conn, author_ids)
     summaries = {uid: user_summary(row, now) for uid, row in authors.items()}
-    reactions = await _reactions(conn, [r["id"] for r in rows], viewer_id) if with_reactions else {}
-    files = await attachment_views(conn, [r["id"] for r in rows]) if with_attachments else {}
+    # Most messages have neither: the flags (set by triggers) spare a page both queries.
+    reacted = [r["id"] for r in rows if r["reacted"]] if with_reactions else None
+    reactions = await _reactions(conn, reacted, viewer_id) if reacted else {}
+    attached = [r["id"] for r in rows if r["has_attachments"]] if with_attachments else None
+    files = await attachment_views(conn, attached) if attached else {}
     out = []
     for row in rows:
         ref = replied.get(row["reply_to_id"]) if row["reply_to_id"] is not None else None

@@ -191,6 +191,8 @@ async def _build_row(uow: UnitOfWork, room: MessageRoom, principal: Principal, p
         "pinned_at": None,
         "created_at": uow.now,
         "edited_at": None,
+        "reacted": False,
+        "has_attachments": bool(draft.attachment_ids),
     }
 
 

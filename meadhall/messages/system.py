@@ -71,6 +71,8 @@ async def post_system_message(
         "pinned_at": None,
         "created_at": uow.now,
         "edited_at": None,
+        "reacted": False,
+        "has_attachments": False,
     }
     await uow.conn.execute(insert(messages).values(row))
     await uow.conn.execute(update(channels).where(channels.c.id == channel_id).values(last_message_id=row["id"]))

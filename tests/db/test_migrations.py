@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from alembic import command
 from alembic.script import ScriptDirectory
-from sqlalchemy import text
+from sqlalchemy import text, true
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from meadhall.db import dialect
@@ -34,6 +34,7 @@ SHIPPED = {
     "0006_message_search.py": "0448f79d81c4f2ab544e732620e22424516e5b4368f1ff755b4402b223ec39be",
     "0007_guild_perm_version.py": "cf403716166f113d772e2952b52ffd19a4509d0cde7107cf24a5f3d23037b2a0",
     "0008_files.py": "c7881dcf9a41a1f57bbc5d887ea30fc4064ab95e8faa38284a22a68587cad294",
+    "0009_auth_epoch.py": "522b713b94a05b95297da084425bba068631513db3194958a70229d10baac093",
 }
 
 FILE_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.py$")
@@ -190,3 +191,39 @@ async def test_0001_tolerates_its_tables_already_existing(engine: AsyncEngine) -
 
     assert await versions(engine) == ["0001_initial"]
     assert set(await tables(engine)) == before
+
+
+async def test_0010_flags_existing_reactions_and_attachments_and_keeps_search(engine: AsyncEngine) -> None:
+    """Messages with reactions or files before 0010 are flagged by it; the table keeps its search
+    triggers (a rebuilt table would lose them, and new messages would not be found)."""
+    await upgrade_to(engine, "0009_auth_epoch")
+    columns = ("id, channel_id, content, content_norm, kind, mentions, mention_channels, mention_everyone, "
+               "suppress_embeds, pinned, created_at")
+    async with engine.begin() as conn:
+        await conn.execute(text("INSERT INTO channels (id, type, position, slowmode_seconds, created_at) "
+                                "VALUES (7, 'text', 0, 0, '2026-01-01')"))
+        for message_id in (10, 11, 12):
+            await conn.execute(text(
+                f"INSERT INTO messages ({columns}) VALUES ({message_id}, 7, 'hi', 'hi', 'default', '[]', '[]', "  # noqa: S608
+                "false, false, false, '2026-01-01')"))
+        await conn.execute(text("INSERT INTO reactions (message_id, emoji, user_id, created_at) "
+                                "VALUES (10, 'x', 1, '2026-01-01')"))
+        await conn.execute(text("INSERT INTO files (id, purpose, original_name, content_type, size, sha256, "
+                                "meta, message_id, created_at) VALUES (20, 'attachment', 'a', 'text/plain', "
+                                "1, 'd', '{}', 11, '2026-01-01')"))
+
+    assert await migrate(engine) == ["0010_message_flags"]
+
+    async with engine.begin() as conn:
+        flags = {r[0]: (bool(r[1]), bool(r[2])) for r in await conn.execute(
+            text("SELECT id, reacted, has_attachments FROM messages ORDER BY id"))}
+        assert flags == {10: (True, False), 11: (False, True), 12: (False, False)}
+        # New rows are flagged by the triggers.
+        await conn.execute(text("INSERT INTO reactions (message_id, emoji, user_id, created_at) "
+                                "VALUES (12, 'y', 1, '2026-01-01')"))
+        assert (await conn.execute(text("SELECT reacted FROM messages WHERE id = 12"))).scalar() in (True, 1)
+        await conn.execute(text(
+            f"INSERT INTO messages ({columns}) VALUES (13, 7, 'findable words', 'findable words', 'default', "  # noqa: S608
+            "'[]', '[]', false, false, false, '2026-01-01')"))
+        found = await dialect.search_messages(conn, 7, ["findable"], visible=true(), before=None, limit=10)
+    assert [r["id"] for r in found] == [13]

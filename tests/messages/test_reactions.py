@@ -292,3 +292,26 @@ async def test_requires_a_session(client, accounts, rt):
     m = await send(client, a, ch)
     r = await client.put(reaction_url(ch, m["id"], THUMBS))
     assert r.status_code == 401 and error_of(r)["code"] == "auth.unauthorized"
+
+
+async def test_history_page_shows_reactions_exactly_where_they_are(client, accounts, rt):
+    """Pages load reactions only for messages that ever had one (a flag set by the database): the
+    flagged, the unflagged and a message whose last reaction was removed each show what they hold."""
+    _, ch, (a, b) = await hall(client, accounts, rt, "bob")
+    plain, reacted, emptied = [await send(client, a, ch, f"m{i}") for i in range(3)]
+    await react(client, b, ch, reacted["id"], HEART)
+    await react(client, a, ch, reacted["id"], HEART)
+    await react(client, b, ch, emptied["id"], THUMBS)
+    await unreact(client, b, ch, emptied["id"], THUMBS)
+
+    r = await client.get(f"{API}/channels/{ch}/messages", params={"limit": 3}, headers=b.headers)
+    shown = {m["id"]: m["reactions"] for m in r.json()["messages"]}
+    assert shown == {plain["id"]: [], reacted["id"]: [{"emoji": HEART, "count": 2, "me": True}],
+                     emptied["id"]: []}
+    # A reaction written outside the service (here directly in the table) is flagged all the same.
+    async with rt.engine.begin() as conn:
+        await conn.execute(insert(reactions), {"message_id": int(plain["id"]), "emoji": GRIN,
+                                               "user_id": int(a.id), "created_at": rt.clock.now()})
+    r = await client.get(f"{API}/channels/{ch}/messages", params={"limit": 3}, headers=b.headers)
+    shown = {m["id"]: m["reactions"] for m in r.json()["messages"]}
+    assert shown[plain["id"]] == [{"emoji": GRIN, "count": 1, "me": False}]

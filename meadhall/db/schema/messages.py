@@ -12,6 +12,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    false,
 )
 
 from meadhall.db.schema.base import id_column, metadata, ts_column
@@ -42,6 +43,10 @@ messages = Table(
     ts_column("pinned_at", nullable=True),
     ts_column("created_at"),
     ts_column("edited_at", nullable=True),
+    # Set by triggers (db/dialect.py) once a reaction or an attachment exists, and never cleared: a page
+    # asks for reactions and attachments only of the messages that may have some.
+    Column("reacted", Boolean, nullable=False, default=False, server_default=false()),
+    Column("has_attachments", Boolean, nullable=False, default=False, server_default=false()),
     Index("ix_messages_channel_id_id", "channel_id", "id"),
 )
 

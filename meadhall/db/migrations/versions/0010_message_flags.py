@@ -1,0 +1,34 @@
+"""`messages.reacted` and `messages.has_attachments`, set by triggers, so that history pages skip the
+reaction and file queries for messages that have none.
+
+Revision ID: 0010_message_flags
+Revises: 0009_auth_epoch
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+from meadhall.db import dialect
+
+revision = "0010_message_flags"
+down_revision = "0009_auth_epoch"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    columns = {c["name"] for c in sa.inspect(op.get_bind()).get_columns("messages")}
+    for name in ("reacted", "has_attachments"):
+        if name not in columns:
+            # A plain ADD COLUMN: a batch operation would rebuild the table on SQLite and lose its search
+            # triggers.
+            op.add_column("messages", sa.Column(name, sa.Boolean(), nullable=False, server_default=sa.false()))
+    # Messages that already have reactions or files.
+    op.execute("UPDATE messages SET reacted = true WHERE id IN (SELECT message_id FROM reactions)")
+    op.execute("UPDATE messages SET has_attachments = true "
+               "WHERE id IN (SELECT message_id FROM files WHERE message_id IS NOT NULL)")
+    dialect.create_message_flag_triggers(op)
+
+
+def downgrade() -> None:
+    pass
