@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
+import weakref
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.dialects import registry
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from meadhall.db import dialect
 from meadhall.db.sqlite_inline import inline_engine
@@ -66,4 +69,22 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
     def _on_begin(conn):  # type: ignore[no-untyped-def]
         statement = dialect.sqlite_begin_statement(conn.get_execution_options())
         if statement:
-            conn.exec_driver_sql(statement)
+            # Straight to the driver: through exec_driver_sql this cost a statement's worth of SQLAlchemy
+            # bookkeeping on every unit of work (the driver runs in autocommit mode, so SQLAlchemy keeps no
+            # transaction state of its own to update).
+            conn.connection.driver_connection.execute(statement)
+
+
+# Per-process caches key their entries by engine: tests (and tools) run several engines in one process.
+# A token, unlike id(), is never reused by a later engine.
+_ENGINE_TOKENS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+_TOKENS = itertools.count(1)
+
+
+def engine_token(conn: AsyncConnection) -> int:
+    """A small number naming the connection's engine for as long as it lives."""
+    engine = conn.engine.sync_engine
+    token = _ENGINE_TOKENS.get(engine)
+    if token is None:
+        token = _ENGINE_TOKENS[engine] = next(_TOKENS)
+    return token

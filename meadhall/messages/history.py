@@ -8,8 +8,8 @@ from meadhall.accounts.sessions import Principal
 from meadhall.api.pagination import Page
 from meadhall.core.errors import AppError
 from meadhall.core.ids import parse_id
-from meadhall.messages import queries
-from meadhall.messages.hydrate import hydrate, hydrate_one
+from meadhall.messages import page_cache, queries
+from meadhall.messages.hydrate import assemble, hydrate_one
 from meadhall.messages.rooms import access_message_room
 from meadhall.runtime import Runtime
 
@@ -17,9 +17,8 @@ from meadhall.runtime import Runtime
 async def list_messages(rt: Runtime, principal: Principal, raw_channel_id: str, page: Page) -> dict[str, Any]:
     async with rt.read() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now, read_history=True)
-        rows, more = await queries.page(uow.conn, room.channel_id, principal.user_id, before=page.before,
-                                        after=page.after, limit=page.limit)
-        return {"messages": await hydrate(uow.conn, rows, principal.user_id, uow.now), "has_more": more}
+        parts, more = await page_cache.history_page(uow.conn, room.channel, principal.user_id, page)
+        return {"messages": await assemble(uow.conn, parts, principal.user_id, uow.now), "has_more": more}
 
 
 async def get_message(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str) -> dict[str, Any]:

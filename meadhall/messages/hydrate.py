@@ -4,6 +4,7 @@ a fixed number of queries for the whole page, never one per message."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -20,32 +21,65 @@ def _visible(row: RowMapping, viewer_id: int) -> bool:
     return row["kind"] != "private" or viewer_id in (row["author_id"], row["recipient_id"])
 
 
-async def hydrate(conn: AsyncConnection, rows: list[RowMapping], viewer_id: int, now: datetime,
-                  *, with_reactions: bool = True, with_attachments: bool = True) -> list[dict[str, Any]]:
+@dataclass
+class PageParts:
+    """What a list of messages shows that is the same for every viewer: each message's view without its
+    author, reactions and reference (`bases`), what those need (`keys`: id, author id, replied id, whether
+    it ever had reactions) and the replied messages. Built once per page; history keeps it while the room's
+    message version holds (messages/page_cache.py)."""
+
+    bases: list[dict[str, Any]]
+    keys: list[tuple[int, int | None, int | None, bool]]
+    replied: dict[int, RowMapping]
+    author_ids: set[int]
+
+
+async def page_parts(conn: AsyncConnection, rows: list[RowMapping], *, with_attachments: bool = True) -> PageParts:
     if not rows:
-        return []
-    channel_id = rows[0]["channel_id"]
+        return PageParts([], [], {}, set())
     reply_ids = [r["reply_to_id"] for r in rows if r["reply_to_id"] is not None]
-    replied = await queries.messages_by_ids(conn, channel_id, reply_ids)
-    author_ids = {r["author_id"] for r in rows if r["author_id"] is not None}
-    author_ids |= {r["author_id"] for r in replied.values() if r["author_id"] is not None}
-    authors = await queries.users_by_ids(conn, author_ids)
-    summaries = {uid: user_summary(row, now) for uid, row in authors.items()}
-    # Most messages have neither: the flags (set by triggers) spare a page both queries.
-    reacted = [r["id"] for r in rows if r["reacted"]] if with_reactions else None
-    reactions = await _reactions(conn, reacted, viewer_id) if reacted else {}
+    replied = await queries.messages_by_ids(conn, rows[0]["channel_id"], reply_ids) if reply_ids else {}
+    # Most messages have no files: the flag (set by a trigger) spares a page the query.
     attached = [r["id"] for r in rows if r["has_attachments"]] if with_attachments else None
     files = await attachment_views(conn, attached) if attached else {}
+    keys = [(r["id"], r["author_id"], r["reply_to_id"], bool(r["reacted"])) for r in rows]
+    author_ids = {k[1] for k in keys if k[1] is not None}
+    author_ids |= {r["author_id"] for r in replied.values() if r["author_id"] is not None}
+    bases = [message_view(row, author=None, attachments=files.get(key[0])) for row, key in zip(rows, keys)]
+    return PageParts(bases, keys, replied, author_ids)
+
+
+async def assemble(conn: AsyncConnection, parts: PageParts, viewer_id: int, now: datetime, *,
+                   with_reactions: bool = True) -> list[dict[str, Any]]:
+    """The viewer's Message objects: authors as they are now, reactions with the viewer's `me`, and replied
+    messages only where the viewer may see them."""
+    if not parts.bases:
+        return []
+    authors = await queries.users_by_ids(conn, parts.author_ids)
+    summaries = {uid: user_summary(row, now) for uid, row in authors.items()}
+    # Most messages never had a reaction: the flag (set by a trigger) spares a page the query.
+    reacted = [k[0] for k in parts.keys if k[3]] if with_reactions else None
+    reactions = await _reactions(conn, reacted, viewer_id) if reacted else {}
     out = []
-    for row in rows:
-        ref = replied.get(row["reply_to_id"]) if row["reply_to_id"] is not None else None
-        referenced = None
-        if ref is not None and _visible(ref, viewer_id):
-            referenced = {"id": str(ref["id"]), "author": summaries.get(ref["author_id"]),
-                          "content": ref["content"], "kind": ref["kind"], "webhook": webhook_snapshot(ref)}
-        out.append(message_view(row, author=summaries.get(row["author_id"]), reactions=reactions.get(row["id"], []),
-                                referenced=referenced, attachments=files.get(row["id"])))
+    for base, (message_id, author_id, reply_id, _) in zip(parts.bases, parts.keys):
+        view = base.copy()
+        view["author"] = summaries.get(author_id)  # type: ignore[arg-type]
+        if message_id in reactions:
+            view["reactions"] = reactions[message_id]
+        if reply_id is not None:
+            ref = parts.replied.get(reply_id)
+            if ref is not None and _visible(ref, viewer_id):
+                view["referenced_message"] = {
+                    "id": str(ref["id"]), "author": summaries.get(ref["author_id"]), "content": ref["content"],
+                    "kind": ref["kind"], "webhook": webhook_snapshot(ref)}
+        out.append(view)
     return out
+
+
+async def hydrate(conn: AsyncConnection, rows: list[RowMapping], viewer_id: int, now: datetime,
+                  *, with_reactions: bool = True, with_attachments: bool = True) -> list[dict[str, Any]]:
+    parts = await page_parts(conn, rows, with_attachments=with_attachments)
+    return await assemble(conn, parts, viewer_id, now, with_reactions=with_reactions)
 
 
 async def _reactions(conn: AsyncConnection, message_ids: list[int], viewer_id: int) -> dict[int, list[dict[str, Any]]]:

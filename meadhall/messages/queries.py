@@ -29,6 +29,7 @@ _BY_IDS = select(messages).where(messages.c.channel_id == bindparam("channel_id"
 _SET_LAST = update(channels).where(channels.c.id == bindparam("channel_id")).values(
     last_message_id=bindparam("message_id"))
 _USERS = select(users).where(users.c.id.in_(bindparam("ids", expanding=True)))
+_USER = select(users).where(users.c.id == bindparam("id"))
 # A page selects what a Message object shows: not `content_norm` (the search copy of the content).
 _SHOWN = [c for c in messages.c if c.name != "content_norm"]
 _PAGE_BASE = select(*_SHOWN).where(messages.c.channel_id == bindparam("channel_id"),
@@ -94,6 +95,10 @@ async def users_by_ids(conn: AsyncConnection, ids: Iterable[int]) -> dict[int, R
     wanted = list(set(ids))
     if not wanted:
         return {}
+    if len(wanted) == 1:
+        # A send's author, or a page by one author: a plain statement, without expanding an IN list.
+        row = (await conn.execute(_USER, {"id": wanted[0]})).mappings().first()
+        return {} if row is None else {row["id"]: row}
     return {r["id"]: r for r in (await conn.execute(_USERS, {"ids": wanted})).mappings()}
 
 
@@ -157,6 +162,8 @@ async def lock_message(conn: AsyncConnection, channel_id: int, message_id: int) 
 
 
 async def lock_channel(conn: AsyncConnection, channel_id: int) -> None:
+    """The room row, taken before any of its message rows by every writer that takes both: message writes
+    update the room row through triggers (db/dialect.py), and one order rules out deadlocks."""
     await conn.execute(select(channels.c.id).where(channels.c.id == channel_id).with_for_update())
 
 

@@ -72,6 +72,8 @@ async def add_reaction(rt: Runtime, principal: Principal, raw_channel_id: str, r
         message = await load_visible(uow.conn, room.channel_id, principal.user_id, raw_message_id)
         room.require(P.ADD_REACTIONS)
         key = await _key_to_add(uow.conn, room, principal.user_id, message["id"], parsed)
+        # Room before message: the first reaction flags the message, whose trigger writes the room row.
+        await queries.lock_channel(uow.conn, room.channel_id)
         await queries.lock_message(uow.conn, room.channel_id, message["id"])
         present = await queries.message_emojis(uow.conn, message["id"])
         if key not in present and len(present) >= REACTIONS_PER_MESSAGE:

@@ -69,8 +69,7 @@ async def send_message(rt: Runtime, principal: Principal, raw_channel_id: str, d
         await queries.insert_message(uow.conn, row)
         if draft.attachment_ids:
             await bind_attachments(uow.conn, room, principal.user_id, draft.attachment_ids, row["id"])
-        if row["kind"] != "private":
-            await queries.set_last_message(uow.conn, room.channel_id, row["id"])
+        # The insert trigger moves the room's `last_message_id` (db/dialect.py).
         await bump_mentions(uow, room.channel_id, await _notified(uow, room, row))
         for limit in bypassed:
             await record(uow, "limits.bypass", actor_id=principal.user_id, target_type="channel",

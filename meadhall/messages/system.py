@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import insert, update
+from sqlalchemy import insert
 
 from meadhall.core.text import norm
-from meadhall.db.schema import channels, messages
+from meadhall.db.schema import messages
 from meadhall.db.uow import UnitOfWork
 from meadhall.messages.views import message_view
 from meadhall.realtime.audience import channel_viewers
@@ -74,8 +74,7 @@ async def post_system_message(
         "reacted": False,
         "has_attachments": False,
     }
-    await uow.conn.execute(insert(messages).values(row))
-    await uow.conn.execute(update(channels).where(channels.c.id == channel_id).values(last_message_id=row["id"]))
+    await uow.conn.execute(insert(messages).values(row))  # its trigger moves the room's last_message_id
     view = message_view(row, author=None)  # type: ignore[arg-type]
     audience = viewers if viewers is not None else await channel_viewers(uow.conn, guild_id, channel_id, uow.now)
     uow.emit(event("MESSAGE_CREATE", view, audience))

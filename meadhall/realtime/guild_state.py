@@ -8,8 +8,6 @@ from transactions that have not changed permission data themselves (their versio
 
 from __future__ import annotations
 
-import itertools
-import weakref
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.core import permissions as perms
 from meadhall.core.clock import as_utc
-from meadhall.db.engine import WROTE_FLAG
+from meadhall.db.engine import WROTE_FLAG, engine_token
 from meadhall.db.schema import channels, guilds, member_roles, members, permission_overrides, roles, users
 
 MAX_CACHED_GUILDS = 4096
@@ -85,18 +83,8 @@ def viewers_of(contexts: list[perms.MemberContext], roles: perms.GuildRoles,
     )
 
 
+# Keyed by (engine token, guild id): two databases never share cache entries.
 _CACHE: OrderedDict[tuple[int, int], GuildState] = OrderedDict()
-# One token per engine: two databases never share cache entries, even if an engine's id() is reused.
-_ENGINE_TOKENS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
-_TOKENS = itertools.count(1)
-
-
-def _engine_token(conn: AsyncConnection) -> int:
-    engine = conn.engine.sync_engine
-    token = _ENGINE_TOKENS.get(engine)
-    if token is None:
-        token = _ENGINE_TOKENS[engine] = next(_TOKENS)
-    return token
 
 
 async def load_state(conn: AsyncConnection, guild_id: int) -> GuildState | None:
@@ -141,7 +129,7 @@ async def load_state(conn: AsyncConnection, guild_id: int) -> GuildState | None:
 async def cached_state(conn: AsyncConnection, guild_id: int, version: int, *, store: bool = True
                        ) -> GuildState | None:
     """The state at `version` (read by the caller in this transaction), from the cache when current."""
-    key = (_engine_token(conn), guild_id)
+    key = (engine_token(conn), guild_id)
     state = _CACHE.get(key)
     if state is not None and state.version == version:
         _CACHE.move_to_end(key)

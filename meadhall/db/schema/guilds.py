@@ -13,6 +13,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    false,
 )
 
 from meadhall.db.schema.base import id_column, metadata, ts_column
@@ -73,6 +74,11 @@ channels = Table(
     Column("dm_owner_id", BigInteger, nullable=True),
     Column("last_message_id", BigInteger, nullable=True),
     ts_column("created_at"),
+    # Kept by triggers on messages (db/dialect.py): `message_version` rises with every change to the room's
+    # messages, so cached history pages are valid exactly while it is unchanged; `has_private` says a
+    # page may differ per viewer.
+    Column("message_version", BigInteger, nullable=False, default=0, server_default="0"),
+    Column("has_private", Boolean, nullable=False, default=False, server_default=false()),
     Index("ix_channels_guild_id", "guild_id"),
 )
 

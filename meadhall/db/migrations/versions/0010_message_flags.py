@@ -1,5 +1,6 @@
 """`messages.reacted` and `messages.has_attachments`, set by triggers, so that history pages skip the
-reaction and file queries for messages that have none.
+reaction and file queries for messages that have none; `channels.message_version` and `has_private`, kept
+by triggers, so that history pages can be cached.
 
 Revision ID: 0010_message_flags
 Revises: 0009_auth_epoch
@@ -23,6 +24,13 @@ def upgrade() -> None:
             # A plain ADD COLUMN: a batch operation would rebuild the table on SQLite and lose its search
             # triggers.
             op.add_column("messages", sa.Column(name, sa.Boolean(), nullable=False, server_default=sa.false()))
+    room_columns = {c["name"] for c in sa.inspect(op.get_bind()).get_columns("channels")}
+    if "message_version" not in room_columns:
+        op.add_column("channels", sa.Column("message_version", sa.BigInteger(), nullable=False, server_default="0"))
+    if "has_private" not in room_columns:
+        op.add_column("channels", sa.Column("has_private", sa.Boolean(), nullable=False, server_default=sa.false()))
+    op.execute("UPDATE channels SET has_private = true "
+               "WHERE id IN (SELECT channel_id FROM messages WHERE kind = 'private')")
     # Messages that already have reactions or files.
     op.execute("UPDATE messages SET reacted = true WHERE id IN (SELECT message_id FROM reactions)")
     op.execute("UPDATE messages SET has_attachments = true "
