@@ -46,6 +46,7 @@ class ChannelContext:
     overrides: list[RowMapping]
     permissions: int
     state: GuildState | None = None  # the permission data this was computed from, when cached
+    caller: RowMapping | None = None  # the caller's account row, when asked for (`with_caller`)
 
     @property
     def channel_id(self) -> int:
@@ -120,15 +121,16 @@ async def access_guild_channel(conn: AsyncConnection, gc: GuildContext, raw_id: 
     return ChannelContext(gc, channel, overrides, mask)
 
 
-async def access_channel(conn: AsyncConnection, principal: Principal, raw_id: str | int, now: datetime
-                         ) -> ChannelContext:
+async def access_channel(conn: AsyncConnection, principal: Principal, raw_id: str | int, now: datetime, *,
+                         with_caller: bool = False) -> ChannelContext:
     """A guild room by id alone (paths like /channels/{id}); 404 when missing or unseen. One query for
-    the room and its guild; permission data from the cache."""
+    the room and its guild (and, `with_caller`, the caller's account row); permission data from the cache."""
     channel_id = parse_id(raw_id)
-    found = None if channel_id is None else await queries.get_channel_with_guild(conn, channel_id)
+    found = None if channel_id is None else await queries.get_channel_with_guild(
+        conn, channel_id, user_id=principal.user_id if with_caller else None)
     if found is None:
         raise AppError("channel.not_found")
-    channel, guild = found
+    channel, guild, caller = found
     state = await cached_state(conn, guild["id"], int(guild["perm_version"]))
     gc = None if state is None else _context_from_state(principal, guild, state, now)
     if gc is None or state is None:
@@ -137,7 +139,7 @@ async def access_channel(conn: AsyncConnection, principal: Principal, raw_id: st
     mask = channel_permissions(gc, overrides)
     if not mask & perms.P.VIEW_CHANNEL:
         raise AppError("channel.not_found")
-    return ChannelContext(gc, channel, overrides, mask, state)
+    return ChannelContext(gc, channel, overrides, mask, state, caller)
 
 
 def _deny(gc: GuildContext, flag: perms.Permission, where: str) -> AppError:

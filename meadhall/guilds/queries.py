@@ -207,18 +207,36 @@ _CHANNEL_WITH_GUILD = (
     .join(guilds, guilds.c.id == channels.c.guild_id)
     .where(channels.c.id == bindparam("channel_id"))
 )
+# The same with the caller's own account row: a send shows its author, and this spares it a statement.
+_CHANNEL_WITH_GUILD_AND_USER = (
+    select(channels, *[c.label(f"g__{c.name}") for c in guilds.c], *[c.label(f"u__{c.name}") for c in users.c])
+    .join(guilds, guilds.c.id == channels.c.guild_id)
+    .outerjoin(users, users.c.id == bindparam("user_id"))
+    .where(channels.c.id == bindparam("channel_id"))
+)
+_CHANNEL_KEYS = [(c.name, c.name) for c in channels.c]
+_GUILD_KEYS = [(c.name, f"g__{c.name}") for c in guilds.c]
+_USER_KEYS = [(c.name, f"u__{c.name}") for c in users.c]
 _GET_GUILD = select(guilds).where(guilds.c.id == bindparam("guild_id"))
 
 
-async def get_channel_with_guild(conn: AsyncConnection, channel_id: int) -> tuple[Row, Row] | None:
-    """A guild room and its guild in one prebuilt query (every room request starts here); None for
-    unknown ids and conversations."""
-    row = (await conn.execute(_CHANNEL_WITH_GUILD, {"channel_id": channel_id})).mappings().first()
+def _part(row: RowMapping, keys: list[tuple[str, str]]) -> dict[str, Any]:
+    return {name: row[label] for name, label in keys}
+
+
+async def get_channel_with_guild(conn: AsyncConnection, channel_id: int, *, user_id: int | None = None
+                                 ) -> tuple[Row, Row, Row | None] | None:
+    """A guild room, its guild and (when `user_id` is given) that user's row, in one prebuilt query (every
+    room request starts here); None for unknown ids and conversations."""
+    if user_id is None:
+        row = (await conn.execute(_CHANNEL_WITH_GUILD, {"channel_id": channel_id})).mappings().first()
+    else:
+        row = (await conn.execute(_CHANNEL_WITH_GUILD_AND_USER,
+                                  {"channel_id": channel_id, "user_id": user_id})).mappings().first()
     if row is None:
         return None
-    channel = {c.name: row[c.name] for c in channels.c}
-    guild = {c.name: row[f"g__{c.name}"] for c in guilds.c}
-    return channel, guild  # type: ignore[return-value]
+    user = None if user_id is None or row["u__id"] is None else _part(row, _USER_KEYS)
+    return _part(row, _CHANNEL_KEYS), _part(row, _GUILD_KEYS), user  # type: ignore[return-value]
 
 
 async def get_guild_channel(conn: AsyncConnection, guild_id: int, channel_id: int) -> Row | None:

@@ -50,12 +50,13 @@ async def page_parts(conn: AsyncConnection, rows: list[RowMapping], *, with_atta
 
 
 async def assemble(conn: AsyncConnection, parts: PageParts, viewer_id: int, now: datetime, *,
-                   with_reactions: bool = True) -> list[dict[str, Any]]:
+                   with_reactions: bool = True, known_users: dict[int, Any] | None = None) -> list[dict[str, Any]]:
     """The viewer's Message objects: authors as they are now, reactions with the viewer's `me`, and replied
-    messages only where the viewer may see them."""
+    messages only where the viewer may see them. `known_users`: account rows read in this transaction."""
     if not parts.bases:
         return []
-    authors = await queries.users_by_ids(conn, parts.author_ids)
+    known = known_users or {}
+    authors = {**known, **await queries.users_by_ids(conn, parts.author_ids - known.keys())}
     summaries = {uid: user_summary(row, now) for uid, row in authors.items()}
     # Most messages never had a reaction: the flag (set by a trigger) spares a page the query.
     reacted = [k[0] for k in parts.keys if k[3]] if with_reactions else None
@@ -77,9 +78,10 @@ async def assemble(conn: AsyncConnection, parts: PageParts, viewer_id: int, now:
 
 
 async def hydrate(conn: AsyncConnection, rows: list[RowMapping], viewer_id: int, now: datetime,
-                  *, with_reactions: bool = True, with_attachments: bool = True) -> list[dict[str, Any]]:
+                  *, with_reactions: bool = True, with_attachments: bool = True,
+                  known_users: dict[int, Any] | None = None) -> list[dict[str, Any]]:
     parts = await page_parts(conn, rows, with_attachments=with_attachments)
-    return await assemble(conn, parts, viewer_id, now, with_reactions=with_reactions)
+    return await assemble(conn, parts, viewer_id, now, with_reactions=with_reactions, known_users=known_users)
 
 
 async def _reactions(conn: AsyncConnection, message_ids: list[int], viewer_id: int) -> dict[int, list[dict[str, Any]]]:

@@ -73,9 +73,10 @@ class MessageRoom:
 
 
 async def access_message_room(conn: AsyncConnection, principal: Principal, raw_id: str, now: datetime, *,
-                              read_history: bool = False) -> MessageRoom:
-    """The room if the caller may view it (else 404) and it carries messages (else 422)."""
-    cc = await access_channel(conn, principal, raw_id, now)
+                              read_history: bool = False, with_caller: bool = False) -> MessageRoom:
+    """The room if the caller may view it (else 404) and it carries messages (else 422); `with_caller`
+    reads the caller's account row with it (`room.cc.caller`)."""
+    cc = await access_channel(conn, principal, raw_id, now, with_caller=with_caller)
     if cc.channel["type"] not in MESSAGE_ROOM_TYPES:
         raise AppError("channel.wrong_type", "Categories hold no messages")
     room = MessageRoom(cc)

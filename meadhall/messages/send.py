@@ -56,7 +56,7 @@ async def send_message(rt: Runtime, principal: Principal, raw_channel_id: str, d
                        bypassed: list[str]) -> Sent:
     """`bypassed` names the rate limits an instance administrator was let through (route layer)."""
     async with rt.uow() as uow:
-        room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now)
+        room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now, with_caller=True)
         room.require(P.SEND_MESSAGES)
         if draft.nonce:
             existing = await _repeated_nonce(rt, uow, room, principal.user_id, draft.nonce)
@@ -77,7 +77,7 @@ async def send_message(rt: Runtime, principal: Principal, raw_channel_id: str, d
                          data={"limit": limit, "channel_id": str(room.channel_id)})
         # A new message has no reactions yet: skip their queries.
         [view] = await hydrate(uow.conn, [row], principal.user_id, uow.now, with_reactions=False,  # type: ignore[list-item]
-                               with_attachments=bool(draft.attachment_ids))
+                               with_attachments=bool(draft.attachment_ids), known_users=_caller(room))
         audience = await room.audience(uow.conn, uow.now, row)
         for shown, receivers in await audience_views(uow.conn, row, view, audience, uow.now):  # type: ignore[arg-type]
             uow.emit(event("MESSAGE_CREATE", shown, receivers))
@@ -85,6 +85,11 @@ async def send_message(rt: Runtime, principal: Principal, raw_channel_id: str, d
         await rt.store.set(_nonce_key(room.channel_id, principal.user_id, draft.nonce), row["id"], NONCE_TTL,
                            rt.now_ts())
     return Sent(view, created=True)
+
+
+def _caller(room: MessageRoom) -> dict[int, Any]:
+    caller = room.cc.caller
+    return {} if caller is None else {caller["id"]: caller}
 
 
 async def _notified(uow: UnitOfWork, room: MessageRoom, row: dict[str, Any]) -> list[int]:
