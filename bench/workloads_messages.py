@@ -10,10 +10,28 @@ from bench.workloads import Context, OpError, Samples, Skip, expect, register
 
 SENDERS = 16
 SEED_MESSAGES = 300
+PAGE = 50
 
 
 def _auth(user: dict[str, Any]) -> dict[str, str]:
     return {"Authorization": f"Bearer {user['token']}"}
+
+
+async def _seed_ids(ctx: Context) -> list[str]:
+    """The history room's seeded message ids, oldest first (read once per bench run)."""
+    if "history_ids" not in ctx.shared:
+        room, owner, ids, before = ctx.shared["history_room"], ctx.users()[0], [], None
+        async with ctx.http() as http:
+            while True:
+                params = "limit=100" + (f"&before={before}" if before else "")
+                page = expect(await http.get(f"/api/v1/channels/{room}/messages?{params}", headers=_auth(owner)),
+                              200).json()
+                ids.extend(m["id"] for m in page["messages"] if m["kind"] == "normal")
+                if not page["has_more"]:
+                    break
+                before = page["messages"][-1]["id"]
+        ctx.shared["history_ids"] = ids[::-1]
+    return ctx.shared["history_ids"]
 
 
 async def _room_setup(ctx: Context) -> None:
@@ -68,14 +86,18 @@ async def messages_send_one(ctx: Context) -> Samples:
     return await _send(ctx, 1)
 
 
-async def _history(ctx: Context, readers: int) -> Samples:
+async def _history(ctx: Context, readers: int, *, cold: bool = False) -> Samples:
     users = ctx.users()
     room = ctx.shared["history_room"]
+    # Cold: a different page each time, cycling through more pages than the server keeps cached
+    # (messages/page_cache.py, 128), so that every page is built from the database.
+    cursors = (await _seed_ids(ctx))[PAGE:] if cold else []
     async with ctx.http_pool(readers) as http:
 
         async def op(i: int) -> None:
-            resp = await http.get(f"/api/v1/channels/{room}/messages?limit=50", headers=_auth(users[i % len(users)]))
-            if resp.status_code != 200 or len(resp.json()["messages"]) != 50:
+            query = f"limit={PAGE}" + (f"&before={cursors[i % len(cursors)]}" if cold else "")
+            resp = await http.get(f"/api/v1/channels/{room}/messages?{query}", headers=_auth(users[i % len(users)]))
+            if resp.status_code != 200 or len(resp.json()["messages"]) != PAGE:
                 raise OpError(f"history: HTTP {resp.status_code} {resp.text[:120]}")
 
         return await ctx.drive(op, concurrency=readers)
@@ -91,3 +113,9 @@ async def history_one(ctx: Context) -> Samples:
           description="GET /channels/{id}/messages?limit=50, eight concurrent readers")
 async def history_eight(ctx: Context) -> Samples:
     return await _history(ctx, 8)
+
+
+@register("history_eight_cold", setup=_room_setup, needs_users=SENDERS,
+          description="GET /channels/{id}/messages?limit=50&before=..., eight readers, every page a cache miss")
+async def history_eight_cold(ctx: Context) -> Samples:
+    return await _history(ctx, 8, cold=True)
