@@ -45,7 +45,8 @@ async def page_parts(conn: AsyncConnection, rows: list[RowMapping], *, with_atta
     keys = [(r["id"], r["author_id"], r["reply_to_id"], bool(r["reacted"])) for r in rows]
     author_ids = {k[1] for k in keys if k[1] is not None}
     author_ids |= {r["author_id"] for r in replied.values() if r["author_id"] is not None}
-    bases = [message_view(row, author=None, attachments=files.get(key[0])) for row, key in zip(rows, keys)]
+    bases = [message_view(row, author=None, attachments=files.get(key[0]))
+             for row, key in zip(rows, keys, strict=True)]
     return PageParts(bases, keys, replied, author_ids)
 
 
@@ -62,7 +63,7 @@ async def assemble(conn: AsyncConnection, parts: PageParts, viewer_id: int, now:
     reacted = [k[0] for k in parts.keys if k[3]] if with_reactions else None
     reactions = await _reactions(conn, reacted, viewer_id) if reacted else {}
     out = []
-    for base, (message_id, author_id, reply_id, _) in zip(parts.bases, parts.keys):
+    for base, (message_id, author_id, reply_id, _) in zip(parts.bases, parts.keys, strict=True):
         view = base.copy()
         view["author"] = summaries.get(author_id)  # type: ignore[arg-type]
         if message_id in reactions:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import RowMapping, select
 from sqlalchemy.ext.asyncio import AsyncConnection

@@ -4,8 +4,6 @@ messages (authors, later reactions) is read for every request; private messages 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
 import pytest
 from argon2 import PasswordHasher
