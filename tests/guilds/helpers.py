@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import insert, select, update
 
-from meadhall.db.schema import audit_log, users
+from meadhall.db.schema import audit_log, guilds, members, users
 from meadhall.guilds.membership import do_add_member
 from meadhall.guilds.queries import get_guild
 
@@ -25,6 +25,15 @@ async def join(rt: Any, guild_id: str | int, account: Any) -> None:
         guild = await get_guild(uow.conn, int(guild_id))
         assert guild is not None
         await do_add_member(uow, guild, int(account.id), via="invite")
+
+
+async def insert_member(rt: Any, guild_id: str | int, user_id: str | int) -> None:
+    """A membership row written directly: no events, no system message, no audit entry."""
+    async with rt.engine.begin() as conn:
+        await conn.execute(insert(members).values(guild_id=int(guild_id), user_id=int(user_id), nick=None,
+                                                  nick_norm=None, joined_at=rt.clock.now(), timeout_until=None))
+        await conn.execute(update(guilds).where(guilds.c.id == int(guild_id))
+                           .values(member_count=guilds.c.member_count + 1))
 
 
 async def make_role(client: Any, actor: Any, guild_id: str, name: str, permissions: str = "",

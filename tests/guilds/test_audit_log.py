@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from sqlalchemy import insert, update
-
 from meadhall.audit.record import record
 from meadhall.core import permissions as perms
-from meadhall.db.schema import guilds, members, roles
+from tests.guilds.helpers import insert_member
+from tests.guilds.test_channels import room, set_default_permissions
+from tests.guilds.test_guild_lifecycle import make_guild
 
 P = perms.P
 API = "/api/v1"
@@ -16,43 +16,17 @@ SUMMARY_KEYS = {"id", "username", "display_name", "avatar", "bio", "status", "cu
                 "badges", "created_at", "deleted"}
 
 
-async def new_guild(client, account, name="Hall"):
-    r = await client.post(f"{API}/guilds", json={"name": name}, headers=account.headers)
-    assert r.status_code == 201, r.text
-    return r.json()["guild"]
-
-
-async def set_default_permissions(rt, guild_id, mask):
-    async with rt.engine.begin() as conn:
-        await conn.execute(update(roles).where(roles.c.id == int(guild_id)).values(permissions=int(mask)))
-
-
-async def add_member(rt, guild_id, user_id):
-    async with rt.engine.begin() as conn:
-        await conn.execute(insert(members).values(guild_id=int(guild_id), user_id=int(user_id), nick=None,
-                                                  nick_norm=None, joined_at=rt.clock.now(), timeout_until=None))
-        await conn.execute(update(guilds).where(guilds.c.id == int(guild_id))
-                           .values(member_count=guilds.c.member_count + 1))
-
-
-async def room(client, account, guild_id, name):
-    r = await client.post(f"{API}/guilds/{guild_id}/channels", json={"name": name, "type": "text"},
-                          headers=account.headers)
-    assert r.status_code == 201, r.text
-    return r.json()["channel"]
-
-
 async def audit(client, account, guild_id, **params):
     return await client.get(f"{API}/guilds/{guild_id}/audit-logs", params=params, headers=account.headers)
 
 
 async def test_entries_newest_first_in_the_exact_shape(client, accounts, rt):
     a = await accounts.register("alice")
-    g = await new_guild(client, a)
-    r1 = await room(client, a, g["id"], "one")
+    g = await make_guild(client, a)
+    r1 = await room(client, a, g["id"], name="one")
     assert (await client.patch(f"{API}/guilds/{g['id']}", json={"name": "Hall 2"}, headers=a.headers)).status_code == 200
-    other = await new_guild(client, a, "Elsewhere")  # entries of another guild never show
-    await room(client, a, other["id"], "x")
+    other = await make_guild(client, a, "Elsewhere")  # entries of another guild never show
+    await room(client, a, other["id"], name="x")
     r = await audit(client, a, g["id"])
     assert r.status_code == 200, r.text
     body = r.json()
@@ -75,7 +49,7 @@ async def test_entries_newest_first_in_the_exact_shape(client, accounts, rt):
 
 async def test_system_entries_have_no_actor(client, accounts, rt):
     a = await accounts.register("alice")
-    g = await new_guild(client, a)
+    g = await make_guild(client, a)
     async with rt.uow() as uow:
         await record(uow, "member.ban", actor_id=None, target_type="user", target_id=int(a.id),
                      guild_id=int(g["id"]), reason="spam", data={"k": [1, "two"]})
@@ -88,12 +62,12 @@ async def test_system_entries_have_no_actor(client, accounts, rt):
 async def test_filters(client, accounts, rt):
     a = await accounts.register("alice")
     b = await accounts.register("bob")
-    g = await new_guild(client, a)
-    await add_member(rt, g["id"], b.id)
+    g = await make_guild(client, a)
+    await insert_member(rt, g["id"], b.id)
     await set_default_permissions(rt, g["id"], perms.DEFAULT | P.MANAGE_CHANNELS | P.VIEW_AUDIT_LOG)
-    ra = await room(client, a, g["id"], "by-alice")
-    rb = await room(client, b, g["id"], "by-bob")
-    await room(client, b, g["id"], "by-bob-2")
+    ra = await room(client, a, g["id"], name="by-alice")
+    rb = await room(client, b, g["id"], name="by-bob")
+    await room(client, b, g["id"], name="by-bob-2")
 
     def actions(r):
         assert r.status_code == 200, r.text
@@ -113,9 +87,9 @@ async def test_filters(client, accounts, rt):
 
 async def test_pagination_before_id_and_has_more(client, accounts):
     a = await accounts.register("alice")
-    g = await new_guild(client, a)
+    g = await make_guild(client, a)
     for i in range(4):
-        await room(client, a, g["id"], f"r{i}")
+        await room(client, a, g["id"], name=f"r{i}")
     everything = (await audit(client, a, g["id"])).json()["audit_entries"]
     assert len(everything) == 5
     ids = [e["id"] for e in everything]
@@ -134,7 +108,7 @@ async def test_pagination_before_id_and_has_more(client, accounts):
 
 async def test_invalid_query_parameters_are_422(client, accounts):
     a = await accounts.register("alice")
-    g = await new_guild(client, a)
+    g = await make_guild(client, a)
     for params in ({"limit": 0}, {"limit": 101}, {"limit": "x"}, {"before_id": "abc"}, {"actor_id": "-1"},
                    {"target_id": "9" * 20}, {"action": "a" * 65}):
         r = await audit(client, a, g["id"], **params)
@@ -149,11 +123,11 @@ async def test_invalid_query_parameters_are_422(client, accounts):
 async def test_requires_view_audit_log_and_membership(client, accounts, rt):
     a = await accounts.register("alice")
     b = await accounts.register("bob")
-    g = await new_guild(client, a)
+    g = await make_guild(client, a)
     for raw in (g["id"], "123", "not-an-id"):
         r = await audit(client, b, raw)
         assert r.status_code == 404 and r.json()["error"]["code"] == "guild.not_found", raw
-    await add_member(rt, g["id"], b.id)
+    await insert_member(rt, g["id"], b.id)
     r = await audit(client, b, g["id"])
     assert r.status_code == 403
     assert r.json()["error"]["code"] == "perm.denied" and r.json()["error"]["permission"] == "VIEW_AUDIT_LOG"
@@ -166,11 +140,11 @@ async def test_requires_view_audit_log_and_membership(client, accounts, rt):
 
 async def test_query_count_does_not_grow_with_entries(client, accounts, assert_query_count):
     a = await accounts.register("alice")
-    g = await new_guild(client, a)
+    g = await make_guild(client, a)
     with assert_query_count(100) as few:
         assert (await audit(client, a, g["id"])).status_code == 200
     for i in range(6):
-        await room(client, a, g["id"], f"r{i}")
+        await room(client, a, g["id"], name=f"r{i}")
     with assert_query_count(len(few)):
         r = await audit(client, a, g["id"])
     assert len(r.json()["audit_entries"]) == 7

@@ -5,34 +5,18 @@ from __future__ import annotations
 from sqlalchemy import func, insert, select, update
 
 from meadhall.core import permissions as perms
-from meadhall.db.schema import audit_log, channels, guilds, member_roles, members, roles, templates
+from meadhall.db.schema import audit_log, channels, guilds, member_roles, roles, templates
 from meadhall.guilds import queries
 from meadhall.guilds.templates import capture_structure, structure_size
+from tests.guilds.helpers import insert_member
+from tests.guilds.test_channels import set_default_permissions
+from tests.guilds.test_guild_lifecycle import make_guild
 
 P = perms.P
 API = "/api/v1"
 
 
 # ---- helpers -----------------------------------------------------------------------------------
-
-
-async def new_guild(client, account, name="Source"):
-    r = await client.post(f"{API}/guilds", json={"name": name}, headers=account.headers)
-    assert r.status_code == 201, r.text
-    return r.json()["guild"]
-
-
-async def set_default_permissions(rt, guild_id, mask):
-    async with rt.engine.begin() as conn:
-        await conn.execute(update(roles).where(roles.c.id == int(guild_id)).values(permissions=int(mask)))
-
-
-async def add_member(rt, guild_id, user_id):
-    async with rt.engine.begin() as conn:
-        await conn.execute(insert(members).values(guild_id=int(guild_id), user_id=int(user_id), nick=None,
-                                                  nick_norm=None, joined_at=rt.clock.now(), timeout_until=None))
-        await conn.execute(update(guilds).where(guilds.c.id == int(guild_id))
-                           .values(member_count=guilds.c.member_count + 1))
 
 
 async def add_role(rt, guild_id, name, position, mask, color=0, hoist=False):
@@ -57,7 +41,7 @@ async def save_template(client, account, guild_id, name="T", **extra):
 
 async def built_source(client, rt, owner):
     """A guild with a custom default role, two roles, two categories and rooms inside and outside them."""
-    g = await new_guild(client, owner)
+    g = await make_guild(client, owner)
     default_mask = perms.DEFAULT & ~P.SEND_SCREAMS
     await set_default_permissions(rt, g["id"], default_mask)
     await add_role(rt, g["id"], "Moderator", 1, P.KICK_MEMBERS | P.BAN_MEMBERS, color=3447003, hoist=True)
@@ -116,7 +100,7 @@ async def test_save_template_captures_the_structure(client, accounts, rt):
 async def test_list_mine_newest_first_and_only_own(client, accounts):
     a = await accounts.register("alice")
     b = await accounts.register("bob")
-    ga, gb = await new_guild(client, a), await new_guild(client, b)
+    ga, gb = await make_guild(client, a), await make_guild(client, b)
     first = (await save_template(client, a, ga["id"], name="one")).json()["template"]
     second = (await save_template(client, a, ga["id"], name="two")).json()["template"]
     assert (await save_template(client, b, gb["id"], name="bobs")).status_code == 201
@@ -128,7 +112,7 @@ async def test_list_mine_newest_first_and_only_own(client, accounts):
 
 async def test_validation(client, accounts):
     a = await accounts.register("alice")
-    g = await new_guild(client, a)
+    g = await make_guild(client, a)
     for body in ({"guild_id": g["id"], "name": ""}, {"guild_id": g["id"], "name": "x" * 101},
                  {"guild_id": g["id"], "name": "ok", "description": "d" * 501},
                  {"guild_id": "abc", "name": "ok"}, {"guild_id": "9" * 20, "name": "ok"}, {"name": "ok"}):
@@ -142,12 +126,12 @@ async def test_validation(client, accounts):
 async def test_requires_manage_guild_and_membership(client, accounts, rt):
     a = await accounts.register("alice")
     b = await accounts.register("bob")
-    g = await new_guild(client, a)
+    g = await make_guild(client, a)
     r = await save_template(client, b, g["id"])
     assert r.status_code == 404 and r.json()["error"]["code"] == "guild.not_found"
     r = await save_template(client, b, "123456789")
     assert r.status_code == 404 and r.json()["error"]["code"] == "guild.not_found"
-    await add_member(rt, g["id"], b.id)
+    await insert_member(rt, g["id"], b.id)
     r = await save_template(client, b, g["id"])
     assert r.status_code == 403
     assert r.json()["error"] == {"code": "perm.denied", "message": r.json()["error"]["message"],
@@ -160,14 +144,14 @@ async def test_requires_manage_guild_and_membership(client, accounts, rt):
 
 async def test_limit_of_twenty_per_user(client, accounts, rt):
     a = await accounts.register("alice")
-    g = await new_guild(client, a)
+    g = await make_guild(client, a)
     for i in range(20):
         assert (await save_template(client, a, g["id"], name=f"t{i}")).status_code == 201
     r = await save_template(client, a, g["id"], name="t20")
     assert r.status_code == 409 and r.json()["error"]["code"] == "template.limit_reached"
     # The limit is per user: another user saving the same guild is not affected.
     b = await accounts.register("bob")
-    await add_member(rt, g["id"], b.id)
+    await insert_member(rt, g["id"], b.id)
     await set_default_permissions(rt, g["id"], perms.DEFAULT | P.MANAGE_GUILD)
     assert (await save_template(client, b, g["id"])).status_code == 201
     # Deleting one frees a place.
@@ -179,7 +163,7 @@ async def test_limit_of_twenty_per_user(client, accounts, rt):
 
 async def test_structure_above_16_kib_is_refused(client, accounts, rt):
     a = await accounts.register("alice")
-    g = await new_guild(client, a)
+    g = await make_guild(client, a)
     now = rt.clock.now()
     rows = [
         {"id": rt.ids.next(), "guild_id": int(g["id"]), "type": "text", "name": f"{i:03d}" + "r" * 97, "topic": None,
@@ -211,7 +195,7 @@ async def structure_bytes(rt, guild_id):
 async def test_structure_limit_is_16384_bytes_inclusive(client, accounts, rt):
     """The limit is on the compact UTF-8 JSON of `structure`: exactly 16384 bytes is kept, one more is not."""
     a = await accounts.register("alice")
-    g = await new_guild(client, a)
+    g = await make_guild(client, a)
     ids, position = [], 1
     while 16384 - await structure_bytes(rt, g["id"]) > 200:
         row = room_row(rt, g["id"], "n" * 50, position)
@@ -239,7 +223,7 @@ async def test_structure_limit_is_16384_bytes_inclusive(client, accounts, rt):
 async def test_delete_rules(client, accounts, rt):
     a = await accounts.register("alice")
     b = await accounts.register("bob")
-    g = await new_guild(client, a)
+    g = await make_guild(client, a)
     t = (await save_template(client, a, g["id"])).json()["template"]
     for raw in (t["id"], "nope", "99999999999999999999"):
         r = await client.delete(f"{API}/guild-templates/{raw}", headers=b.headers)
@@ -252,8 +236,8 @@ async def test_delete_rules(client, accounts, rt):
 async def test_delete_checks_manage_guild_only_while_a_member_of_the_source(client, accounts, rt):
     a = await accounts.register("alice")
     b = await accounts.register("bob")
-    g = await new_guild(client, a)
-    await add_member(rt, g["id"], b.id)
+    g = await make_guild(client, a)
+    await insert_member(rt, g["id"], b.id)
     await set_default_permissions(rt, g["id"], perms.DEFAULT | P.MANAGE_GUILD)
     first = (await save_template(client, b, g["id"], name="one")).json()["template"]
     second = (await save_template(client, b, g["id"], name="two")).json()["template"]
@@ -322,7 +306,7 @@ async def test_template_edge_cases_unknown_category_and_system_room(client, acco
     """A room naming an unknown category gets no parent; the first text room in the template's order
     becomes the system room even when voice rooms come first."""
     a = await accounts.register("alice")
-    src = await new_guild(client, a)
+    src = await make_guild(client, a)
     t = (await save_template(client, a, src["id"])).json()["template"]
     structure = {
         "roles": [{"name": "ignored", "permissions": "VIEW_CHANNEL", "color": 0, "hoist": False, "is_default": True}],
@@ -356,7 +340,7 @@ async def test_template_edge_cases_unknown_category_and_system_room(client, acco
 async def test_template_ids_foreign_unknown_malformed(client, accounts, rt):
     a = await accounts.register("alice")
     b = await accounts.register("bob")
-    src = await new_guild(client, a)
+    src = await make_guild(client, a)
     t = (await save_template(client, a, src["id"])).json()["template"]
     for ref in (f"personal:{t['id']}", "personal:123"):
         r = await client.post(f"{API}/guilds", json={"name": "Nope", "template_id": ref}, headers=b.headers)
@@ -371,7 +355,7 @@ async def test_template_ids_foreign_unknown_malformed(client, accounts, rt):
 async def test_template_survives_source_changes(client, accounts, rt):
     """A template is a snapshot: later changes to the source guild do not alter it."""
     a = await accounts.register("alice")
-    src = await new_guild(client, a)
+    src = await make_guild(client, a)
     t = (await save_template(client, a, src["id"])).json()["template"]
     await create_room(client, a, src["id"], name="later", type="text")
     [again] = (await client.get(f"{API}/guild-templates/mine", headers=a.headers)).json()["templates"]
