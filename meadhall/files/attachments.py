@@ -75,6 +75,3 @@ async def attachment_views(conn: AsyncConnection, message_ids: list[int]) -> dic
     rows = await queries.attachments_of(conn, message_ids)
     return {message_id: [file_view(r) for r in found] for message_id, found in rows.items()}
 
-
-async def has_attachments(conn: AsyncConnection, message_id: int) -> bool:
-    return bool(await queries.ids_of_message(conn, message_id))

@@ -12,7 +12,6 @@ from meadhall.core.clock import as_utc
 from meadhall.core.errors import AppError, permission_denied, validation_error
 from meadhall.core.limits import EDIT_WINDOW_SECONDS
 from meadhall.core.text import norm
-from meadhall.files.attachments import has_attachments
 from meadhall.files.cleanup import drop_message_files
 from meadhall.messages import queries
 from meadhall.messages.history import load_visible
@@ -38,7 +37,7 @@ async def edit_message(rt: Runtime, principal: Principal, raw_channel_id: str, r
         assert created is not None
         if uow.now - created > timedelta(seconds=EDIT_WINDOW_SECONDS):
             raise AppError("message.edit_window_expired")
-        if not content.strip() and not await has_attachments(uow.conn, row["id"]):
+        if not content.strip() and not row["has_attachments"]:
             raise validation_error("content", "must not be empty")
         await queries.lock_channel(uow.conn, room.channel_id)  # room before message (db/dialect.py)
         await queries.update_message(uow.conn, room.channel_id, row["id"],

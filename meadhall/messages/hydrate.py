@@ -45,7 +45,7 @@ async def page_parts(conn: AsyncConnection, rows: list[RowMapping], *, with_atta
     keys = [(r["id"], r["author_id"], r["reply_to_id"], bool(r["reacted"])) for r in rows]
     author_ids = {k[1] for k in keys if k[1] is not None}
     author_ids |= {r["author_id"] for r in replied.values() if r["author_id"] is not None}
-    bases = [message_view(row, author=None, attachments=files.get(key[0]))
+    bases = [message_view(row, attachments=files.get(key[0]))
              for row, key in zip(rows, keys, strict=True)]
     return PageParts(bases, keys, replied, author_ids)
 

@@ -128,8 +128,6 @@ _REACTION_ROWS = (
     .group_by(reactions.c.message_id, reactions.c.emoji)
     .order_by(reactions.c.message_id, "first", reactions.c.emoji)
 )
-_OWN_REACTIONS = select(reactions.c.message_id, reactions.c.emoji).where(
-    reactions.c.message_id.in_(bindparam("ids", expanding=True)), reactions.c.user_id == bindparam("user_id"))
 
 
 async def reaction_rows(conn: AsyncConnection, message_ids: list[int], user_id: int) -> list[Row]:
@@ -137,13 +135,6 @@ async def reaction_rows(conn: AsyncConnection, message_ids: list[int], user_id: 
     if not message_ids:
         return []
     return list((await conn.execute(_REACTION_ROWS, {"ids": message_ids, "user_id": user_id})).mappings())
-
-
-async def own_reactions(conn: AsyncConnection, message_ids: list[int], user_id: int) -> set[tuple[int, str]]:
-    if not message_ids:
-        return set()
-    rows = await conn.execute(_OWN_REACTIONS, {"ids": message_ids, "user_id": user_id})
-    return {(m, e) for m, e in rows.all()}
 
 
 async def reactors_of(conn: AsyncConnection, message_id: int) -> list[tuple[int, str]]:

@@ -75,7 +75,7 @@ async def post_system_message(
         "has_attachments": False,
     }
     await uow.conn.execute(insert(messages).values(row))  # its trigger moves the room's last_message_id
-    view = message_view(row, author=None)  # type: ignore[arg-type]
+    view = message_view(row)  # type: ignore[arg-type]
     audience = viewers if viewers is not None else await channel_viewers(uow.conn, guild_id, channel_id, uow.now)
     uow.emit(event("MESSAGE_CREATE", view, audience))
     return view
