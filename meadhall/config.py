@@ -19,6 +19,9 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from meadhall.core.ratelimit import BUCKETS, parse_override
 
 
+SECRET_KEY_MIN_BYTES = 32
+
+
 class ConfigError(Exception):
     """A configuration value is invalid; the message is one line naming the variable."""
 
@@ -52,6 +55,7 @@ class Settings(BaseSettings):
     TRUST_PROXY: bool = False
     CORS_ALLOWED_ORIGINS: str = ""
     LOG_LEVEL: str = "info"
+    METRICS_ENABLED: bool = False
 
     @field_validator("DOMAIN")
     @classmethod
@@ -95,6 +99,23 @@ class Settings(BaseSettings):
             raise ValueError("must be one of debug, info, warning, error, critical")
         return value
 
+    @field_validator("CORS_ALLOWED_ORIGINS")
+    @classmethod
+    def _cors(cls, value: str) -> str:
+        # Credentials (the session cookie) are allowed cross-origin for listed origins, so a wildcard
+        # would hand every signed-in session to every web site (API.md section 6).
+        if any(o.strip() == "*" for o in value.split(",")):
+            raise ValueError("'*' is refused: list the allowed origins, e.g. https://chat.example.com")
+        return value
+
+    @field_validator("SECRET_KEY")
+    @classmethod
+    def _secret_key(cls, value: str | None) -> str | None:
+        # Every derived key (email encryption, blind index, TOTP secrets) is only as strong as this one.
+        if value and len(value.encode()) < SECRET_KEY_MIN_BYTES:
+            raise ValueError(f"must be at least {SECRET_KEY_MIN_BYTES} bytes long (leave it unset to generate one)")
+        return value
+
     @field_validator("VAPID_PRIVATE_KEY", "MEDIA_API_KEY", "MEDIA_API_SECRET", "REDIS_URL", "SECRET_KEY")
     @classmethod
     def _empty_is_unset(cls, value: str | None) -> str | None:
@@ -104,15 +125,18 @@ class Settings(BaseSettings):
     def _derive(self) -> Settings:
         # PUBLIC_URL and TLS_ENABLED default from each other (API.md section 6).
         if self.PUBLIC_URL is None:
-            scheme = "https" if self.TLS_ENABLED else "http"
-            self.PUBLIC_URL = f"{scheme}://{self.DOMAIN}"
+            if self.TLS_ENABLED:
+                self.PUBLIC_URL = f"https://{self.DOMAIN}"
+            else:
+                port = "" if self.PORT == 80 else f":{self.PORT}"
+                self.PUBLIC_URL = f"http://{self.DOMAIN}{port}"
         if self.TLS_ENABLED is None:
             self.TLS_ENABLED = self.PUBLIC_URL.startswith("https://")
         if self.VAPID_SUBJECT is None:
             self.VAPID_SUBJECT = f"mailto:admin@{self.DOMAIN}"
         if self.MEDIA_PUBLIC_URL is None:
             scheme = "wss" if self.TLS_ENABLED else "ws"
-            self.MEDIA_PUBLIC_URL = f"{scheme}://{self.DOMAIN}/rtc"
+            self.MEDIA_PUBLIC_URL = f"{scheme}://{self.public_host}/rtc"
         return self
 
     # ---- derived values -------------------------------------------------------------
@@ -135,6 +159,11 @@ class Settings(BaseSettings):
         assert self.PUBLIC_URL is not None
         scheme, rest = self.PUBLIC_URL.split("://", 1)
         return f"{scheme}://{rest.split('/', 1)[0]}"
+
+    @property
+    def public_host(self) -> str:
+        """`host[:port]` of PUBLIC_URL."""
+        return self.public_origin.split("://", 1)[1]
 
     @property
     def gateway_url(self) -> str:
@@ -169,7 +198,7 @@ class Settings(BaseSettings):
         path = self.DATA_DIR / "secret.key"
         if path.exists():
             return _read_key_file(path)
-        self.DATA_DIR.mkdir(parents=True, exist_ok=True)
+        ensure_data_dir(self.DATA_DIR)
         key = secrets.token_urlsafe(48).encode()
         # O_EXCL: two processes starting together must not both write a different key.
         try:
@@ -182,6 +211,11 @@ class Settings(BaseSettings):
 
 
 SECRET_KEY_FILE_WAIT = 5.0  # seconds
+
+
+def ensure_data_dir(path: Path) -> None:
+    """Create DATA_DIR owner-only (API.md section 6): it holds the database, the files and the key."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
 def _read_key_file(path: Path) -> bytes:

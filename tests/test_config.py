@@ -32,7 +32,7 @@ def test_every_variable_has_its_documented_default() -> None:
     assert s.database_url == f"sqlite+aiosqlite:///{Path('./data/chat.db').resolve()}"
     assert s.REDIS_URL is None
     assert s.DOMAIN == "localhost"
-    assert s.PUBLIC_URL == "http://localhost"
+    assert s.PUBLIC_URL == "http://localhost:8000"
     assert s.TLS_ENABLED is False
     assert s.HOST == "0.0.0.0"
     assert s.PORT == 8000
@@ -45,7 +45,7 @@ def test_every_variable_has_its_documented_default() -> None:
     assert s.MEDIA_API_KEY is None
     assert s.MEDIA_API_SECRET is None
     assert s.MEDIA_API_URL == "http://127.0.0.1:7880"
-    assert s.MEDIA_PUBLIC_URL == "ws://localhost/rtc"
+    assert s.MEDIA_PUBLIC_URL == "ws://localhost:8000/rtc"
     assert s.SECRET_KEY is None
     assert s.SESSION_TTL_DAYS == 30
     assert s.SESSION_ROTATE_HOURS == 24
@@ -54,10 +54,11 @@ def test_every_variable_has_its_documented_default() -> None:
     assert s.TRUST_PROXY is False
     assert s.cors_origins == []
     assert s.LOG_LEVEL == "info"
+    assert s.METRICS_ENABLED is False
     # Derived switches off by default.
     assert s.voice_enabled is False
     assert s.web_push_enabled is False
-    assert s.gateway_url == "ws://localhost/gateway"
+    assert s.gateway_url == "ws://localhost:8000/gateway"
 
 
 def test_every_section_6_variable_is_a_setting() -> None:
@@ -87,9 +88,9 @@ def test_values_come_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_p
     assert s.REDIS_URL == "redis://r:6379/0"
     assert s.voice_enabled and s.web_push_enabled
     # Defaults that follow DOMAIN.
-    assert s.PUBLIC_URL == "http://chat.example.com"
+    assert s.PUBLIC_URL == "http://chat.example.com:9000"
     assert s.VAPID_SUBJECT == "mailto:admin@chat.example.com"
-    assert s.MEDIA_PUBLIC_URL == "ws://chat.example.com/rtc"
+    assert s.MEDIA_PUBLIC_URL == "ws://chat.example.com:9000/rtc"
 
 
 def test_https_public_url_turns_tls_on(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -212,9 +213,9 @@ def test_an_empty_key_file_is_an_error_naming_secret_key(tmp_path: Path, monkeyp
 
 
 def test_secret_key_variable_wins_and_writes_no_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("SECRET_KEY", "from-the-environment-0123456789")
+    monkeypatch.setenv("SECRET_KEY", "from-the-environment-0123456789abcdef")
     s = load_settings(DATA_DIR=tmp_path / "data")
-    assert s.secret_key() == b"from-the-environment-0123456789"
+    assert s.secret_key() == b"from-the-environment-0123456789abcdef"
     assert not (tmp_path / "data" / "secret.key").exists()
 
 
@@ -223,3 +224,52 @@ def test_empty_optional_variables_mean_unset(monkeypatch: pytest.MonkeyPatch) ->
         monkeypatch.setenv(name, "")
     s: Any = load_settings()
     assert (s.REDIS_URL, s.SECRET_KEY, s.VAPID_PRIVATE_KEY, s.MEDIA_API_KEY, s.MEDIA_API_SECRET) == (None,) * 5
+
+
+@pytest.mark.parametrize(("env", "public_url", "gateway"), [
+    ({"PORT": "9000"}, "http://localhost:9000", "ws://localhost:9000/gateway"),
+    ({"PORT": "80"}, "http://localhost", "ws://localhost/gateway"),
+    ({"TLS_ENABLED": "true", "DOMAIN": "chat.example.com"}, "https://chat.example.com", "wss://chat.example.com/gateway"),
+    ({"PUBLIC_URL": "https://chat.example.com/"}, "https://chat.example.com", "wss://chat.example.com/gateway"),
+])
+def test_public_url_default_carries_the_listen_port(monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
+                                                    public_url: str, gateway: str) -> None:
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    s = load_settings()
+    assert s.PUBLIC_URL == public_url
+    assert s.gateway_url == gateway
+
+
+def test_serve_port_flag_is_the_port_of_the_default_public_url() -> None:
+    from meadhall.cli.settings import settings_for
+    assert settings_for(None, 8123).PUBLIC_URL == "http://localhost:8123"
+
+
+@pytest.mark.parametrize("value", ["*", "https://a.example, *"])
+def test_wildcard_cors_origin_is_refused_at_start(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("CORS_ALLOWED_ORIGINS", value)
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert "CORS_ALLOWED_ORIGINS" in str(info.value) and "*" in str(info.value)
+
+
+def test_short_secret_key_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SECRET_KEY", "x" * 31)
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert "SECRET_KEY" in str(info.value) and "32" in str(info.value)
+    monkeypatch.setenv("SECRET_KEY", "x" * 32)
+    assert load_settings().secret_key() == b"x" * 32
+
+
+def test_metrics_switch_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("METRICS_ENABLED", "true")
+    assert load_settings().METRICS_ENABLED is True
+
+
+def test_data_dir_is_created_owner_only(tmp_path: Path) -> None:
+    s = load_settings(DATA_DIR=tmp_path / "fresh" / "data")
+    s.secret_key()
+    assert ((tmp_path / "fresh" / "data").stat().st_mode & 0o777) == 0o700
+    assert ((tmp_path / "fresh" / "data" / "secret.key").stat().st_mode & 0o777) == 0o600

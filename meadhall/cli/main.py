@@ -28,7 +28,7 @@ def serve(
 
     from meadhall.app import create_app
     try:
-        settings = settings_for(data_dir)
+        settings = settings_for(data_dir, port)
     except ConfigError as err:
         fail("validation.failed", str(err))
     configure_logging(settings.LOG_LEVEL)
@@ -69,6 +69,8 @@ files.register(app)
 
 def main() -> None:
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    # The database, stored files and the key are for the service's user only (API.md section 6).
+    os.umask(0o077)
     # Commands answer with one JSON object on stdout: their logs go to stderr (`serve` moves them back).
     level = os.environ.get("LOG_LEVEL", "info").lower()
     configure_logging(level if level in {"debug", "info", "warning", "error", "critical"} else "info",

@@ -12,5 +12,11 @@ from meadhall.config import Settings, load_settings
 DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data directory (overrides DATA_DIR)")]
 
 
-def settings_for(data_dir: Path | None) -> Settings:
-    return load_settings(**({"DATA_DIR": data_dir} if data_dir else {}))
+def settings_for(data_dir: Path | None, port: int | None = None) -> Settings:
+    """`port` is the one `serve` listens on: PUBLIC_URL's default carries it (API.md section 6)."""
+    overrides: dict[str, object] = {}
+    if data_dir:
+        overrides["DATA_DIR"] = data_dir
+    if port:
+        overrides["PORT"] = port
+    return load_settings(**overrides)

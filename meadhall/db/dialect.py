@@ -115,7 +115,7 @@ async def migration_connection(engine: AsyncEngine) -> AsyncIterator[AsyncConnec
         async with engine.connect() as conn:
             yield conn
         return
-    Path(database).parent.mkdir(parents=True, exist_ok=True)
+    Path(database).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(database + ".migrate.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)

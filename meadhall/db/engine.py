@@ -25,7 +25,7 @@ def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            Path(parsed.database).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         # aiosqlite URLs (tests, tools) are served by the inline driver (see db/sqlite_inline.py).
         url = parsed.set(drivername="sqlite+meadhall_inline").render_as_string(hide_password=False)
         # Every checkout ends its own transaction, so the pool's extra rollback on return is skipped.
