@@ -6,6 +6,7 @@ import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import structlog
 from fastapi import APIRouter, Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
@@ -33,6 +34,8 @@ from meadhall.system import routes as system_routes
 from meadhall.web import pages as web_pages
 
 API_PREFIX = "/api/v1"
+
+log = structlog.get_logger("meadhall.app")
 
 
 def api_routers() -> list[APIRouter]:
@@ -69,6 +72,9 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
             # so full collections stay short with thousands of connections open (docs/gateway.md).
             gc.collect()
             gc.freeze()
+            # The one start-up line on a terminal (library chatter is off, meadhall/logs.py): where to
+            # open the service. PUBLIC_URL, not the listen address, is the origin sessions work from.
+            log.info("ready", public_url=settings.PUBLIC_URL, listen=getattr(_app.state, "listen", None))
         try:
             yield
         finally:
@@ -76,6 +82,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
             await stop_gateway(_app, rt)
             if owns_runtime:
                 await rt.close()
+                log.info("stopped")
 
     app = FastAPI(
         title="Meadhall API",

@@ -43,7 +43,10 @@ def configure_logging(level: str = "info", stream: TextIO | None = None) -> None
         root.removeHandler(old)
         old.close()
     root.addHandler(handler)
-    root.setLevel(numeric)
+    # Libraries (Alembic's "Running upgrade", pool notes, uvicorn's start-up lines) speak only for
+    # warnings unless LOG_LEVEL=debug: a terminal running `make run` or a CLI command shows Meadhall's
+    # own lines (structlog, filtered below), not library chatter.
+    root.setLevel(numeric if numeric <= logging.DEBUG else max(numeric, logging.WARNING))
     for name in _QUERY_LOGGERS:
         logging.getLogger(name).setLevel(max(numeric, logging.INFO))
     for noisy in ("uvicorn.access",):

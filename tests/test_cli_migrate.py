@@ -49,6 +49,8 @@ def test_migrate_applies_everything_once(tmp_path: Path, database_env: dict[str,
     first = meadhall("migrate", "--data-dir", str(data_dir), **database_env)
     assert first.returncode == 0, first.stderr
     assert one_json_object(first.stdout) == {"applied": shipped_revisions()}
+    # At the default level no library speaks: no Alembic "Running upgrade", no pool notes.
+    assert first.stderr == "", first.stderr
     if not database_env:
         assert (data_dir / "chat.db").is_file()
 
@@ -77,3 +79,14 @@ def test_invalid_configuration_is_an_error_envelope_on_stderr(tmp_path: Path) ->
     assert "NODE_ID" in error["message"]
     assert not (tmp_path / "data" / "chat.db").exists()
 
+
+
+def test_library_lines_appear_at_debug_only(tmp_path: Path) -> None:
+    """Alembic's lines are held back by the level, not lost: LOG_LEVEL=debug shows them, as JSON on
+    stderr, while stdout stays the one answer."""
+    result = meadhall("migrate", "--data-dir", str(tmp_path / "data"), LOG_LEVEL="debug")
+    assert result.returncode == 0, result.stderr
+    assert one_json_object(result.stdout)["applied"] == shipped_revisions()
+    lines = [json.loads(line) for line in result.stderr.splitlines()]
+    assert any(line.get("logger", "").startswith("alembic") and line["event"].startswith("Running upgrade")
+               for line in lines), result.stderr

@@ -6,13 +6,14 @@ from meadhall.config import Settings
 
 COOKIE_NAME = "__Host-session"
 
+# `Secure` always (API.md 0.9): browsers refuse a `__Host-` cookie without it, and they accept `Secure`
+# cookies from plain-HTTP loopback origins, so `make run` at http://localhost:8000 signs in too.
+_ATTRIBUTES = "Path=/; HttpOnly; SameSite=Lax"
+
 
 def session_cookie(settings: Settings, token: str) -> str:
-    """Set-Cookie value; `Secure` only with TLS (browsers accept `__Host-` without it on localhost)."""
-    value = f"{COOKIE_NAME}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={settings.SESSION_TTL_DAYS * 86400}"
-    return value + "; Secure" if settings.TLS_ENABLED else value
+    return f"{COOKIE_NAME}={token}; {_ATTRIBUTES}; Max-Age={settings.SESSION_TTL_DAYS * 86400}; Secure"
 
 
 def cleared_cookie(settings: Settings) -> str:
-    value = f"{COOKIE_NAME}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0"
-    return value + "; Secure" if settings.TLS_ENABLED else value
+    return f"{COOKIE_NAME}=; {_ATTRIBUTES}; Max-Age=0; Secure"

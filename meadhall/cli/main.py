@@ -32,11 +32,16 @@ def serve(
     except ConfigError as err:
         fail("validation.failed", str(err))
     configure_logging(settings.LOG_LEVEL)
+    service = create_app(settings)
+    service.state.listen = f"{host or settings.HOST}:{port or settings.PORT}"
     uvicorn.run(
-        create_app(settings),
+        service,
         host=host or settings.HOST,
         port=port or settings.PORT,
-        log_level=settings.LOG_LEVEL,
+        # uvicorn's own handlers and levels stay out: its records go through meadhall/logs.py like
+        # every library's (JSON, warnings only unless LOG_LEVEL=debug).
+        log_config=None,
+        log_level=None,
         access_log=False,
         proxy_headers=settings.TRUST_PROXY,
         forwarded_allow_ips="*" if settings.TRUST_PROXY else None,

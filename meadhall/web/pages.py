@@ -1,15 +1,20 @@
-"""GET /invite/{code}: the public invitation page (API.md 3.7.1). Works without a session; the session
-(cookie or Bearer) only decides "already a member". Every value is HTML-escaped by Jinja2's autoescape."""
+"""Pages outside /api/v1. GET /invite/{code}: the public invitation page (API.md 3.7.1); it works without a
+session, the session (cookie or Bearer) only decides "already a member". GET /: a short page about the
+instance while no web client is built (CLIENT.md). GET /static/{name}: the pages' own scripts. Every value
+is HTML-escaped by Jinja2's autoescape."""
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 from jinja2 import Environment, FileSystemLoader
 
+from meadhall import __version__
 from meadhall.api.client import client_ip
 from meadhall.api.limits import take
 from meadhall.api.openapi import errors
@@ -19,6 +24,36 @@ from meadhall.guilds import invites
 
 pages = APIRouter(tags=["pages"])
 
+API_PREFIX = "/api/v1"
+STATIC_DIR = Path(__file__).parent / "static"
+_CONTENT_TYPES = {".js": "application/javascript; charset=utf-8"}
+
+
+@dataclass(frozen=True)
+class StaticFile:
+    body: bytes
+    content_type: str
+    version: str  # content digest: the URL changes with the content, so it may be cached for a year
+
+
+def _load_static() -> dict[str, StaticFile]:
+    """The few files of STATIC_DIR, read once: the route serves only these names (no path from the URL
+    ever reaches the file system)."""
+    found = {}
+    for path in sorted(STATIC_DIR.iterdir()):
+        if path.is_file() and path.suffix in _CONTENT_TYPES:
+            body = path.read_bytes()
+            found[path.name] = StaticFile(body, _CONTENT_TYPES[path.suffix], hashlib.sha256(body).hexdigest()[:16])
+    return found
+
+
+STATIC = _load_static()
+
+
+def static_url(name: str) -> str:
+    return f"/static/{name}?v={STATIC[name].version}"
+
+
 _templates = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"),
     autoescape=True,
@@ -26,6 +61,12 @@ _templates = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+_templates.globals["static_url"] = static_url
+
+STATIC_HEADERS = {
+    "Cache-Control": "public, max-age=31536000, immutable",
+    "X-Content-Type-Options": "nosniff",
+}
 
 HEADERS = {
     "Cache-Control": "no-store",
@@ -58,3 +99,31 @@ async def invite_page(request: Request, code: str) -> HTMLResponse:
             raise
         return render("invite_not_found.html", {}, status_code=404)
     return render("invite.html", {**preview, "signed_in": principal is not None})
+
+
+@pages.get(
+    "/",
+    response_class=HTMLResponse,
+    summary="Front page (HTML) while no web client is built",
+    description="A short page naming the instance and its version, saying how to build the web client, "
+                "with links to the OpenAPI document and the meta payload.",
+)
+async def home_page(request: Request) -> HTMLResponse:
+    settings = request.app.state.runtime.settings
+    return render("home.html", {"public_url": settings.PUBLIC_URL, "host": settings.public_host,
+                                "version": __version__, "api_prefix": API_PREFIX})
+
+
+@pages.get(
+    "/static/{name}",
+    response_class=Response,
+    responses={200: {"content": {"application/javascript": {}}, "description": "The file"},
+               **errors("route.not_found")},
+    summary="Scripts of the server-rendered pages",
+    description="Served with a one-year cache: the pages reference them with a content digest (`?v=`).",
+)
+async def static_file(name: str) -> Response:
+    found = STATIC.get(name)
+    if found is None:
+        raise AppError("route.not_found")
+    return Response(found.body, media_type=found.content_type, headers=STATIC_HEADERS)

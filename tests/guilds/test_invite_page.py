@@ -1,7 +1,10 @@
-"""GET /invite/{code}: the public HTML invitation page (API.md 3.7.1)."""
+"""GET /invite/{code}: the public HTML invitation page (API.md 3.7.1), and what its "Accept invitation"
+does: a same-origin script (allowed by the page's CSP) posting to /api/v1/invites/{code} with the session
+cookie, checked by the service's Origin rule (API.md 0.9)."""
 
 from __future__ import annotations
 
+import hashlib
 import html
 import re
 from typing import Any
@@ -58,9 +61,12 @@ async def test_page_without_a_session(client, invited):
     assert "Alice of the Hall invited you to join" in page
     assert meta(page, "og:title") == "Mead Hall"
     assert meta(page, "og:description") == "Mead and songs"
-    assert meta(page, "og:url") == f"http://localhost/invite/{code}"
+    # PUBLIC_URL's default carries the port the service listens on (API.md 2.18 and section 6).
+    assert meta(page, "og:url") == f"http://localhost:8000/invite/{code}"
+    assert invited["invite"]["url"] == f"http://localhost:8000/invite/{code}"
     # Not signed in: the button is a link to the sign-in page that comes back here.
     assert f'href="/login?next=/invite/{code}"' in page
+    assert "Sign in to accept this invitation" in page
     assert "Accept invitation" in page
     assert "<button" not in page
     # No inline script or style: the CSP would block them anyway.
@@ -79,8 +85,18 @@ async def test_page_signed_in_offers_the_button(client, accounts, invited):
     assert f'data-code="{code}"' in button.group(0)
     assert f'data-endpoint="/api/v1/invites/{code}"' in button.group(0)
     assert f'data-guild-id="{invited["guild"]["id"]}"' in button.group(0)
+    assert f'data-channel-id="{invited["guild"]["system_channel_id"]}"' in button.group(0)
+    assert 'id="invite-status" role="status"' in page
     assert "/login?next=" not in page
     assert "already a member" not in page
+    # The button works through a script file of the service: the CSP allows `'self'` scripts, no inline.
+    scripts = re.findall(r"<script([^>]*)>(.*?)</script>", page, re.S)
+    assert len(scripts) == 1, scripts
+    attributes, inline = scripts[0]
+    assert inline.strip() == ""
+    src = re.search(r'src="([^"]+)"', attributes)
+    assert src and src.group(1).startswith("/static/invite.js?v="), attributes
+    assert r.headers["content-security-policy"] == CSP
 
 
 async def test_page_with_a_session_cookie_knows_a_member(client, invited):
@@ -169,3 +185,72 @@ async def test_page_is_outside_the_api_prefix(client, invited):
     r = await client.get(f"/api/v1/invite/{invited['invite']['code']}")
     assert r.status_code == 404
     assert r.json()["error"]["code"] == "route.not_found"
+
+
+async def test_the_accept_script_is_served_as_javascript(client, accounts, invited):
+    bob = await accounts.register("bob")
+    page = (await client.get(f"/invite/{invited['invite']['code']}", headers=bob.headers)).text
+    src = html.unescape(re.search(r'<script src="([^"]+)"', page).group(1))
+    r = await client.get(src)
+    assert r.status_code == 200
+    assert r.headers["content-type"].split(";")[0] == "application/javascript"
+    assert r.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert r.headers["x-content-type-options"] == "nosniff"
+    script = r.text
+    # What the script sends is what the end-to-end test below sends: a POST to the button's endpoint with
+    # the cookie; it reads the error envelope's message and guides to sign-in on 401.
+    assert "button.dataset.endpoint" in script and 'method: "POST"' in script
+    assert 'credentials: "same-origin"' in script
+    assert "body.error.message" in script and "/login?next=" in script
+    # The version in the URL is the content's digest: a changed script gets a new URL.
+    assert src.split("?v=")[1] == hashlib.sha256(r.content).hexdigest()[:16]
+
+
+async def test_unknown_static_names_are_404(client):
+    for name in ["nope.js", "..%2Fpages.py", "invite.html"]:
+        r = await client.get(f"/static/{name}")
+        assert r.status_code == 404, name
+    assert (await client.get("/static/../web/pages.py")).status_code == 404
+
+
+async def test_accept_with_a_cookie_session_from_the_public_origin_joins(client, accounts, rt, invited):
+    """The request the page's script makes: POST with the session cookie; the browser adds the page's
+    Origin, which is PUBLIC_URL's origin (http://localhost:8000 by default)."""
+    code = invited["invite"]["code"]
+    bob = await accounts.register("bob")
+    assert rt.settings.public_origin == "http://localhost:8000"
+    client.cookies.set("__Host-session", bob["token"])
+    try:
+        page = (await client.get(f"/invite/{code}")).text
+        endpoint = re.search(r'data-endpoint="([^"]+)"', page).group(1)
+        r = await client.post(endpoint, headers={"Origin": "http://localhost:8000", "Accept": "application/json"})
+        assert r.status_code == 200, r.text
+        assert r.json() == {"guild_id": invited["guild"]["id"]}
+        page = (await client.get(f"/invite/{code}")).text
+    finally:
+        client.cookies.clear()
+    assert "You are already a member of this server." in page
+    assert "2 members<" in page
+
+
+async def test_accept_from_a_foreign_origin_is_refused_in_words(client, accounts, invited):
+    code = invited["invite"]["code"]
+    bob = await accounts.register("bob")
+    client.cookies.set("__Host-session", bob["token"])
+    try:
+        for origin in ["http://evil.example", "http://127.0.0.1:8000", "http://localhost:8001"]:
+            r = await client.post(f"/api/v1/invites/{code}", headers={"Origin": origin})
+            assert r.status_code == 403, origin
+            # The script shows this message to the visitor.
+            assert r.json()["error"]["code"] == "auth.origin_mismatch"
+            assert r.json()["error"]["message"]
+    finally:
+        client.cookies.clear()
+    page = (await client.get(f"/invite/{code}")).text
+    assert "1 member<" in page
+
+
+async def test_accept_without_a_session_is_401(client, invited):
+    r = await client.post(f"/api/v1/invites/{invited['invite']['code']}", headers={"Origin": "http://localhost:8000"})
+    assert r.status_code == 401
+    assert r.json()["error"]["code"] == "auth.unauthorized"

@@ -1,0 +1,71 @@
+// "Accept invitation" on the public invitation page (API.md 3.7.1). A file of its own because the
+// page's Content-Security-Policy allows scripts from the service only (`script-src 'self'`), never inline.
+// The request is a same-origin fetch that carries the session cookie; the browser adds the Origin header,
+// which the service compares with PUBLIC_URL (API.md 0.9).
+"use strict";
+
+(function () {
+  const button = document.getElementById("accept-invitation");
+  const status = document.getElementById("invite-status");
+  if (!button || button.tagName !== "BUTTON" || !status) {
+    return;
+  }
+
+  function say(text, link) {
+    status.textContent = text;
+    if (link) {
+      const a = document.createElement("a");
+      a.href = link.href;
+      a.textContent = link.text;
+      status.append(" ", a);
+    }
+  }
+
+  const signIn = { href: "/login?next=" + encodeURIComponent(location.pathname), text: "Sign in" };
+
+  async function errorMessage(response) {
+    try {
+      const body = await response.json();
+      if (body && body.error && typeof body.error.message === "string") {
+        return body.error.message;
+      }
+    } catch (_) {
+      // Not the error envelope (a proxy's page, say): fall back to the status below.
+    }
+    return "The server answered " + response.status + ".";
+  }
+
+  button.addEventListener("click", async function () {
+    button.disabled = true;
+    say("Joining…");
+    let response;
+    try {
+      response = await fetch(button.dataset.endpoint, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { Accept: "application/json" },
+      });
+    } catch (_) {
+      say("The server could not be reached. Check your connection and try again.");
+      button.disabled = false;
+      return;
+    }
+    if (response.ok) {
+      const body = await response.json();
+      const guildId = body.guild_id || button.dataset.guildId;
+      say("You joined the server.", {
+        href: "/channels/" + guildId + "/" + button.dataset.channelId,
+        text: "Open it",
+      });
+      button.hidden = true;
+      return;
+    }
+    if (response.status === 401) {
+      say("You are not signed in any more. Sign in, then accept the invitation again.", signIn);
+      return;
+    }
+    say("The invitation could not be accepted: " + (await errorMessage(response)));
+    // A refusal that may pass (rate limit, a server error) can be tried again; the others cannot.
+    button.disabled = !(response.status === 429 || response.status >= 500);
+  });
+})();
