@@ -11,7 +11,7 @@ from typing import Any
 
 import structlog
 from argon2 import PasswordHasher
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from meadhall.config import Settings
 from meadhall.core.clock import Clock
@@ -23,10 +23,45 @@ from meadhall.db.engine import create_engine
 from meadhall.db.migrate import migrate
 from meadhall.db.uow import UnitOfWork, unit_of_work
 from meadhall.filestore import FileStore, LocalFileStore
+from meadhall.metrics import Metrics
 from meadhall.realtime.bus import LocalBus, RedisBus
 from meadhall.realtime.jobs import Jobs
 
 log = structlog.get_logger("meadhall.runtime")
+
+# A hung or unreachable dependency must answer 503 within seconds, not hold the request (API.md 0.7):
+# Redis answers in well under a millisecond when healthy, so these bounds only ever cut off an outage.
+REDIS_CONNECT_TIMEOUT = 2.0
+REDIS_SOCKET_TIMEOUT = 2.0
+# One quick retry covers a pooled connection that Redis dropped (restart, idle timeout); more would only
+# stretch an outage's answer.
+REDIS_RETRIES = 1
+# asyncpg waits 60 s for a connection by default; a stopped or hung PostgreSQL answers 503 after this.
+DATABASE_CONNECT_TIMEOUT = 5.0
+
+
+def redis_client(url: str, *, socket_timeout: float | None = REDIS_SOCKET_TIMEOUT) -> Any:
+    """A redis-py asyncio client with bounded connects and reads. The bus subscriber passes
+    `socket_timeout=None`: it waits for messages indefinitely by design (pub/sub reads block)."""
+    import redis.asyncio as aioredis
+    from redis.asyncio.retry import Retry
+    from redis.backoff import ExponentialBackoff
+
+    return aioredis.from_url(
+        url, decode_responses=True, socket_connect_timeout=REDIS_CONNECT_TIMEOUT, socket_timeout=socket_timeout,
+        socket_keepalive=True, retry=Retry(ExponentialBackoff(cap=0.2, base=0.05), REDIS_RETRIES),
+        health_check_interval=30 if socket_timeout is None else 0,
+    )
+
+
+def _bound_database_connects(engine: Any) -> None:
+    """Give PostgreSQL connection attempts a time limit (SQLite opens a local file)."""
+    if engine.dialect.name != "postgresql":
+        return
+
+    @event.listens_for(engine.sync_engine, "do_connect")
+    def _on_connect(_dialect, _record, _cargs, cparams):  # type: ignore[no-untyped-def]
+        cparams.setdefault("timeout", DATABASE_CONNECT_TIMEOUT)
 
 
 class Runtime:
@@ -41,17 +76,20 @@ class Runtime:
         self.clock = clock or Clock()
         self.ids = SnowflakeGenerator(settings.NODE_ID)
         self.engine = create_engine(settings.database_url)
+        _bound_database_connects(self.engine)
+        # None unless METRICS_ENABLED: the request and delivery paths skip all counting then.
+        self.metrics: Metrics | None = Metrics() if settings.METRICS_ENABLED else None
         self.redis: Any = None
         self.redis_prefix = redis_prefix
         if settings.REDIS_URL:
-            import redis.asyncio as aioredis
-
-            self.redis = aioredis.from_url(settings.REDIS_URL, decode_responses=True)
+            self.redis = redis_client(settings.REDIS_URL)
             self.store: MemoryStore | RedisStore = RedisStore(self.redis, prefix=redis_prefix)
-            self.bus: LocalBus = RedisBus(self.redis, channel=f"{redis_prefix}:events")
+            self.bus: LocalBus = RedisBus(self.redis, channel=f"{redis_prefix}:events",
+                                          subscriber=redis_client(settings.REDIS_URL, socket_timeout=None))
         else:
             self.store = MemoryStore()
             self.bus = LocalBus()
+        self.bus.metrics = self.metrics
         self.limiter = Limiter(self.store, settings.RATE_LIMITS)
         self.jobs = Jobs(self.store, self.clock)
         # File content under DATA_DIR/files (a shared volume when several nodes run).
@@ -66,6 +104,9 @@ class Runtime:
         self.code_hasher = PasswordHasher(time_cost=2, memory_cost=19_456, parallelism=1)
         # Slow hashes run off the event loop, at most one per core at a time (bounds memory too).
         self.hash_pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2), thread_name_prefix="hash")
+        self.hash_pending = 0  # submitted to the pool and not finished (the metrics' queue gauge)
+        if self.metrics is not None:
+            self.metrics.watch_hash_pool(lambda: self.hash_pending)
         self.started = False
         self.applied_migrations: list[str] = []
 
@@ -90,7 +131,11 @@ class Runtime:
 
     async def off_loop(self, fn: Any, *args: Any) -> Any:
         """Run CPU-heavy work (password and code hashing) in the hashing pool."""
-        return await asyncio.get_running_loop().run_in_executor(self.hash_pool, fn, *args)
+        self.hash_pending += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.hash_pool, fn, *args)
+        finally:
+            self.hash_pending -= 1
 
     def now_ts(self) -> float:
         return self.clock.timestamp()

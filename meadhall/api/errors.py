@@ -2,14 +2,67 @@
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
+import redis.exceptions as redis_errors
+import sqlalchemy.exc as sa_errors
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from meadhall.core.errors import AppError
+
+# Seconds a client is asked to wait after 503 `service.unavailable`: long enough for a restarted Redis or
+# PostgreSQL, or a failover, to come back.
+UNAVAILABLE_RETRY_AFTER = 5
+
+# Local file-system failures are OSErrors too, but they are not an unreachable dependency.
+_FILE_ERRORS = (FileNotFoundError, FileExistsError, PermissionError, IsADirectoryError, NotADirectoryError)
+
+
+def _asyncpg_connection_errors() -> tuple[type[BaseException], ...]:
+    try:
+        import asyncpg
+    except ImportError:  # SQLite-only installations
+        return ()
+    return (asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError, asyncpg.TooManyConnectionsError,
+            asyncpg.InterfaceError)
+
+
+_ASYNCPG_DOWN = _asyncpg_connection_errors()
+
+
+def _is_outage(exc: BaseException) -> bool:
+    if isinstance(exc, redis_errors.ConnectionError | redis_errors.TimeoutError):
+        return True  # Redis unreachable, refused, hung (socket timeout), or reset mid-command
+    if isinstance(exc, sa_errors.TimeoutError):
+        return True  # no pooled database connection came free in time
+    if isinstance(exc, sa_errors.DBAPIError) and exc.connection_invalidated:
+        return True  # the database dropped the connection
+    if isinstance(exc, _ASYNCPG_DOWN):
+        return True
+    if isinstance(exc, TimeoutError | ConnectionError | socket.gaierror):
+        return True  # connect refused or timed out (asyncpg raises these unwrapped at connect)
+    return isinstance(exc, OSError) and not isinstance(exc, _FILE_ERRORS)
+
+
+def outage(exc: BaseException) -> AppError | None:
+    """503 `service.unavailable` (with Retry-After) when `exc` means that a dependency (database, Redis)
+    is down, hung or unreachable (API.md 0.7); None for any other failure. Drivers wrap their errors
+    (SQLAlchemy around asyncpg, redis-py around sockets), so the causes are inspected too."""
+    seen = 0
+    current: BaseException | None = exc
+    while current is not None and seen < 6:
+        if _is_outage(current):
+            err = AppError("service.unavailable")
+            err.headers["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER)
+            return err
+        orig = getattr(current, "orig", None)  # SQLAlchemy's DBAPIError keeps the driver's error here
+        current = orig if isinstance(orig, BaseException) else (current.__cause__ or current.__context__)
+        seen += 1
+    return None
 
 
 def error_response(err: AppError) -> JSONResponse:

@@ -1,18 +1,24 @@
-"""Pure ASGI middleware: request id, access log, JSON body cap, rate-limit headers, and the last-resort
-500 handler (no stack trace in the body; the trace is logged with the request id)."""
+"""Pure ASGI middleware: request id (bound to the log context with the client address), access log,
+request metrics, JSON body cap, rate-limit headers, and the last-resort handlers: 503 when a dependency
+is down (api/errors.py `outage`), else 500 (no stack trace in the body; the trace is logged with the
+request id)."""
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from random import getrandbits
 from typing import Any
 
 import structlog
 from fastapi import HTTPException
+from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from meadhall.api.client import client_ip
+from meadhall.api.errors import outage
 from meadhall.api.limits import STATE_KEY
 from meadhall.core.errors import AppError
 
@@ -27,6 +33,9 @@ EXTRA_HEADERS_KEY = "response_headers"
 # (files/upload.py). A multipart body sent to any other route stays under the 1 MiB cap.
 UPLOAD_BODY_KEY = "upload_body"
 log = structlog.get_logger("meadhall.http")
+# An X-Request-ID set by the trusted proxy is kept when it is a plain token (visible ASCII, at most 128
+# characters): it lands in every log line, so nothing that could break a line or a log query passes.
+_SANE_REQUEST_ID = re.compile(r"[\x21-\x7e]{1,128}")
 
 
 class _BodyTooLarge(HTTPException):
@@ -81,13 +90,26 @@ def _route_template(scope: Scope) -> str:
 
 
 def _body_headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
-    """Content-Type and Content-Length, the two headers the body checks read."""
+    """Content-Type and Content-Length, the two headers the body checks read, and X-Request-ID."""
     found = {}
     for name, value in raw:
         key = name.lower()
-        if key in (b"content-type", b"content-length"):
+        if key in (b"content-type", b"content-length", b"x-request-id"):
             found[key.decode()] = value.decode("latin-1")
     return found
+
+
+def _request_id(scope: Scope, headers: dict[str, str]) -> str:
+    """The proxy's X-Request-ID when TRUST_PROXY is on and it is sane; otherwise a new one (a client
+    must not choose the id its requests are logged under)."""
+    incoming = headers.get("x-request-id")
+    if incoming is not None and _SANE_REQUEST_ID.fullmatch(incoming):
+        app = scope.get("app")
+        if app is not None and app.state.runtime.settings.TRUST_PROXY:
+            return incoming
+    # Correlation ids, not secrets: 128 bits of the process's PRNG (reseeded in forked children) cost
+    # a fraction of uuid4's os.urandom call on every request.
+    return f"{getrandbits(128):032x}"
 
 
 _ACCESS_LOG: list[Any] = []  # [(structlog configuration key, bound logger)]
@@ -115,13 +137,14 @@ class RequestMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        # Correlation ids, not secrets: 128 bits of the process's PRNG (reseeded in forked children) cost
-        # a fraction of uuid4's os.urandom call on every request.
-        request_id = f"{getrandbits(128):032x}"
-        scope.setdefault("state", {})["request_id"] = request_id
         started = time.perf_counter()
-        status_holder: dict[str, Any] = {"status": 500, "sent": False}
         headers = _body_headers(scope["headers"])
+        request_id = _request_id(scope, headers)
+        scope.setdefault("state", {})["request_id"] = request_id
+        # Every log line written while this request runs (services, drivers) carries both.
+        tokens = structlog.contextvars.bind_contextvars(request_id=request_id,
+                                                        client_ip=client_ip(HTTPConnection(scope)))
+        status_holder: dict[str, Any] = {"status": 500, "sent": False}
         is_upload = headers.get("content-type", "").startswith("multipart/")
 
         async def send_wrapper(message: Message) -> None:
@@ -131,9 +154,13 @@ class RequestMiddleware:
                 raw = list(message.get("headers", []))
                 present = {k.lower() for k, _ in raw}
                 raw.append((b"x-request-id", request_id.encode()))
-                # Headers that dependencies ask for (session rotation), on success and error alike.
+                # Headers that dependencies ask for (session rotation), on success and error alike. Their
+                # Cache-Control replaces the route's: an answer carrying a new token must not be stored.
                 for name, value in scope.get("state", {}).get(EXTRA_HEADERS_KEY, []):
-                    raw.append((name.lower().encode(), value.encode()))
+                    key = name.lower().encode()
+                    if key == b"cache-control":
+                        raw = [(k, v) for k, v in raw if k.lower() != key]
+                    raw.append((key, value.encode()))
                 decision = scope.get("state", {}).get(STATE_KEY)
                 if decision is not None and b"x-ratelimit-bucket" not in present:
                     raw.extend((k.lower().encode(), v.encode()) for k, v in decision.headers().items())
@@ -162,22 +189,33 @@ class RequestMiddleware:
         except _BodyTooLarge:
             if not status_holder["sent"]:
                 await self._send_error(send_wrapper, AppError("request.too_large"))
-        except Exception:
-            log.exception("unhandled error", request_id=request_id, route=_route_template(scope))
+        except Exception as exc:
+            unavailable = outage(exc)
+            if unavailable is not None:
+                log.warning("dependency unavailable", route=_route_template(scope), error=repr(exc))
+            else:
+                log.exception("unhandled error", request_id=request_id, route=_route_template(scope))
             if not status_holder["sent"]:
-                err = AppError("internal.error", request_id=request_id)
+                err = unavailable or AppError("internal.error", request_id=request_id)
                 await self._send_error(send_wrapper, err)
         finally:
+            elapsed = time.perf_counter() - started
+            route = _route_template(scope)
             access = _access_log()
             if access is not None:
                 access.info(
                     "request",
                     request_id=request_id,
                     method=scope.get("method"),
-                    route=_route_template(scope),
+                    route=route,
                     status=status_holder["status"],
-                    latency_ms=round((time.perf_counter() - started) * 1000, 2),
+                    latency_ms=round(elapsed * 1000, 2),
                 )
+            app = scope.get("app")
+            metrics = app.state.runtime.metrics if app is not None else None
+            if metrics is not None:
+                metrics.observe_request(scope["method"], route, status_holder["status"], elapsed)
+            structlog.contextvars.reset_contextvars(**tokens)
 
     @staticmethod
     async def _send_error(send: Send, err: AppError) -> None:
@@ -186,7 +224,8 @@ class RequestMiddleware:
             {
                 "type": "http.response.start",
                 "status": err.status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            *((k.lower().encode(), v.encode()) for k, v in err.headers.items())],
             }
         )
         await send({"type": "http.response.body", "body": body})

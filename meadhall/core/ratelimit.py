@@ -39,6 +39,7 @@ _TABLE = [
     Bucket("global", 1200, 60, "user"),
     Bucket("auth.register", 30, 3600, "ip"),
     Bucket("auth.login", 30, 60, "ip"),
+    Bucket("gateway.connect", 60, 60, "ip"),
     Bucket("auth.lockout", 5, 900, "login"),
     Bucket("auth.step_up", 10, 60, "user"),
     Bucket("auth.password", 5, 60, "user"),

@@ -16,14 +16,17 @@ from fastapi import APIRouter, WebSocket
 from fastapi.responses import JSONResponse
 
 from meadhall.accounts.presence import touch
+from meadhall.api.client import client_key
+from meadhall.api.errors import outage
 from meadhall.auth.cookies import COOKIE_NAME
-from meadhall.core.errors import AppError
+from meadhall.core.errors import AppError, rate_limited
 from meadhall.gateway import protocol as p
 from meadhall.gateway.auth import GatewayIdentity, Refused, identify
 from meadhall.gateway.connection import Connection
-from meadhall.gateway.hub import GatewaySession, Hub, State, new_session_id
+from meadhall.gateway.hub import EVICT, GatewaySession, Hub, State, new_session_id
 from meadhall.gateway.ready import ready_payload
 from meadhall.gateway.resume import ATTACHED_TTL, Owner
+from meadhall.realtime.events import Event
 from meadhall.runtime import Runtime
 
 router = APIRouter()
@@ -35,6 +38,10 @@ async def gateway(websocket: WebSocket) -> None:
     """The realtime gateway: a WebSocket carrying JSON frames (HELLO, IDENTIFY or RESUME, heartbeats,
     dispatches). Authenticated by the token in IDENTIFY, or by the session cookie read at the handshake."""
     rt: Runtime = websocket.app.state.runtime
+    refused = await _handshake_limit(rt, websocket)
+    if refused is not None:
+        await _refuse(websocket, refused)  # API.md 4.1: HTTP 429 at the handshake
+        return
     cookie = websocket.cookies.get(COOKIE_NAME)
     origin = websocket.headers.get("origin")
     if cookie and origin and origin.rstrip("/") != rt.settings.public_origin:
@@ -48,10 +55,27 @@ async def gateway(websocket: WebSocket) -> None:
     await GatewayReader(rt, websocket.app.state.hub, websocket, cookie).run()
 
 
+async def _handshake_limit(rt: Runtime, websocket: WebSocket) -> AppError | None:
+    """Every handshake takes a token of `gateway.connect` for its client address (API.md 5.2); the
+    refusal to answer, if any (429, or 503 when the shared store is down)."""
+    try:
+        decision = await rt.limiter.hit("gateway.connect", client_key(websocket), rt.now_ts())
+    except Exception as exc:
+        unavailable = outage(exc)
+        if unavailable is None:
+            raise
+        log.warning("gateway handshake refused: dependency unavailable", error=repr(exc))
+        return unavailable
+    if decision.allowed:
+        return None
+    return rate_limited(decision.bucket, decision.retry_after, decision.headers())
+
+
 async def _refuse(websocket: WebSocket, err: AppError) -> None:
     """Answer the upgrade with an HTTP error in the usual envelope (plain 403 where the server cannot)."""
     if "websocket.http.response" in websocket.scope.get("extensions", {}):
-        await websocket.send_denial_response(JSONResponse(err.body(), status_code=err.status))
+        response = JSONResponse(err.body(), status_code=err.status, headers=err.headers)
+        await websocket.send_denial_response(response)
     else:
         await websocket.close()
 
@@ -87,6 +111,7 @@ class GatewayReader:
         self.rate = FrameRate()
         self.task = asyncio.current_task()
         self.conn = Connection(self._send, self._close, self.timing.max_queued_frames, self._overflow)
+        self.conn_id = new_session_id()  # what the per-user connection cap counts (gateway/caps.py)
 
     async def _send(self, frame: str) -> None:
         await self.ws.send_text(frame)
@@ -133,6 +158,10 @@ class GatewayReader:
         finally:
             if self.gs is not None:
                 await self.hub.detach(self.gs, self.conn)
+            try:
+                await self.hub.release(self.conn_id)
+            except Exception:  # a shared store outage: the entry goes stale without heartbeats instead
+                log.warning("gateway connection cap entry not released", exc_info=True)
             await self.conn.finish()
 
     async def _handle(self, message: dict[str, Any], now: float) -> int | None:
@@ -170,8 +199,17 @@ class GatewayReader:
         self.last_heartbeat = now
         if self.gs is not None and self.who is not None:
             await self.hub.heartbeat(self.gs)
+            await self.hub.caps.refresh(self.who.user_id, self.conn_id, self.rt.clock.timestamp())
             await touch(self.rt, self.who.user_id, in_client=True)
         return None
+
+    async def _count(self, gs: GatewaySession) -> None:
+        """Count this identified connection against its user's cap; over it, the user's oldest
+        connections are closed with 4013 by the nodes holding them (API.md 4.1)."""
+        stale_before = self.rt.clock.timestamp() - p.stale_after(self.timing)
+        evicted = await self.hub.attach(self.conn_id, gs, self.conn, stale_before)
+        if evicted:
+            await self.rt.bus.publish([Event(EVICT, {"connections": evicted}, ())])
 
     async def _who(self, d: Any) -> GatewayIdentity | int:
         """The identity of IDENTIFY/RESUME's token (or the handshake cookie), or the close code after
@@ -195,6 +233,7 @@ class GatewayReader:
         await self.hub.store.open(gs.id, Owner(who.user_id, who.session_id), self.rt.clock.timestamp())
         self.hub.register(gs)  # from here on its events are held until READY has gone out
         self.gs, self.who, self.last_heartbeat = gs, who, now
+        await self._count(gs)
         ready = await ready_payload(self.rt, who, gs.id)
         if ready is None:
             self.conn.send(p.invalid_session("unauthorized", False))
@@ -243,6 +282,7 @@ class GatewayReader:
             self.conn.send(p.invalid_session("session_expired", False))
             return None
         await self.hub.store.keep(sid, ATTACHED_TTL, self.rt.clock.timestamp())
+        await self._count(gs)
         await self.hub.finish_resume(gs, seq, replay.frames)
         self.last_heartbeat = asyncio.get_running_loop().time()
         await touch(self.rt, who.user_id, in_client=True)

@@ -22,8 +22,10 @@ import structlog
 
 from meadhall.core.clock import Clock
 from meadhall.gateway import protocol
+from meadhall.gateway.caps import ConnectionCaps, MemoryConnectionCaps
 from meadhall.gateway.connection import Connection
 from meadhall.gateway.resume import ATTACHED_TTL, RESUME_WINDOW, Append, ResumeStore, appended_seq
+from meadhall.metrics import Metrics
 from meadhall.realtime.events import Event
 
 log = structlog.get_logger("meadhall.gateway")
@@ -33,6 +35,9 @@ SESSION_INVALIDATED = "SESSION_INVALIDATED"
 # never dispatched to a client): see `Hub.hand_over`.
 ADOPT = "GATEWAY_ADOPT"
 HAND_OVER_WAIT = 2.0  # seconds a stopping node waits for its request to come back through the bus
+# A node's request that whichever node holds these connections closes them with 4013: the user went over
+# the connection cap (API.md 4.1, gateway/caps.py). Internal, like ADOPT.
+EVICT = "GATEWAY_EVICT"
 
 
 class State(Enum):
@@ -59,11 +64,16 @@ def new_session_id() -> str:
 
 
 class Hub:
-    def __init__(self, store: ResumeStore, clock: Clock) -> None:
+    def __init__(self, store: ResumeStore, clock: Clock, caps: ConnectionCaps | None = None,
+                 metrics: Metrics | None = None) -> None:
         self.store = store
         self.clock = clock
+        self.caps: ConnectionCaps = caps or MemoryConnectionCaps()
+        self.metrics = metrics
         self.sessions: dict[str, GatewaySession] = {}
         self.by_user: dict[int, list[GatewaySession]] = {}
+        # This node's identified connections by connection id (what the cap counts), with their session.
+        self.attached: dict[str, tuple[GatewaySession, Connection]] = {}
         # Numbering and handing over frames happen under one lock, so sequence numbers follow bus order
         # even while a Redis round trip is in flight.
         self._lock = asyncio.Lock()
@@ -92,6 +102,32 @@ class Hub:
     def connection_count(self) -> int:
         return sum(1 for gs in self.sessions.values() if gs.conn is not None)
 
+    # ---- connection cap (API.md 4.1) -----------------------------------------------------------
+
+    async def attach(self, conn_id: str, gs: GatewaySession, conn: Connection, stale_before: float) -> list[str]:
+        """Count an identified connection against its user's cap; returns the connection ids to close
+        with 4013 (the caller asks every node through the bus: they may live anywhere)."""
+        self.attached[conn_id] = (gs, conn)
+        return await self.caps.attach(gs.user_id, conn_id, self.clock.timestamp(), stale_before)
+
+    async def release(self, conn_id: str) -> None:
+        entry = self.attached.pop(conn_id, None)
+        if entry is not None:
+            await self.caps.release(entry[0].user_id, conn_id)
+
+    async def _evict(self, ev: Event) -> None:
+        for conn_id in ev.data.get("connections", ()):
+            entry = self.attached.pop(conn_id, None)
+            if entry is None:
+                continue
+            gs, conn = entry
+            log.info("gateway connection replaced (connection cap)", user_id=gs.user_id)
+            if gs.conn is conn:
+                # The client is told not to come back (4013), so its session is not kept for RESUME.
+                await self._end([gs], protocol.CLOSE_REPLACED)
+            else:
+                conn.close(protocol.CLOSE_REPLACED)
+
     # ---- delivery ------------------------------------------------------------------------------
 
     def _targets(self, ev: Event) -> list[GatewaySession]:
@@ -113,6 +149,9 @@ class Hub:
         """The bus handler: deliver one event to this node's gateway sessions."""
         if ev.type == ADOPT:
             self._adopt(ev)
+            return
+        if ev.type == EVICT:
+            await self._evict(ev)
             return
         if not self.by_user:
             return
@@ -137,6 +176,8 @@ class Hub:
         event_id = ev.id or new_session_id()
         results = await self.store.append_event([gs.id for gs in numbered], event_id, ev.type, payload,
                                                 self.clock.timestamp())
+        if self.metrics is not None:
+            self.metrics.events_delivered.inc(len(numbered))
         for gs, result in zip(numbered, results, strict=True):
             seq = appended_seq(result)
             if seq is None:

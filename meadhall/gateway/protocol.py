@@ -29,6 +29,7 @@ CLOSE_RATE_LIMITED = 4008
 CLOSE_TIMED_OUT = 4009
 CLOSE_INVALIDATED = 4010
 CLOSE_BAD_VERSION = 4012
+CLOSE_REPLACED = 4013  # the user went over the connection cap and this was the oldest connection
 
 MAX_FRAME_BYTES = 64 * 1024
 FRAMES_PER_WINDOW = 120
@@ -45,6 +46,12 @@ class Timing:
     heartbeat_timeout: float = 45.0
     # Close a client whose outgoing queue holds this many frames (it reads too slowly); it can RESUME.
     max_queued_frames: int = 512
+
+
+def stale_after(timing: Timing) -> float:
+    """Seconds after its last heartbeat when a connection's entry in the shared connection cap is taken
+    for one of a crashed node: a live connection heartbeats within `heartbeat_timeout` or is closed."""
+    return 2 * timing.heartbeat_timeout
 
 
 def encode(op: int, d: Any = None) -> str:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from meadhall.accounts import presence
+from meadhall.gateway.caps import ConnectionCaps, MemoryConnectionCaps, RedisConnectionCaps
 from meadhall.gateway.endpoint import router
 from meadhall.gateway.hub import Hub
-from meadhall.gateway.protocol import Timing
+from meadhall.gateway.protocol import Timing, stale_after
 from meadhall.gateway.resume import MemoryResumeStore, RedisResumeStore, ResumeStore
 from meadhall.runtime import Runtime
 
@@ -17,9 +18,14 @@ HUB_SWEEP_EVERY = 10.0
 def install_gateway(app: FastAPI, rt: Runtime) -> Hub:
     store: ResumeStore = (RedisResumeStore(rt.redis, prefix=rt.redis_prefix) if rt.redis is not None
                           else MemoryResumeStore())
-    hub = Hub(store, rt.clock)
+    timing = Timing()
+    caps: ConnectionCaps = (RedisConnectionCaps(rt.redis, rt.redis_prefix, stale_after(timing)) if rt.redis is not None
+                            else MemoryConnectionCaps())
+    hub = Hub(store, rt.clock, caps, rt.metrics)
+    if rt.metrics is not None:
+        rt.metrics.watch_connections(hub.connection_count)
     app.state.hub = hub
-    app.state.gateway_timing = Timing()
+    app.state.gateway_timing = timing
     app.include_router(router)
 
     async def sweep_hub() -> None:

@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import structlog
 
+from meadhall.metrics import Metrics
 from meadhall.realtime.events import Event
 
 Handler = Callable[[Event], Awaitable[None]]
@@ -21,6 +23,7 @@ log = structlog.get_logger("meadhall.bus")
 class LocalBus:
     def __init__(self) -> None:
         self._handlers: list[Handler] = []
+        self.metrics: Metrics | None = None  # set by the runtime when METRICS_ENABLED
 
     def subscribe(self, handler: Handler) -> None:
         self._handlers.append(handler)
@@ -30,7 +33,11 @@ class LocalBus:
             self._handlers.remove(handler)
 
     async def publish(self, events: list[Event]) -> None:
+        metrics = self.metrics
+        published = time.time() if metrics is not None else 0.0
         for ev in events:
+            if metrics is not None:  # in-process: the time the batch's earlier events took to deliver
+                metrics.observe_bus_lag(published)
             await self._dispatch(ev)
 
     async def _dispatch(self, ev: Event) -> None:
@@ -47,19 +54,38 @@ class LocalBus:
         self._handlers.clear()
 
 
-class RedisBus(LocalBus):
-    """Publishes every event on one channel; a reader task hands received events to local handlers."""
+def _stamped(raw: str, published: float) -> str:
+    """The event's JSON object with its publication time (wall clock, comparable across nodes) as
+    its first member `p`; `Event.from_json` ignores members it does not know."""
+    return f'{{"p":{published:.6f},{raw[1:]}'
 
-    def __init__(self, client: Any, channel: str = "meadhall:events") -> None:
+
+def _published_at(raw: str) -> float:
+    if raw.startswith('{"p":'):
+        try:
+            return float(raw[5:raw.index(",", 5)])
+        except ValueError:
+            return 0.0
+    return 0.0
+
+
+class RedisBus(LocalBus):
+    """Publishes every event on one channel; a reader task hands received events to local handlers.
+
+    `subscriber` is the client whose connection waits on the channel: it has no read timeout (a quiet
+    channel is not an outage), unlike `client`, whose commands are bounded (runtime.py)."""
+
+    def __init__(self, client: Any, channel: str = "meadhall:events", subscriber: Any = None) -> None:
         super().__init__()
         self.client = client
+        self.subscriber = subscriber
         self.channel = channel
         self._pubsub: Any = None
         self._reader: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
 
     async def start(self) -> None:
-        self._pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+        self._pubsub = (self.subscriber or self.client).pubsub(ignore_subscribe_messages=True)
         await self._pubsub.subscribe(self.channel)
         # Read the subscription confirmation so that events published right after start are not missed.
         await self._pubsub.get_message(timeout=1.0)
@@ -68,11 +94,12 @@ class RedisBus(LocalBus):
     async def publish(self, events: list[Event]) -> None:
         if not events:
             return
+        published = time.time()
         async with self.client.pipeline(transaction=False) as pipe:
             for ev in events:
                 if not ev.id:
                     ev = dataclasses.replace(ev, id=uuid.uuid4().hex)
-                pipe.publish(self.channel, ev.to_json())
+                pipe.publish(self.channel, _stamped(ev.to_json(), published))
             await pipe.execute()
 
     async def _read(self) -> None:
@@ -80,7 +107,10 @@ class RedisBus(LocalBus):
             try:
                 async for message in self._pubsub.listen():
                     if message.get("type") == "message":
-                        await self._dispatch(Event.from_json(message["data"]))
+                        raw = message["data"]
+                        if self.metrics is not None:
+                            self.metrics.observe_bus_lag(_published_at(raw))
+                        await self._dispatch(Event.from_json(raw))
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -97,4 +127,7 @@ class RedisBus(LocalBus):
         if self._pubsub is not None:
             with contextlib.suppress(Exception):
                 await self._pubsub.aclose()
+        if self.subscriber is not None:
+            with contextlib.suppress(Exception):
+                await self.subscriber.aclose()
         await super().close()

@@ -1,10 +1,12 @@
-"""Routes: /healthz, /readyz (outside /api/v1), /api/v1/meta, /api/v1/gateway."""
+"""Routes: /healthz, /readyz, /metrics (outside /api/v1), /api/v1/meta, /api/v1/gateway."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
+from meadhall.core.errors import AppError
+from meadhall.metrics import CONTENT_TYPE
 from meadhall.system import service
 from meadhall.system.schemas import GatewayInfo, Health, Meta, Readiness
 
@@ -27,6 +29,15 @@ async def readyz(request: Request) -> JSONResponse:
     ok, checks = await service.readiness(request.app.state.runtime)
     body = {"status": "ready" if ok else "not_ready", "checks": checks}
     return JSONResponse(body, status_code=200 if ok else 503)
+
+
+@probes.get("/metrics", include_in_schema=False)
+async def metrics(request: Request) -> Response:
+    """Prometheus text format (docs in README, `METRICS_ENABLED`); an unknown route while it is off."""
+    collected = request.app.state.runtime.metrics
+    if collected is None:
+        raise AppError("route.not_found")
+    return Response(collected.render(), media_type=CONTENT_TYPE)
 
 
 @api.get("/meta", response_model=Meta, response_model_exclude_none=True, summary="Version, features, limits")
