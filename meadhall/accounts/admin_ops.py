@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,13 @@ from sqlalchemy import RowMapping
 from meadhall.accounts import queries
 from meadhall.accounts.events import notify_user_update
 from meadhall.accounts.passwords import check_password
-from meadhall.accounts.secondfactor import issue_backup_codes, new_secret, otpauth_url, seal_secret
+from meadhall.accounts.secondfactor import (
+    new_backup_codes,
+    new_secret,
+    otpauth_url,
+    seal_secret,
+    store_backup_codes,
+)
 from meadhall.accounts.security import CLI_CLIENT, record_security
 from meadhall.accounts.sessions import create_session, revoke_all
 from meadhall.accounts.signin import NewAccount, do_create_user, email_lookup, hash_password
@@ -72,16 +80,31 @@ def _open_new_file(path: Path) -> int:
         raise validation_error("sessions", f"{path} exists; choose a new file") from None
 
 
+async def hash_passwords(rt: Runtime, passwords: list[str], progress: Callable[[], None] | None = None) -> list[str]:
+    """Hash on every worker of the hashing pool at once (argon2 releases the GIL); `progress` is called
+    once per finished hash."""
+
+    async def one(password: str) -> str:
+        hashed = await hash_password(rt, password)
+        if progress is not None:
+            progress()
+        return hashed
+
+    return list(await asyncio.gather(*(one(p) for p in passwords)))
+
+
 async def create_users(
-    rt: Runtime, specs: list[UserSpec], *, admin: bool = False, sessions_path: Path | None = None
+    rt: Runtime, specs: list[UserSpec], *, admin: bool = False, sessions_path: Path | None = None,
+    progress: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
-    """All or nothing: any existing username or email aborts with no user created."""
+    """All or nothing: any existing username or email aborts with no user created. The passwords are
+    hashed before the write transaction opens; `progress` is called after each hash."""
     specs = [_validated(s, rt) for s in specs]
     fd = _open_new_file(sessions_path) if sessions_path else None
     created: list[dict[str, Any]] = []
     passwords = [spec.password or random_password() for spec in specs]
-    hashes = [await hash_password(rt, p) for p in passwords]
     try:
+        hashes = await hash_passwords(rt, passwords, progress)
         async with rt.uow() as uow:
             for spec, password, password_hash in zip(specs, passwords, hashes, strict=True):
                 new = NewAccount(spec.username, spec.email, password, is_instance_admin=admin)
@@ -138,12 +161,22 @@ async def _user_updated(rt: Runtime, uow: UnitOfWork, user_id: int) -> None:
     uow.emit(notify_user_update(fresh, rt.keys))
 
 
+async def do_grant_admin(uow: UnitOfWork, user_id: int, actor_id: int | None) -> list[int]:
+    """Make the user an instance administrator and delete every session they hold (API.md 0.14): a
+    session opened without the administrator's second factor must never carry administrator power.
+    Their connections get SESSION_INVALIDATED (`admin_action`), then close 4010. Sessions issued after
+    this (a sign-in passing the administrator rules, `create-user --sessions`) are unaffected. The CLI
+    and `PUT /instance/users/{id}/admin` both grant through here. Returns the deleted session ids."""
+    await queries.update_user(uow.conn, user_id, {"is_instance_admin": True})
+    await record(uow, "instance.admin_grant", actor_id=actor_id, target_type="user", target_id=user_id)
+    return await revoke_all(uow, user_id, "admin_action")
+
+
 async def make_admin(rt: Runtime, email: str) -> dict[str, Any]:
     async with rt.uow() as uow:
         user = await _by_email(rt, uow, email)
         if not user["is_instance_admin"]:
-            await queries.update_user(uow.conn, user["id"], {"is_instance_admin": True})
-            await record(uow, "instance.admin_grant", actor_id=None, target_type="user", target_id=user["id"])
+            await do_grant_admin(uow, user["id"], None)
             await _user_updated(rt, uow, user["id"])
     return {"user_id": str(user["id"]), "is_instance_admin": True, "totp_enabled": bool(user["totp_enabled"])}
 
@@ -162,6 +195,7 @@ async def remove_admin(rt: Runtime, email: str) -> dict[str, Any]:
 
 async def totp_setup(rt: Runtime, email: str, force: bool) -> dict[str, Any]:
     secret = new_secret()
+    codes, hashes = await new_backup_codes(rt)
     async with rt.uow() as uow:
         user = await _by_email(rt, uow, email)
         if user["totp_enabled"] and not force:
@@ -172,11 +206,21 @@ async def totp_setup(rt: Runtime, email: str, force: bool) -> dict[str, Any]:
             {"totp_enabled": True, "totp_secret_enc": seal_secret(rt, user["id"], secret), "totp_last_step": None,
              "totp_pending_enc": None, "totp_pending_expires_at": None},
         )
-        codes = await issue_backup_codes(rt, uow, user["id"])
+        await store_backup_codes(uow, user["id"], hashes)
         await record_security(uow, "2fa.enable", user["id"], CLI_CLIENT, {"by": "cli"})
         await _user_updated(rt, uow, user["id"])
     return {"user_id": str(user["id"]), "secret": secret, "otpauth_url": otpauth_url(rt, secret, user["username"]),
             "backup_codes": codes}
+
+
+async def do_reset_second_factor(uow: UnitOfWork, user: RowMapping) -> list[int]:
+    """Turn 2FA off (TOTP and backup codes); for an instance administrator also delete every session
+    (API.md 0.14, 3.20 `totp-reset`), since those were opened with the factor now gone. Returns the
+    deleted session ids."""
+    await turn_off(uow, user["id"])
+    if user["is_instance_admin"]:
+        return await revoke_all(uow, user["id"], "admin_action")
+    return []
 
 
 async def totp_reset(rt: Runtime, email: str) -> dict[str, Any]:
@@ -184,7 +228,7 @@ async def totp_reset(rt: Runtime, email: str) -> dict[str, Any]:
         user = await _by_email(rt, uow, email)
         if not user["totp_enabled"]:
             raise AppError("auth.2fa_not_enabled")
-        await turn_off(uow, user["id"])
+        await do_reset_second_factor(uow, user)
         await record_security(uow, "2fa.reset", user["id"], CLI_CLIENT, {"by": "cli"})
         await _user_updated(rt, uow, user["id"])
     return {"user_id": str(user["id"]), "totp_enabled": False}

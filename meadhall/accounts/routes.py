@@ -24,9 +24,17 @@ def _rt(request: Request):  # type: ignore[no-untyped-def]
 
 def _signed_in(request: Request, result: signin.SignIn, status: int) -> JSONResponse:
     rt = _rt(request)
-    response = JSONResponse(result.body(rt), status_code=status)
+    response = JSONResponse(result.body(rt), status_code=status, headers=NO_STORE)
     response.headers.append("Set-Cookie", session_cookie(rt.settings, result.session.token))
     return response
+
+
+# Answers carrying a session token, a TOTP secret or backup codes are never stored (API.md 0.9).
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+def _not_stored(response: Response) -> None:
+    response.headers["Cache-Control"] = "no-store"
 
 
 def _no_content_clearing_cookie(request: Request) -> Response:
@@ -96,24 +104,29 @@ async def change_password(request: Request, body: s.PasswordRequest, principal: 
 
 
 @auth.post(
-    "/2fa/setup", response_model=s.TwoFactorSetupResponse, dependencies=[limited("auth.2fa")],
+    "/2fa/setup", operation_id="setupTwoFactor",
+    response_model=s.TwoFactorSetupResponse, dependencies=[limited("auth.2fa")],
     responses=errors("auth.2fa_already_enabled"),
 )
-async def twofactor_setup(request: Request, principal: Session) -> dict:
+async def twofactor_setup(request: Request, response: Response, principal: Session) -> dict:
+    _not_stored(response)
     return await twofactor.setup(_rt(request), principal)
 
 
 @auth.post(
-    "/2fa/enable", response_model=s.TwoFactorEnableResponse, dependencies=[limited("auth.2fa")],
+    "/2fa/enable", operation_id="enableTwoFactor",
+    response_model=s.TwoFactorEnableResponse, dependencies=[limited("auth.2fa")],
     responses=errors("auth.invalid_code", "auth.2fa_already_enabled", "auth.2fa_setup_required"),
 )
-async def twofactor_enable(request: Request, body: s.TotpCodeRequest, principal: Session, client: ClientInfo
-                           ) -> dict:
+async def twofactor_enable(request: Request, response: Response, body: s.TotpCodeRequest, principal: Session,
+                           client: ClientInfo) -> dict:
+    _not_stored(response)
     return await twofactor.enable(_rt(request), principal, body.totp_code, client)
 
 
 @auth.post(
-    "/2fa/disable", response_model=s.UserResponse, dependencies=[limited("auth.2fa")],
+    "/2fa/disable", operation_id="disableTwoFactor",
+    response_model=s.UserResponse, dependencies=[limited("auth.2fa")],
     responses=errors("auth.invalid_code", "perm.denied", "auth.step_up_required", "auth.2fa_not_enabled"),
 )
 async def twofactor_disable(request: Request, body: s.DisableTwoFactorRequest, principal: Session,
@@ -122,10 +135,13 @@ async def twofactor_disable(request: Request, body: s.DisableTwoFactorRequest, p
 
 
 @auth.post(
-    "/2fa/backup-codes", response_model=s.BackupCodesResponse, dependencies=[limited("auth.2fa")],
+    "/2fa/backup-codes", operation_id="regenerateBackupCodes",
+    response_model=s.BackupCodesResponse, dependencies=[limited("auth.2fa")],
     responses=errors("auth.step_up_required", "auth.2fa_not_enabled"),
 )
-async def twofactor_backup_codes(request: Request, principal: Session, client: ClientInfo) -> dict:
+async def twofactor_backup_codes(request: Request, response: Response, principal: Session, client: ClientInfo
+                                 ) -> dict:
+    _not_stored(response)
     return await twofactor.regenerate_backup_codes(_rt(request), principal, client)
 
 
@@ -137,7 +153,7 @@ async def get_me(request: Request, principal: Session) -> dict:
     return {"user": await profile.get_me(_rt(request), principal)}
 
 
-@users.patch("/@me", response_model=s.UserResponse, responses=errors("auth.origin_mismatch"))
+@users.patch("/@me", operation_id="updateMe", response_model=s.UserResponse, responses=errors("auth.origin_mismatch"))
 async def patch_me(request: Request, body: s.ProfilePatch, principal: Session) -> dict:
     return {"user": await profile.update_me(_rt(request), principal, body.changes())}
 
@@ -147,7 +163,7 @@ async def complete_onboarding(request: Request, body: s.OnboardingRequest, princ
     return {"user": await profile.update_me(_rt(request), principal, body.changes(), onboarding=True)}
 
 
-@users.get("/@me/security-events", response_model=s.SecurityEventsResponse)
+@users.get("/@me/security-events", operation_id="listSecurityEvents", response_model=s.SecurityEventsResponse)
 async def security_events(request: Request, principal: Session, page: Pagination) -> dict:
     if page.after is not None:
         raise AppError("validation.failed", "after: not supported here",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
+from dataclasses import dataclass
 from typing import Any
 
 import pyotp
@@ -58,37 +60,71 @@ async def consume_totp(rt: Runtime, uow: UnitOfWork, user: RowMapping, code: str
     return await queries.claim_totp_step(uow.conn, user["id"], step)
 
 
-async def consume_backup_code(rt: Runtime, uow: UnitOfWork, user: RowMapping, code: str, client: Client) -> bool:
+@dataclass(frozen=True)
+class SecondFactor:
+    """The codes of a request, with the unused backup code that the given one matched (found by
+    `check_second_factor` before any write transaction: comparing up to 8 slow hashes inside one would
+    hold SQLite's single write lock)."""
+
+    totp_code: str | None
+    backup_code: str | None
+    backup_code_id: int | None = None
+
+
+async def match_backup_code(rt: Runtime, user_id: int, code: str) -> int | None:
+    """The id of the user's unused backup code that `code` is, or None; reads in its own transaction."""
     candidate = normalise_backup_code(code)
     if len(candidate) != 12:
+        return None
+    async with rt.read() as uow:
+        rows = await queries.unused_backup_codes(uow.conn, user_id)
+    for row in rows:
+        if await rt.off_loop(hash_matches, rt.code_hasher, row["code_hash"], candidate):
+            return int(row["id"])
+    return None
+
+
+async def check_second_factor(
+    rt: Runtime, user: RowMapping, totp_code: str | None, backup_code: str | None
+) -> SecondFactor:
+    """Do the slow part of a second-factor check; call it before opening the write transaction."""
+    matched = None
+    if user["totp_enabled"] and not totp_code and backup_code:
+        matched = await match_backup_code(rt, user["id"], backup_code)
+    return SecondFactor(totp_code, backup_code, matched)
+
+
+async def consume_backup_code(uow: UnitOfWork, user: RowMapping, codes: SecondFactor, client: Client) -> bool:
+    # Conditional: of two requests presenting the same code at once, only one uses it.
+    if codes.backup_code_id is None or not await queries.mark_backup_code_used(
+        uow.conn, user["id"], codes.backup_code_id, uow.now
+    ):
         return False
-    for row in await queries.unused_backup_codes(uow.conn, user["id"]):
-        if not await rt.off_loop(hash_matches, rt.code_hasher, row["code_hash"], candidate):
-            continue
-        if await queries.mark_backup_code_used(uow.conn, user["id"], row["id"], uow.now):
-            await record_security(uow, "2fa.backup_code_used", user["id"], client)
-            return True
-        return False
-    return False
+    await record_security(uow, "2fa.backup_code_used", user["id"], client)
+    return True
 
 
 async def verify_second_factor(
-    rt: Runtime, uow: UnitOfWork, user: RowMapping, totp_code: str | None, backup_code: str | None, client: Client
+    rt: Runtime, uow: UnitOfWork, user: RowMapping, codes: SecondFactor, client: Client
 ) -> bool:
-    if totp_code:
-        return await consume_totp(rt, uow, user, totp_code)
-    if backup_code:
-        return await consume_backup_code(rt, uow, user, backup_code, client)
+    """Consume the given code inside the write transaction (`codes` from `check_second_factor`)."""
+    if codes.totp_code:
+        return await consume_totp(rt, uow, user, codes.totp_code)
+    if codes.backup_code:
+        return await consume_backup_code(uow, user, codes, client)
     return False
 
 
-async def issue_backup_codes(rt: Runtime, uow: UnitOfWork, user_id: int) -> list[str]:
-    """Replace the user's backup codes with 8 new ones; only their slow hashes are stored."""
+async def new_backup_codes(rt: Runtime) -> tuple[list[str], list[str]]:
+    """8 new backup codes and their slow hashes, hashed in parallel before any write transaction."""
     codes = [new_backup_code() for _ in range(BACKUP_CODE_COUNT)]
+    hashes = await asyncio.gather(*(rt.off_loop(rt.code_hasher.hash, normalise_backup_code(c)) for c in codes))
+    return codes, [str(h) for h in hashes]
+
+
+async def store_backup_codes(uow: UnitOfWork, user_id: int, hashes: list[str]) -> None:
+    """Replace the user's backup codes with the given hashes (from `new_backup_codes`)."""
     rows: list[dict[str, Any]] = [
-        {"id": uow.next_id(), "user_id": user_id,
-         "code_hash": await rt.off_loop(rt.code_hasher.hash, normalise_backup_code(c)), "used_at": None}
-        for c in codes
+        {"id": uow.next_id(), "user_id": user_id, "code_hash": h, "used_at": None} for h in hashes
     ]
     await queries.replace_backup_codes(uow.conn, user_id, rows)
-    return codes

@@ -10,7 +10,7 @@ from sqlalchemy.exc import IntegrityError
 
 from meadhall.accounts import lockout, queries
 from meadhall.accounts.passwords import check_password, hash_matches
-from meadhall.accounts.secondfactor import verify_second_factor
+from meadhall.accounts.secondfactor import SecondFactor, check_second_factor, verify_second_factor
 from meadhall.accounts.security import Client, record_security
 from meadhall.accounts.sessions import (
     STEP_UP_WINDOW,
@@ -20,7 +20,7 @@ from meadhall.accounts.sessions import (
     revoke_all,
     ttl,
 )
-from meadhall.accounts.views import session_view, user_private
+from meadhall.accounts.views import email_of, session_view, user_private
 from meadhall.core.clock import iso
 from meadhall.core.crypto import blind_index, encrypt
 from meadhall.core.errors import AppError
@@ -148,9 +148,15 @@ async def password_matches(rt: Runtime, row: RowMapping | None, password: str) -
     return matched and row is not None
 
 
-async def _fail(rt: Runtime, code: str, user_id: int | None, login_norm: str, client: Client, reason: str,
+async def _fail(rt: Runtime, attempt: lockout.Attempt, code: str, user_id: int | None, client: Client, reason: str,
                 counts: bool = True) -> AppError:
-    locked = await lockout.failure(rt, login_norm, client.ip) if counts else False
+    """Record a refused sign-in; a counted failure keeps the attempt's lockout reservation, any other
+    refusal gives it back."""
+    if counts:
+        locked = lockout.failed(attempt)
+    else:
+        locked = False
+        await lockout.release(rt, attempt)
     async with rt.uow() as uow:
         await record_security(uow, "login.failure", user_id, client, {"reason": reason})
         if locked:
@@ -159,14 +165,14 @@ async def _fail(rt: Runtime, code: str, user_id: int | None, login_norm: str, cl
 
 
 async def second_factor_problem(
-    rt: Runtime, uow: UnitOfWork, user: RowMapping, totp_code: str | None, backup_code: str | None, client: Client
+    rt: Runtime, uow: UnitOfWork, user: RowMapping, codes: SecondFactor, client: Client
 ) -> str | None:
     """None when no second factor is needed or the given one is right, else the error code."""
     if not user["totp_enabled"]:
         return None
-    if not (totp_code or backup_code):
+    if not (codes.totp_code or codes.backup_code):
         return "auth.2fa_required"
-    if await verify_second_factor(rt, uow, user, totp_code, backup_code, client):
+    if await verify_second_factor(rt, uow, user, codes, client):
         return None
     return "auth.invalid_code"
 
@@ -176,7 +182,7 @@ async def login(
 ) -> SignIn:
     login_norm = norm(login_value.strip())
     try:
-        await lockout.check(rt, login_norm, client.ip)
+        attempt = await lockout.reserve(rt, [login_norm], client.ip)
     except AppError:
         async with rt.uow() as uow:
             await record_security(uow, "login.locked", None, client)
@@ -184,16 +190,19 @@ async def login(
     async with rt.read() as uow:
         row = await find_by_login(rt, uow, login_value)
     if not await password_matches(rt, row, password):
-        raise await _fail(rt, "auth.invalid_credentials", row["id"] if row else None, login_norm, client,
+        raise await _fail(rt, attempt, "auth.invalid_credentials", row["id"] if row else None, client,
                           "invalid_credentials")
     assert row is not None
     if row["banned_at"] is not None:
-        raise await _fail(rt, "user.banned", row["id"], login_norm, client, "banned", counts=False)
+        raise await _fail(rt, attempt, "user.banned", row["id"], client, "banned", counts=False)
     if row["is_instance_admin"] and not row["totp_enabled"]:
+        await lockout.release(rt, attempt)
         email = user_private(row, rt.keys)["email"]
         raise AppError("auth.2fa_enrollment_required", hint=f"meadhall totp-setup --email {email}")
+    # A backup code is checked against its slow hashes here, before the write transaction.
+    codes = await check_second_factor(rt, row, totp_code, backup_code)
     async with rt.uow() as uow:
-        problem = await second_factor_problem(rt, uow, row, totp_code, backup_code, client)
+        problem = await second_factor_problem(rt, uow, row, codes, client)
         if problem is None:
             issued = await create_session(uow, row["id"], client, "password")
             await record_security(uow, "login.success", row["id"], client)
@@ -202,14 +211,33 @@ async def login(
             user = user_private(fresh, rt.keys)
     if problem == "auth.2fa_required":
         # Asking for the second factor is not a failure: it does not count towards the lockout.
-        raise await _fail(rt, problem, row["id"], login_norm, client, "2fa_required", counts=False)
+        raise await _fail(rt, attempt, problem, row["id"], client, "2fa_required", counts=False)
     if problem is not None:
-        raise await _fail(rt, problem, row["id"], login_norm, client, "invalid_code")
-    await lockout.success(rt, login_norm)
+        raise await _fail(rt, attempt, problem, row["id"], client, "invalid_code")
+    await lockout.succeeded(rt, attempt)
     return SignIn(user, issued)
 
 
 # ---- step-up and password change ---------------------------------------------------------------
+
+
+async def reserve_reverification(rt: Runtime, user: RowMapping, client: Client) -> lockout.Attempt:
+    """A re-verification of the signed-in user (step-up, the code of 2FA disable) counts towards the
+    sign-in lockout of both the account's login values and the address: a stolen session must not
+    become a password oracle outside the lockout. 429 while one of them is locked."""
+    login_norms = [norm(user["username"]), norm(email_of(user, rt.keys))]
+    try:
+        return await lockout.reserve(rt, login_norms, client.ip)
+    except AppError:
+        async with rt.uow() as uow:
+            await record_security(uow, "step_up.failure", user["id"], client, {"reason": "locked"})
+        raise
+
+
+async def reverification_failed(uow: UnitOfWork, attempt: lockout.Attempt, user_id: int, client: Client) -> None:
+    """Keep the failed re-verification counted; record the lock it caused."""
+    if lockout.failed(attempt):
+        await record_security(uow, "login.locked", user_id, client)
 
 
 async def step_up(
@@ -217,21 +245,31 @@ async def step_up(
 ) -> dict[str, Any]:
     async with rt.read() as uow:
         row = await queries.get_user(uow.conn, principal.user_id)
-    # The slow hash is checked outside the write transaction, which would hold the SQLite write lock.
+    if row is None:
+        raise AppError("auth.unauthorized")
+    attempt = await reserve_reverification(rt, row, client)
+    # The slow hashes (password, backup code) are checked outside the write transaction, which would
+    # hold the SQLite write lock.
     ok = await password_matches(rt, row, password)
+    codes = await check_second_factor(rt, row, totp_code, backup_code) if ok else SecondFactor(None, None)
     code: str | None = "auth.invalid_credentials"
     async with rt.uow() as uow:
-        if ok and row is not None:
-            code = await second_factor_problem(rt, uow, row, totp_code, backup_code, client)
+        if ok:
+            code = await second_factor_problem(rt, uow, row, codes, client)
         if code is None:
             until = uow.now + STEP_UP_WINDOW
             await queries.update_session(uow.conn, principal.session_id, {"step_up_expires_at": until})
             await record_security(uow, "step_up.success", principal.user_id, client)
-    if code is not None:
-        async with rt.uow() as uow:
-            await record_security(uow, "step_up.failure", principal.user_id, client, {"reason": code})
-        raise AppError(code)
-    return {"step_up_expires_at": iso(until)}
+    if code is None:
+        await lockout.succeeded(rt, attempt)
+        return {"step_up_expires_at": iso(until)}
+    if code == "auth.2fa_required":
+        await lockout.release(rt, attempt)
+    async with rt.uow() as uow:
+        await record_security(uow, "step_up.failure", principal.user_id, client, {"reason": code})
+        if code != "auth.2fa_required":
+            await reverification_failed(uow, attempt, principal.user_id, client)
+    raise AppError(code)
 
 
 def require_step_up(rt: Runtime, principal: Principal) -> None:

@@ -9,20 +9,22 @@ from typing import Any
 
 import segno
 
-from meadhall.accounts import queries
+from meadhall.accounts import lockout, queries
 from meadhall.accounts.events import notify_user_update
 from meadhall.accounts.secondfactor import (
-    issue_backup_codes,
+    check_second_factor,
     matching_step,
+    new_backup_codes,
     new_secret,
     open_secret,
     otpauth_url,
     seal_secret,
+    store_backup_codes,
     verify_second_factor,
 )
 from meadhall.accounts.security import Client, record_security
 from meadhall.accounts.sessions import Principal
-from meadhall.accounts.signin import require_step_up
+from meadhall.accounts.signin import require_step_up, reserve_reverification, reverification_failed
 from meadhall.accounts.views import user_private
 from meadhall.core.clock import as_utc
 from meadhall.core.errors import AppError, permission_denied
@@ -56,6 +58,9 @@ async def setup(rt: Runtime, principal: Principal) -> dict[str, Any]:
 
 
 async def enable(rt: Runtime, principal: Principal, code: str, client: Client) -> dict[str, Any]:
+    # Hashed before the write transaction (slow hashes inside one hold SQLite's write lock); wasted
+    # only when the code is wrong.
+    codes, hashes = await new_backup_codes(rt)
     async with rt.uow() as uow:
         user = await queries.get_user(uow.conn, principal.user_id)
         assert user is not None
@@ -77,7 +82,7 @@ async def enable(rt: Runtime, principal: Principal, code: str, client: Client) -
             })
             if not enabled:
                 raise AppError("auth.2fa_already_enabled")
-            codes = await issue_backup_codes(rt, uow, user["id"])
+            await store_backup_codes(uow, user["id"], hashes)
             await record_security(uow, "2fa.enable", user["id"], client)
             fresh = await queries.get_user(uow.conn, user["id"])
             assert fresh is not None
@@ -93,12 +98,22 @@ async def disable(
     if principal.is_instance_admin:
         raise permission_denied(None, "Instance administrators must keep two-factor authentication")
     require_step_up(rt, principal)
+    async with rt.read() as uow:
+        user = await queries.get_user(uow.conn, principal.user_id)
+    assert user is not None
+    if not user["totp_enabled"]:
+        raise AppError("auth.2fa_not_enabled")
+    # The code re-verifies the user: it counts towards the sign-in lockout like a step-up, and a
+    # backup code is compared with its slow hashes before the write transaction.
+    attempt = await reserve_reverification(rt, user, client)
+    codes = await check_second_factor(rt, user, totp_code, backup_code)
     async with rt.uow() as uow:
         user = await queries.get_user(uow.conn, principal.user_id)
         assert user is not None
         if not user["totp_enabled"]:
+            await lockout.release(rt, attempt)
             raise AppError("auth.2fa_not_enabled")
-        ok = await verify_second_factor(rt, uow, user, totp_code, backup_code, client)
+        ok = await verify_second_factor(rt, uow, user, codes, client)
         if ok:
             await turn_off(uow, user["id"])
             await record_security(uow, "2fa.disable", user["id"], client)
@@ -106,7 +121,10 @@ async def disable(
             assert fresh is not None
             uow.emit(notify_user_update(fresh, rt.keys))
     if not ok:
+        async with rt.uow() as uow:
+            await reverification_failed(uow, attempt, principal.user_id, client)
         raise AppError("auth.invalid_code")
+    await lockout.succeeded(rt, attempt)
     return {"user": user_private(fresh, rt.keys)}
 
 
@@ -123,12 +141,13 @@ async def turn_off(uow: UnitOfWork, user_id: int) -> None:
 
 async def regenerate_backup_codes(rt: Runtime, principal: Principal, client: Client) -> dict[str, Any]:
     require_step_up(rt, principal)
+    codes, hashes = await new_backup_codes(rt)
     async with rt.uow() as uow:
         user = await queries.get_user(uow.conn, principal.user_id)
         assert user is not None
         if not user["totp_enabled"]:
             raise AppError("auth.2fa_not_enabled")
-        codes = await issue_backup_codes(rt, uow, user["id"])
+        await store_backup_codes(uow, user["id"], hashes)
         await record_security(uow, "2fa.backup_codes_regenerate", user["id"], client)
     return {"backup_codes": codes}
 

@@ -10,7 +10,7 @@ from fastapi.security import APIKeyCookie, HTTPBearer
 
 from meadhall.accounts.security import Client
 from meadhall.accounts.sessions import UNSAFE_METHODS, Principal, authenticate
-from meadhall.api.client import client_ip
+from meadhall.api.client import client_ip, client_key
 from meadhall.api.limits import take
 from meadhall.api.middleware import EXTRA_HEADERS_KEY
 from meadhall.auth.cookies import COOKIE_NAME, session_cookie
@@ -57,6 +57,7 @@ async def optional_principal(request: Request) -> Principal | None:
             if result.rotated_token:
                 extra = state.setdefault(EXTRA_HEADERS_KEY, [])
                 extra.append(("X-Session-Token", result.rotated_token))
+                extra.append(("Cache-Control", "no-store"))  # API.md 0.9: answers carrying a token
                 if via_cookie:
                     extra.append(("Set-Cookie", session_cookie(rt.settings, result.rotated_token)))
     state["principal"] = principal
@@ -81,7 +82,7 @@ async def require_session(
 async def global_limit(request: Request) -> None:
     """The `global` bucket on every /api/v1 route, keyed by user, or by address without a session."""
     principal = await optional_principal(request)
-    key = f"u{principal.user_id}" if principal else f"ip{client_ip(request)}"
+    key = f"u{principal.user_id}" if principal else client_key(request)
     await take(request, "global", key)
 
 
@@ -110,7 +111,7 @@ def limited(bucket: str) -> Any:
     async def dependency(request: Request) -> None:
         kind = request.app.state.runtime.limiter.bucket(bucket).key
         if kind == "ip":
-            key = f"ip{client_ip(request)}"
+            key = client_key(request)
         else:
             principal = await require_session(request)
             key = f"u{principal.user_id}"

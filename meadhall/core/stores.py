@@ -75,6 +75,68 @@ return cjson.encode(doc)
 """
 
 
+# Lockout reservations (accounts/lockout.py): an attempt is counted BEFORE its password is checked, so
+# that parallel guesses cannot all pass the check while the slow hash runs. Refused (0) while locked;
+# otherwise counted, and the lock starts at the threshold. A later `release` takes back an attempt that
+# turned out not to be a failure. ARGV: now, window, threshold, lock. Returns {allowed, doc}.
+_RESERVE_LUA = """
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local threshold = tonumber(ARGV[3])
+local lock = tonumber(ARGV[4])
+local raw = redis.call('GET', KEYS[1])
+local doc = nil
+if raw then doc = cjson.decode(raw)['v'] end
+if doc and doc['until'] > now then return {0, cjson.encode(doc)} end
+if (not doc) or now - doc['first'] > window or doc['until'] > 0 then doc = {n = 0, first = now, ['until'] = 0} end
+doc['n'] = doc['n'] + 1
+if doc['n'] >= threshold then doc['until'] = now + lock end
+local ttl = window + lock
+redis.call('SET', KEYS[1], cjson.encode({exp = now + ttl, v = doc}), 'PX', math.floor(ttl * 1000) + 60000)
+return {1, cjson.encode(doc)}
+"""
+
+# Take back one reservation of the counting window that started at ARGV[2] (a reservation of an older
+# window is gone with it); below the threshold again, the lock it started is lifted. ARGV: now, first,
+# threshold.
+_RELEASE_LUA = """
+local raw = redis.call('GET', KEYS[1])
+if not raw then return 0 end
+local wrapped = cjson.decode(raw)
+local doc = wrapped['v']
+if math.abs(doc['first'] - tonumber(ARGV[2])) > 0.001 or doc['n'] <= 0 then return 0 end
+doc['n'] = doc['n'] - 1
+if doc['n'] < tonumber(ARGV[3]) then doc['until'] = 0 end
+wrapped['v'] = doc
+redis.call('SET', KEYS[1], cjson.encode(wrapped), 'KEEPTTL')
+return 1
+"""
+
+
+def reserve_step(doc: dict[str, Any] | None, now: float, window: float, threshold: int, lock: float
+                 ) -> tuple[bool, dict[str, Any]]:
+    """The pure reservation step shared by both stores: (allowed, document after the step)."""
+    if doc and doc["until"] > now:
+        return False, doc
+    # A lock that has ended starts a new count, as does a window that has passed.
+    if not doc or now - doc["first"] > window or doc["until"] > 0:
+        doc = {"n": 0, "first": now, "until": 0}
+    doc = {**doc, "n": doc["n"] + 1}
+    if doc["n"] >= threshold:
+        doc["until"] = now + lock
+    return True, doc
+
+
+def release_step(doc: dict[str, Any] | None, first: float, threshold: int) -> dict[str, Any] | None:
+    """The pure release step: the document after taking back one reservation, or None to leave it."""
+    if not doc or abs(doc["first"] - first) > 0.001 or doc["n"] <= 0:
+        return None
+    doc = {**doc, "n": doc["n"] - 1}
+    if doc["n"] < threshold:
+        doc["until"] = 0
+    return doc
+
+
 def count_step(doc: dict[str, Any] | None, now: float, window: float, threshold: int, lock: float) -> dict[str, Any]:
     """The pure counting step shared by both stores."""
     if not doc or now - doc["first"] > window:
@@ -123,6 +185,20 @@ class MemoryStore:
         await self.set(key, doc, window + lock, now)
         return doc
 
+    async def reserve(self, key: str, now: float, *, window: float, threshold: int, lock: float
+                      ) -> tuple[bool, dict[str, Any]]:
+        """Count one attempt unless locked: (allowed, `{"n", "first", "until"}`); atomic (no await inside)."""
+        allowed, doc = reserve_step(await self.get(key, now), now, window, threshold, lock)
+        if allowed:
+            await self.set(key, doc, window + lock, now)
+        return allowed, doc
+
+    async def release(self, key: str, now: float, *, first: float, threshold: int) -> None:
+        item = self._values.get(key)
+        doc = release_step(await self.get(key, now), first, threshold)
+        if doc is not None and item is not None:
+            self._values[key] = (item[0], doc)
+
     async def take(self, key: str, now: float) -> Any:
         """Read and delete in one step (single-use values)."""
         value = await self.get(key, now)
@@ -147,6 +223,8 @@ class RedisStore:
         self._take = client.register_script(_TAKE_LUA)
         self._count = client.register_script(_COUNT_LUA)
         self._set_nx = client.register_script(_SET_NX_LUA)
+        self._reserve = client.register_script(_RESERVE_LUA)
+        self._release = client.register_script(_RELEASE_LUA)
 
     def _k(self, key: str) -> str:
         return f"{self.prefix}:{key}"
@@ -174,6 +252,14 @@ class RedisStore:
     async def count(self, key: str, now: float, *, window: float, threshold: int, lock: float) -> dict[str, Any]:
         raw = await self._count(keys=[self._k(key)], args=[repr(now), window, threshold, lock])
         return dict(json.loads(raw))
+
+    async def reserve(self, key: str, now: float, *, window: float, threshold: int, lock: float
+                      ) -> tuple[bool, dict[str, Any]]:
+        allowed, raw = await self._reserve(keys=[self._k(key)], args=[repr(now), window, threshold, lock])
+        return bool(int(allowed)), dict(json.loads(raw))
+
+    async def release(self, key: str, now: float, *, first: float, threshold: int) -> None:
+        await self._release(keys=[self._k(key)], args=[repr(now), repr(first), threshold])
 
     async def take(self, key: str, now: float) -> Any:
         raw = await self._take(keys=[self._k(key)], args=[now])

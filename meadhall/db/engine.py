@@ -22,6 +22,8 @@ registry.register("sqlite.meadhall_inline", "meadhall.db.sqlite_inline", "Inline
 
 
 def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
+    """`hide_parameters`: a database error's message (logged with its trace) and echoed SQL name no bound
+    values, which carry password and token hashes, encrypted fields and user input."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
@@ -29,12 +31,13 @@ def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
         # aiosqlite URLs (tests, tools) are served by the inline driver (see db/sqlite_inline.py).
         url = parsed.set(drivername="sqlite+meadhall_inline").render_as_string(hide_password=False)
         # Every checkout ends its own transaction, so the pool's extra rollback on return is skipped.
-        engine = inline_engine(create_async_engine(url, echo=echo, pool_reset_on_return=None,
+        engine = inline_engine(create_async_engine(url, echo=echo, pool_reset_on_return=None, hide_parameters=True,
                                                    connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}))
         _configure_sqlite(engine)
         _track_writes(engine)
         return engine
-    engine = create_async_engine(url, echo=echo, pool_size=10, max_overflow=20, pool_pre_ping=True)
+    engine = create_async_engine(url, echo=echo, pool_size=10, max_overflow=20, pool_pre_ping=True,
+                                 hide_parameters=True)
     _track_writes(engine)
     return engine
 

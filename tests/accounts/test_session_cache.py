@@ -196,11 +196,25 @@ async def test_password_reset_by_an_administrator_applies_on_every_node(client, 
     assert_error(await client_b.get(ME, headers=a.headers), 401, "auth.unauthorized")
 
 
-async def test_admin_grant_on_one_node_applies_to_the_next_request_on_another(client, accounts, node_b):
+async def test_admin_grant_on_one_node_ends_the_session_on_another(client, accounts, node_b):
+    """A grant deletes the grantee's sessions (API.md 0.14): the next request on another node is 401."""
     rt_b, client_b = node_b
     owner, b = await accounts.register("owner"), await accounts.register("bob")
     guild_id = await _guild_of(client, owner)
     for _ in range(2):
         assert (await client.get(f"{GUILDS}/{guild_id}", headers=b.headers)).status_code == 404
     await admin_ops.make_admin(rt_b, "bob@example.com")
-    assert (await client.get(f"{GUILDS}/{guild_id}", headers=b.headers)).status_code == 200
+    assert_error(await client.get(f"{GUILDS}/{guild_id}", headers=b.headers), 401, "auth.unauthorized")
+
+
+async def test_admin_removal_on_one_node_applies_to_the_next_request_on_another(client, accounts, node_b, rt):
+    rt_b, client_b = node_b
+    owner, b = await accounts.register("owner"), await accounts.register("bob")
+    guild_id = await _guild_of(client, owner)
+    async with rt.engine.begin() as conn:
+        await conn.execute(update(users).where(users.c.id.in_([int(owner.id), int(b.id)]))
+                           .values(is_instance_admin=True))
+    for _ in range(2):
+        assert (await client.get(f"{GUILDS}/{guild_id}", headers=b.headers)).status_code == 200
+    await admin_ops.remove_admin(rt_b, "bob@example.com")
+    assert (await client.get(f"{GUILDS}/{guild_id}", headers=b.headers)).status_code == 404

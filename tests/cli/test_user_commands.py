@@ -10,6 +10,7 @@ import pyotp
 from sqlalchemy import select
 
 from meadhall.db.schema import audit_log
+from tests.conftest import PASSWORD as PASSWORD_OF_ACCOUNTS
 
 
 async def login(client, login_value, password, **extra):
@@ -136,7 +137,8 @@ async def test_make_admin_requires_2fa_at_sign_in_and_is_audited(cli, client, ac
     assert resp.status_code == 403
     assert resp.json()["error"]["code"] == "auth.2fa_enrollment_required"
     assert resp.json()["error"]["hint"] == "meadhall totp-setup --email alice@example.com"
-    summary = await client.get(f"/api/v1/users/{a.id}", headers=a.headers)
+    b = await accounts.register("bob")
+    summary = await client.get(f"/api/v1/users/{a.id}", headers=b.headers)
     assert summary.json()["user"]["badges"] == ["instance_admin"]
     async with rt.engine.connect() as conn:
         rows = (await conn.execute(select(audit_log).where(audit_log.c.action == "instance.admin_grant"))).mappings().all()
@@ -187,9 +189,83 @@ async def test_totp_reset_disables_second_factor(cli, client, accounts):
     r = await cli("totp-reset", "--email", "alice@example.com")
     assert r.exit_code == 0, r.stderr
     assert r.json == {"user_id": a.id, "totp_enabled": False}
+    # Not an administrator: the sessions stay (API.md 3.20 deletes them for administrators only).
+    assert (await client.get(ME, headers=a.headers)).status_code == 200
     assert (await login(client, "alice", a["password"])).status_code == 200
     again = await cli("totp-reset", "--email", "alice@example.com")
     assert again.exit_code == 1 and again.error["code"] == "auth.2fa_not_enabled"
+
+
+ME = "/api/v1/users/@me"
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def admin_view_of(client, headers, owner) -> int:
+    """The status of GET /guilds/{id} of a guild the caller is no member of: 200 only for administrators."""
+    r = await client.post("/api/v1/guilds", json={"name": "Elsewhere"}, headers=owner.headers)
+    assert r.status_code == 201, r.text
+    return (await client.get(f"/api/v1/guilds/{r.json()['guild']['id']}", headers=headers)).status_code
+
+
+async def test_make_admin_deletes_the_sessions_opened_before_it(cli, client, accounts):
+    """API.md 0.14: a session opened without the administrator's second factor never holds the power."""
+    a = await accounts.register("alice")
+    other = await login(client, "alice", a["password"])
+    client.cookies.clear()
+    for _ in range(2):  # the second answer comes from the session cache
+        assert (await client.get(ME, headers=a.headers)).status_code == 200
+    assert (await cli("make-admin", "--email", "alice@example.com")).exit_code == 0
+    for headers in (a.headers, bearer(other.json()["token"])):
+        r = await client.get(ME, headers=headers)
+        assert r.status_code == 401 and r.json()["error"]["code"] == "auth.unauthorized"
+    # Granting again (already an administrator) changes nothing.
+    assert (await cli("make-admin", "--email", "alice@example.com")).exit_code == 0
+
+
+async def test_create_user_admin_sessions_hold_administrator_power(cli, client, accounts, tmp_path):
+    owner = await accounts.register("owner")
+    path = tmp_path / "admin.jsonl"
+    r = await cli("create-user", "--username", "root", "--email", "root@example.com", "--admin",
+                  "--sessions", str(path))
+    assert r.exit_code == 0, r.stderr
+    [line] = [json.loads(x) for x in path.read_text().splitlines()]
+    me = await client.get(ME, headers=bearer(line["token"]))
+    assert me.status_code == 200 and me.json()["user"]["is_instance_admin"] is True
+    assert await admin_view_of(client, bearer(line["token"]), owner) == 200
+    assert await admin_view_of(client, owner.headers, owner) == 200  # the owner is a member
+    assert await admin_view_of(client, (await accounts.register("bob")).headers, owner) == 404
+
+
+async def test_remove_admin_deletes_no_session(cli, client, accounts, tmp_path):
+    await accounts.register("owner")  # a second administrator, so that root's removal is allowed
+    path = tmp_path / "admins.jsonl"
+    assert (await cli("create-user", "--username", "root", "--email", "root@example.com", "--admin",
+                      "--sessions", str(path))).exit_code == 0
+    assert (await cli("make-admin", "--email", "owner@example.com")).exit_code == 0
+    token = json.loads(path.read_text())["token"]
+    assert (await cli("remove-admin", "--email", "root@example.com")).exit_code == 0
+    assert (await client.get(ME, headers=bearer(token))).status_code == 200
+    assert await admin_view_of(client, bearer(token), (await accounts.register("carol"))) == 404
+
+
+async def test_totp_reset_of_an_administrator_deletes_their_sessions(cli, client, accounts, tmp_path):
+    await accounts.register("alice")
+    assert (await cli("make-admin", "--email", "alice@example.com")).exit_code == 0
+    secret = (await cli("totp-setup", "--email", "alice@example.com")).json["secret"]
+    signed_in = await login(client, "alice", PASSWORD_OF_ACCOUNTS, totp_code=pyotp.TOTP(secret).now())
+    client.cookies.clear()
+    assert signed_in.status_code == 200, signed_in.text
+    token = signed_in.json()["token"]
+    assert (await client.get(ME, headers=bearer(token))).status_code == 200
+    r = await cli("totp-reset", "--email", "alice@example.com")
+    assert r.exit_code == 0, r.stderr
+    assert (await client.get(ME, headers=bearer(token))).status_code == 401
+    # Until enrolled again, the password alone does not sign the administrator in.
+    again = await login(client, "alice", PASSWORD_OF_ACCOUNTS)
+    assert again.status_code == 403 and again.json()["error"]["code"] == "auth.2fa_enrollment_required"
 
 
 def test_real_process_prints_one_json_object(tmp_path):
