@@ -31,6 +31,7 @@ from meadhall.messages import routes as message_routes
 from meadhall.messages import routes_reactions as reaction_routes
 from meadhall.runtime import Runtime
 from meadhall.system import routes as system_routes
+from meadhall.web import docs as api_docs
 from meadhall.web import pages as web_pages
 
 API_PREFIX = "/api/v1"
@@ -51,7 +52,7 @@ def api_routers() -> list[APIRouter]:
 def include_api(app: FastAPI) -> None:
     """Each router is included directly under /api/v1, one level deep (an intermediate router adds a
     level of route matching to every request); every route passes the `global` bucket."""
-    for router in api_routers():
+    for router in [*api_routers(), api_docs.router]:
         app.include_router(router, prefix=API_PREFIX, dependencies=[Depends(global_limit)])
     # The busiest endpoints also as plain routes, tried first (api/plain.py); the routers document them.
     app.router.routes[0:0] = message_routes.plain_routes(API_PREFIX)
@@ -88,7 +89,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         title="Meadhall API",
         version=__version__,
         openapi_url=None,  # served by system_routes inside /api/v1 so it passes the global bucket
-        docs_url=None,  # no interactive page: its assets would come from a CDN, which may be unreachable
+        docs_url=None,  # served from local assets by web/docs.py at /api/v1/docs, never from a CDN
         redoc_url=None,
         lifespan=lifespan,
     )

@@ -4,6 +4,7 @@ schema of every error response. The checks walk whatever routes exist, so they c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -191,3 +192,89 @@ def test_the_gateway_upgrade_is_documented(doc: dict[str, Any]) -> None:
     op = doc["paths"]["/gateway"]["get"]
     assert "101" in op["responses"] and "403" in op["responses"]
     assert {p["name"] for p in op["parameters"]} == {"v", "encoding"}
+
+
+def test_operation_ids_are_stable_camel_case_names(doc: dict[str, Any]) -> None:
+    ids = {(path, method): op.get("operationId") for path, method, op in operations(doc)}
+    missing = sorted(f"{m.upper()} {p}" for (p, m), i in ids.items() if not i)
+    assert not missing, missing
+    not_camel = sorted(i for i in ids.values() if not re.fullmatch(r"[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)*", i))
+    assert not not_camel, not_camel  # FastAPI's generated ids look like send_message_api_v1_channels_..._post
+    assert ids[("/api/v1/channels/{channel_id}/messages", "post")] == "sendMessage"
+    assert ids[("/api/v1/channels/{channel_id}/messages", "get")] == "listMessages"
+    assert ids[("/api/v1/channels/{channel_id}/typing", "post")] == "sendTyping"
+    assert ids[("/api/v1/guilds/{guild_id}/members/@me", "patch")] == "updateOwnMember"
+    assert ids[("/api/v1/users/@me", "patch")] == "updateMe"
+    assert ids[("/gateway", "get")] == "connectGateway"
+    assert ids[("/api/v1/_test/probes/{probe_id}", "post")] == "createProbe"  # a route added later too
+
+
+def test_limited_answers_document_the_rate_limit_headers(doc: dict[str, Any]) -> None:
+    headers = doc["components"]["headers"]
+    assert {"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RateLimit-Reset-After",
+            "X-RateLimit-Bucket", "Retry-After", "X-Session-Token"} <= set(headers)
+    problems = []
+    for path, method, op in operations(doc):
+        limited = path.startswith("/api/v1/") or path.startswith("/files/")
+        for status, response in op["responses"].items():
+            names = set(response.get("headers", {}))
+            if limited and status[0] == "2" and "X-RateLimit-Bucket" not in names:
+                problems.append(f"{method.upper()} {path} {status}: no rate-limit headers")
+            if status == "429" and "Retry-After" not in names:
+                problems.append(f"{method.upper()} {path} 429: no Retry-After")
+            if op.get("security") and status[0] == "2" and "X-Session-Token" not in names:
+                problems.append(f"{method.upper()} {path} {status}: no X-Session-Token")
+            if not op.get("security") and "X-Session-Token" in names:
+                problems.append(f"{method.upper()} {path} {status}: X-Session-Token without a session")
+    assert not problems, "\n".join(problems)
+
+
+async def test_the_documented_headers_are_the_ones_sent(client: httpx.AsyncClient, accounts: Any,
+                                                        doc: dict[str, Any]) -> None:
+    """The names in the document are the names on the wire (a renamed header would drift silently)."""
+    alice = await accounts.register("alice")
+    r = await client.get("/api/v1/users/@me", headers=alice.headers)
+    assert r.status_code == 200
+    documented = doc["paths"]["/api/v1/users/@me"]["get"]["responses"]["200"]["headers"]
+    sent = {name for name in documented if name in r.headers}
+    assert sent == set(RATE_LIMIT_NAMES), sent  # X-Session-Token only after a rotation
+
+
+RATE_LIMIT_NAMES = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RateLimit-Reset-After",
+                    "X-RateLimit-Bucket")
+
+
+@pytest.mark.parametrize(("method", "path", "allowed"), [
+    ("PUT", "/api/v1/channels/1/messages", {"GET", "POST"}),  # the plain routes are in front of these
+    ("POST", "/api/v1/guilds/1", {"GET", "PATCH", "DELETE"}),
+    ("OPTIONS", "/api/v1/channels/1/messages/2/reactions/x", {"GET", "PUT", "DELETE"}),
+    ("GET", "/api/v1/users/@me/avatar", {"POST", "DELETE"}),
+    # Literal segments win, as in OpenAPI path matching: /members/@me is its own path.
+    ("OPTIONS", "/api/v1/guilds/1/members/@me", {"PATCH"}),
+])
+async def test_405_lists_every_method_of_the_path(client: httpx.AsyncClient, method: str, path: str,
+                                                  allowed: set[str]) -> None:
+    r = await client.request(method, path)
+    assert r.status_code == 405, r.text
+    assert r.json()["error"]["code"] == "request.method_not_allowed"
+    assert set(r.headers["Allow"].split(", ")) - {"HEAD"} == allowed
+
+
+async def test_the_documentation_page_is_served_from_local_assets(client: httpx.AsyncClient) -> None:
+    r = await client.get("/api/v1/docs")
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/html")
+    assert "script-src 'self'" in r.headers["content-security-policy"]
+    sources = re.findall(r'(?:src|href)="([^"]+)"', r.text)
+    assert sources and all("//" not in s for s in sources), sources  # nothing from another origin
+    assert "<script>" not in r.text  # no inline script: the policy would block it
+    for source in sources:
+        asset = await client.get(f"/api/v1/{source}")
+        assert asset.status_code == 200, source
+        assert asset.content, source
+    start = (await client.get("/api/v1/docs/docs.js")).text
+    assert 'url: "openapi.json"' in start
+    for unknown in ("secret.key", "..%2F..%2Fsecret.key", "__init__.py"):
+        r = await client.get(f"/api/v1/docs/{unknown}")
+        assert r.status_code == 404, unknown
+        assert r.json()["error"]["code"] == "route.not_found"

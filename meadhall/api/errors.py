@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from meadhall.api.routing import allowed_methods
 from meadhall.core.errors import AppError
 
 # Seconds a client is asked to wait after 503 `service.unavailable`: long enough for a restarted Redis or
@@ -103,14 +104,14 @@ async def _validation(_request: Request, exc: Exception) -> JSONResponse:
     return error_response(err)
 
 
-async def _http(_request: Request, exc: Exception) -> JSONResponse:
+async def _http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 404:
         err = AppError("route.not_found")
     elif exc.status_code == 405:
         err = AppError("request.method_not_allowed")
-        if exc.headers and "Allow" in exc.headers:
-            err.headers["Allow"] = exc.headers["Allow"]
+        # Starlette names only the methods of the first route that matched the path; Allow lists them all.
+        err.headers["Allow"] = ", ".join(allowed_methods(request.app, request.url.path))
     elif exc.status_code == 413:
         err = AppError("request.too_large")
     elif exc.status_code in (400, 422):

@@ -1,5 +1,7 @@
 """OpenAPI 3.1 document: generated from the routes, merged with the authentication contract (cookie and
-Bearer schemes) and the error envelope as the response schema of every error status."""
+Bearer schemes), the error envelope as the response schema of every error status, the rate-limit and
+session headers (API.md 0.8, 0.9) and stable camelCase operation ids (the endpoint's name, or its explicit
+`operation_id=`)."""
 
 from __future__ import annotations
 
@@ -38,6 +40,24 @@ ERROR_SCHEMA = {
     },
 }
 _REF = {"$ref": "#/components/schemas/Error"}
+_METHODS = {"get", "post", "put", "patch", "delete", "head"}
+
+# API.md 0.8: every /api/v1 answer (and /files/{id}) that passed a limiter describes its most specific bucket.
+RATE_LIMIT_HEADERS: dict[str, dict[str, Any]] = {
+    "X-RateLimit-Limit": {"description": "Capacity of the bucket", "schema": {"type": "integer"}},
+    "X-RateLimit-Remaining": {"description": "Requests left now", "schema": {"type": "integer"}},
+    "X-RateLimit-Reset": {"description": "Unix time (seconds, 3 decimals) when the bucket is full again",
+                          "schema": {"type": "number"}},
+    "X-RateLimit-Reset-After": {"description": "Seconds (3 decimals) until the bucket is full again",
+                                "schema": {"type": "number"}},
+    "X-RateLimit-Bucket": {"description": "Bucket name (API.md 5.2), e.g. `messages.send`",
+                           "schema": {"type": "string"}},
+}
+RETRY_AFTER = {"description": "Whole seconds to wait", "schema": {"type": "integer", "minimum": 0}}
+# API.md 0.9: a token older than SESSION_ROTATE_HOURS is rotated on its next authenticated use.
+SESSION_TOKEN = {"description": "The session's new token after a rotation; the old one stays valid for 60 s. "
+                                "A request authenticated by cookie also gets a new `Set-Cookie`.",
+                 "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{43}$"}}
 
 
 def errors(*codes: str) -> dict[int | str, dict[str, Any]]:
@@ -72,11 +92,14 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     schemes = components.setdefault("securitySchemes", {})
     schemes["cookieAuth"] = {"type": "apiKey", "in": "cookie", "name": "__Host-session"}
     schemes["bearerAuth"] = {"type": "http", "scheme": "bearer", "description": "Opaque session token"}
+    components["headers"] = {**RATE_LIMIT_HEADERS, "Retry-After": RETRY_AFTER, "X-Session-Token": SESSION_TOKEN}
     _websocket_routes(app, doc)
+    ids = operation_ids(app)
     for path, item in doc.get("paths", {}).items():
         for method, op in item.items():
-            if method not in {"get", "post", "put", "patch", "delete", "head"}:
+            if method not in _METHODS:
                 continue
+            op["operationId"] = ids.get((path, method), op.get("operationId"))
             responses = op.setdefault("responses", {})
             # FastAPI's own 422 schema is replaced by the envelope.
             if "422" in responses or op.get("parameters") or op.get("requestBody"):
@@ -91,10 +114,46 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
             for status, resp in responses.items():
                 if status[0] in "45" and "content" not in resp:
                     resp["content"] = {"application/json": {"schema": _REF}}
+            _headers(path, op)
     doc.get("components", {}).get("schemas", {}).pop("HTTPValidationError", None)
     doc.get("components", {}).get("schemas", {}).pop("ValidationError", None)
     app.openapi_schema = doc
     return doc
+
+
+def _headers(path: str, op: dict[str, Any]) -> None:
+    """The rate-limit headers on every answer of a limited route, `Retry-After` on 429 and 503, and
+    `X-Session-Token` on the answers of authenticated routes that passed authentication."""
+    limited = path.startswith("/api/v1/") or path.startswith("/files/")
+    for status, resp in op["responses"].items():
+        headers = resp.setdefault("headers", {})
+        if limited and status not in ("401", "500"):  # 401 and 500 can come before the limiter
+            headers.update({name: {"$ref": f"#/components/headers/{name}"} for name in RATE_LIMIT_HEADERS})
+        if status in ("429", "503"):
+            headers["Retry-After"] = {"$ref": "#/components/headers/Retry-After"}
+        if op.get("security") and status != "401":
+            headers["X-Session-Token"] = {"$ref": "#/components/headers/X-Session-Token"}
+        if not headers:
+            del resp["headers"]
+
+
+def camel_case(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def operation_ids(app: FastAPI) -> dict[tuple[str, str], str]:
+    """(path, method) -> operation id: the route's `operation_id=`, else its endpoint name in camelCase
+    (`send_message` -> `sendMessage`), so ids stay the same when paths or prefixes change."""
+    ids = {}
+    for route in _flat_routes(app):
+        methods = getattr(route, "methods", None) or ()
+        if getattr(route, "include_in_schema", True) is False:
+            continue
+        for method in methods:
+            explicit = getattr(route, "operation_id", None)
+            ids[(route.path, method.lower())] = explicit or camel_case(route.name)
+    return ids
 
 
 def _websocket_routes(app: FastAPI, doc: dict[str, Any]) -> None:
@@ -106,7 +165,7 @@ def _websocket_routes(app: FastAPI, doc: dict[str, Any]) -> None:
         doc.setdefault("paths", {})[route.path] = {"get": {
             "summary": text.splitlines()[0],
             "description": text,
-            "operationId": f"websocket_{route.name}",
+            "operationId": "connectGateway",
             "parameters": [
                 {"name": "v", "in": "query", "required": False, "schema": {"type": "integer", "enum": [1]}},
                 {"name": "encoding", "in": "query", "required": False,
@@ -114,7 +173,10 @@ def _websocket_routes(app: FastAPI, doc: dict[str, Any]) -> None:
             ],
             "responses": {
                 "101": {"description": "Switching Protocols: the WebSocket protocol of API.md section 4 follows"},
-                "403": {"description": "auth.origin_mismatch: a session cookie with a foreign Origin"},
+                "403": {"description": "auth.origin_mismatch: a session cookie with a foreign Origin",
+                        "content": {"application/json": {"schema": _REF}}},
+                "404": {"description": "route.not_found: a plain HTTP request, not a WebSocket upgrade",
+                        "content": {"application/json": {"schema": _REF}}},
             },
         }}
 

@@ -33,7 +33,7 @@ async def upload_attachment(request: Request, channel_id: str, principal: Sessio
     return await attachments.upload_attachment(_rt(request), principal, channel_id, request)
 
 
-@router.get("/files/{file_id}", response_model=s.FileResponse, responses=errors("file.not_found"))
+@router.get("/files/{file_id}", operation_id="getFile", response_model=s.FileResponse, responses=errors("file.not_found"))
 async def file_metadata(request: Request, file_id: str, principal: Session) -> dict:
     return await serve.metadata(_rt(request), principal, file_id)
 
@@ -107,14 +107,14 @@ async def remove_invite_background(request: Request, code: str, principal: Sessi
 IfNoneMatch = Annotated[str | None, Header(description="An ETag from an earlier answer: 304 when unchanged")]
 
 
-@content.get("/files/{file_id}", status_code=200, response_class=ContentResponse, responses={**s.CONTENT_RESPONSES,
+@content.get("/files/{file_id}", operation_id="getFileContent", status_code=200, response_class=ContentResponse, responses={**s.CONTENT_RESPONSES,
              **errors("file.not_found", "rate_limited")}, dependencies=[limited("files")])
 async def file_content(request: Request, file_id: str, principal: Session, if_none_match: IfNoneMatch = None
                        ) -> ContentResponse:
     return await serve.content(_rt(request), principal, file_id, head=False, if_none_match=if_none_match)
 
 
-@content.head("/files/{file_id}", status_code=200, response_class=ContentResponse, responses={**s.CONTENT_RESPONSES,
+@content.head("/files/{file_id}", operation_id="headFileContent", status_code=200, response_class=ContentResponse, responses={**s.CONTENT_RESPONSES,
               **errors("file.not_found", "rate_limited")}, dependencies=[limited("files")])
 async def file_content_head(request: Request, file_id: str, principal: Session,
                             if_none_match: IfNoneMatch = None) -> ContentResponse:

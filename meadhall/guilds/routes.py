@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
+from pydantic import AfterValidator
 
 from meadhall.api.openapi import errors
 from meadhall.api.pagination import Pagination
 from meadhall.auth.deps import Session, limited
+from meadhall.core.text import check_single_line
 from meadhall.guilds import channels, lifecycle
 from meadhall.guilds import schemas as s
 
@@ -27,9 +29,10 @@ async def create_guild(request: Request, body: s.GuildCreate, principal: Session
     return await lifecycle.create_guild(_rt(request), principal, body.name, body.description, body.template_id)
 
 
-@guilds.get("/guilds/public", response_model=s.PublicGuildsResponse)
+@guilds.get("/guilds/public", operation_id="listPublicGuilds", response_model=s.PublicGuildsResponse)
 async def public_guilds(request: Request, principal: Session, page: Pagination,
-                        q: Annotated[str | None, Query(min_length=1, max_length=200)] = None) -> dict:
+                        q: Annotated[str | None, Query(min_length=1, max_length=200),
+                                     AfterValidator(check_single_line)] = None) -> dict:
     return await lifecycle.public_guilds(_rt(request), principal, q, page.before, page.limit)
 
 
@@ -90,7 +93,8 @@ async def delete_channel(request: Request, channel_id: str, principal: Session) 
     return Response(status_code=204)
 
 
-@rooms.put("/channels/{channel_id}/permissions/{target_id}", status_code=204,
+@rooms.put("/channels/{channel_id}/permissions/{target_id}", operation_id="setPermissionOverride",
+          status_code=204,
            responses=errors("channel.not_found", "perm.denied", "role.not_found", "member.not_found"))
 async def put_override(request: Request, channel_id: str, target_id: str, body: s.OverridePut,
                        principal: Session) -> Response:
@@ -99,14 +103,15 @@ async def put_override(request: Request, channel_id: str, target_id: str, body: 
     return Response(status_code=204)
 
 
-@rooms.delete("/channels/{channel_id}/permissions/{target_id}", status_code=204,
+@rooms.delete("/channels/{channel_id}/permissions/{target_id}", operation_id="deletePermissionOverride",
+              status_code=204,
               responses=errors("channel.not_found", "perm.denied", "override.not_found"))
 async def delete_override(request: Request, channel_id: str, target_id: str, principal: Session) -> Response:
     await channels.delete_override(_rt(request), principal, channel_id, target_id)
     return Response(status_code=204)
 
 
-@me.get("/users/@me/guilds", response_model=s.GuildsResponse)
+@me.get("/users/@me/guilds", operation_id="listMyGuilds", response_model=s.GuildsResponse)
 async def my_guilds(request: Request, principal: Session) -> dict:
     return await lifecycle.my_guilds(_rt(request), principal)
 

@@ -6,11 +6,13 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
+from pydantic import AfterValidator
 
 from meadhall.api.openapi import errors
 from meadhall.api.pagination import query_id
 from meadhall.auth.deps import Session
 from meadhall.core.limits import PAGE_DEFAULT, PAGE_MAX
+from meadhall.core.text import check_single_line
 from meadhall.guilds import audit_log
 from meadhall.guilds.schemas_audit import AuditEntriesResponse
 
@@ -27,7 +29,8 @@ class AuditQuery:
 
 
 def audit_query(
-    action: Annotated[str | None, Query(max_length=64, description="Only this action (Appendix A)")] = None,
+    action: Annotated[str | None, Query(max_length=64, description="Only this action (Appendix A)"),
+                      AfterValidator(check_single_line)] = None,
     actor_id: Annotated[str | None, Query(description="Only entries by this user")] = None,
     target_id: Annotated[str | None, Query(description="Only entries about this target")] = None,
     before_id: Annotated[str | None, Query(description="Entries older than this entry id")] = None,
@@ -37,7 +40,7 @@ def audit_query(
                       query_id("before_id", before_id), limit)
 
 
-@audit.get("/guilds/{guild_id}/audit-logs", response_model=AuditEntriesResponse,
+@audit.get("/guilds/{guild_id}/audit-logs", operation_id="listAuditLog", response_model=AuditEntriesResponse,
            responses=errors("guild.not_found", "perm.denied"))
 async def guild_audit_log(request: Request, guild_id: str, principal: Session,
                           q: Annotated[AuditQuery, Depends(audit_query)]) -> dict:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Body, Query, Request, Response
+from pydantic import AfterValidator
 
 from meadhall.api.openapi import errors
 from meadhall.auth.deps import Session
 from meadhall.core.limits import PAGE_DEFAULT, PAGE_MAX
+from meadhall.core.text import check_single_line
 from meadhall.guilds import bans, members, roles
 from meadhall.guilds import schemas_members as s
 
@@ -36,7 +38,8 @@ def _done() -> Response:
 async def list_members(request: Request, guild_id: str, principal: Session,
                        after: Annotated[str | None, Query(description="Members with a greater user id")] = None,
                        limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,
-                       q: Annotated[str | None, Query(max_length=100, description="Name or nick prefix")] = None
+                       q: Annotated[str | None, Query(max_length=100, description="Name or nick prefix"),
+                                    AfterValidator(check_single_line)] = None
                        ) -> dict:
     return await members.list_members(_rt(request), principal, guild_id, after, limit, q)
 
@@ -48,7 +51,7 @@ async def get_member(request: Request, guild_id: str, user_id: str, principal: S
 
 
 # Declared before /{user_id}: the literal segment wins.
-@member_routes.patch(PAGE + "/@me", response_model=s.MemberResponse,
+@member_routes.patch(PAGE + "/@me", operation_id="updateOwnMember", response_model=s.MemberResponse,
                      responses=errors(NO_GUILD, "member.not_found", "perm.denied"))
 async def update_me(request: Request, guild_id: str, body: s.MemberSelfPatch, principal: Session) -> dict:
     return await members.update_member(_rt(request), principal, guild_id, "@me", body.changes())

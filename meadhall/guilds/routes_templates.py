@@ -19,7 +19,7 @@ async def create_template(request: Request, body: TemplateCreate, principal: Ses
                                          body.description)
 
 
-@templates.get("/guild-templates/mine", response_model=TemplatesResponse)
+@templates.get("/guild-templates/mine", operation_id="listMyTemplates", response_model=TemplatesResponse)
 async def my_templates(request: Request, principal: Session) -> dict:
     return await service.my_templates(request.app.state.runtime, principal)
 

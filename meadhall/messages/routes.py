@@ -126,19 +126,19 @@ async def delete_message(request: Request, channel_id: str, message_id: str, pri
     return Response(status_code=204)
 
 
-@router.post("/channels/{channel_id}/typing", status_code=204, dependencies=[limited("typing")],
+@router.post("/channels/{channel_id}/typing", operation_id="sendTyping", status_code=204, dependencies=[limited("typing")],
              responses=errors("channel.not_found", "perm.denied"))
 async def typing(request: Request, channel_id: str, principal: Session) -> Response:
     await presence_marks.typing(_rt(request), principal, channel_id)
     return Response(status_code=204)
 
 
-@router.post("/channels/{channel_id}/ack", response_model=s.ReadStateResponse,
+@router.post("/channels/{channel_id}/ack", operation_id="ackChannel", response_model=s.ReadStateResponse,
              responses=errors("channel.not_found", "message.not_found"))
 async def ack(request: Request, channel_id: str, principal: Session, body: s.AckRequest | None = None) -> dict:
     return await presence_marks.ack(_rt(request), principal, channel_id, body.message_id if body else None)
 
 
-@router.get("/users/@me/read-states", response_model=s.ReadStatesResponse)
+@router.get("/users/@me/read-states", operation_id="listReadStates", response_model=s.ReadStatesResponse)
 async def read_states(request: Request, principal: Session) -> dict:
     return await presence_marks.read_states(_rt(request), principal)

@@ -14,13 +14,14 @@ probes = APIRouter(tags=["service"])
 api = APIRouter(tags=["service"])
 
 
-@probes.get("/healthz", response_model=Health, summary="Liveness")
+@probes.get("/healthz", operation_id="getHealth", response_model=Health, summary="Liveness")
 async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
 @probes.get(
     "/readyz",
+    operation_id="getReadiness",
     response_model=Readiness,
     summary="Readiness: database and Redis",
     responses={503: {"model": Readiness, "description": "A dependency is down"}},
@@ -40,16 +41,16 @@ async def metrics(request: Request) -> Response:
     return Response(collected.render(), media_type=CONTENT_TYPE)
 
 
-@api.get("/meta", response_model=Meta, response_model_exclude_none=True, summary="Version, features, limits")
+@api.get("/meta", operation_id="getMeta", response_model=Meta, response_model_exclude_none=True, summary="Version, features, limits")
 async def meta(request: Request) -> dict:
     return await service.meta(request.app.state.runtime)
 
 
-@api.get("/gateway", response_model=GatewayInfo, summary="WebSocket gateway address")
+@api.get("/gateway", operation_id="getGateway", response_model=GatewayInfo, summary="WebSocket gateway address")
 async def gateway(request: Request) -> dict[str, str]:
     return {"url": request.app.state.runtime.settings.gateway_url}
 
 
-@api.get("/openapi.json", summary="OpenAPI 3.1 document of this interface")
+@api.get("/openapi.json", operation_id="getOpenApi", summary="OpenAPI 3.1 document of this interface")
 async def openapi_document(request: Request) -> JSONResponse:
     return JSONResponse(request.app.openapi())
