@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from typing import Annotated, Any
 
 import typer
 
-from meadhall.cli import bootstrap, files, users
+from meadhall.cli import backup, bootstrap, files, users
 from meadhall.cli.output import fail, run
 from meadhall.cli.settings import DataDir, settings_for
-from meadhall.config import ConfigError
+from meadhall.config import ConfigError, Settings
 from meadhall.logs import configure_logging
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Meadhall chat service")
@@ -32,6 +33,7 @@ def serve(
     except ConfigError as err:
         fail("validation.failed", str(err))
     configure_logging(settings.LOG_LEVEL)
+    refuse_newer_schema(settings)
     service = create_app(settings)
     service.state.listen = f"{host or settings.HOST}:{port or settings.PORT}"
     uvicorn.run(
@@ -55,21 +57,45 @@ def migrate(data_dir: DataDir = None) -> None:
 
     async def go() -> dict[str, Any]:
         from meadhall.db.engine import create_engine
+        from meadhall.db.migrate import SchemaTooNew
         from meadhall.db.migrate import migrate as do_migrate
 
         settings = settings_for(data_dir)
         engine = create_engine(settings.database_url)
         try:
             return {"applied": await do_migrate(engine)}
+        except SchemaTooNew as err:
+            fail("schema.too_new", str(err))
+            raise  # not reached: fail() exits
         finally:
             await engine.dispose()
 
     run(go)
 
 
+def refuse_newer_schema(settings: Settings) -> None:
+    """Before serving: a database written by a newer Meadhall stops the start with one line (the same
+    check inside the start-up migration would end in a traceback)."""
+    from meadhall.db.engine import create_engine
+    from meadhall.db.migrate import SchemaTooNew, check_known, schema_revision
+
+    async def go() -> None:
+        engine = create_engine(settings.database_url)
+        try:
+            check_known(await schema_revision(engine))
+        finally:
+            await engine.dispose()
+
+    try:
+        asyncio.run(go())
+    except SchemaTooNew as err:
+        fail("schema.too_new", str(err))
+
+
 users.register(app)
 bootstrap.register(app)
 files.register(app)
+backup.register(app)
 
 
 def main() -> None:
