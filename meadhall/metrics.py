@@ -12,14 +12,15 @@ import time
 from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 # Seconds. The default buckets of prometheus-client start at 5 ms; the service answers most requests
 # in well under that, so the lower end is finer.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 LAG_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0)
 
-CONTENT_TYPE = CONTENT_TYPE_LATEST
+# The text format `generate_latest` writes, which every Prometheus server reads (newer prometheus-client
+# releases announce a later version by default, which older servers do not know).
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 class Metrics:

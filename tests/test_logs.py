@@ -51,6 +51,15 @@ async def fail(token: str) -> None:
     raise RuntimeError("unexpected")
 
 
+@router.get("/work")
+async def work() -> dict[str, bool]:
+    """Stands for service code that logs while it handles a request, through structlog and through a
+    standard-library logger (a driver, a library)."""
+    structlog.get_logger("meadhall.test").info("service work")
+    logging.getLogger("some.library").warning("library work")
+    return {"ok": True}
+
+
 @pytest.fixture
 def backend() -> str:
     """Log lines do not depend on the database: one backend is enough."""
@@ -212,3 +221,60 @@ async def test_standard_library_records_are_json_lines_too(logs: LogCapture, tmp
     assert all(line["level"] in ("debug", "info") and line["timestamp"].endswith("Z") for line in alembic)
     assert any(line["event"].startswith("Running upgrade") for line in alembic)
     assert "INSERT" not in logs.raw  # no statement logging even at debug
+
+
+# ---------------------------------------------------------------- the request id in every line
+
+
+async def test_lines_written_during_a_request_carry_its_id_and_client(client: httpx.AsyncClient,
+                                                                    logs: LogCapture) -> None:
+    logs.configure("info")
+    r = await client.get("/api/v1/_test/work")
+    assert r.status_code == 200
+    lines = logs.lines()
+    request_id = r.headers["x-request-id"]
+    service = [line for line in lines if line["event"] == "service work"]
+    library = [line for line in lines if line["event"] == "library work"]
+    assert len(service) == 1 and len(library) == 1, lines
+    for line in (*service, *library):
+        assert line["request_id"] == request_id
+        assert line["client_ip"] == "127.0.0.1"
+    # Outside a request, nothing is left bound.
+    structlog.get_logger("meadhall.test").info("after the request")
+    after = [line for line in logs.lines() if line["event"] == "after the request"]
+    assert len(after) == 1 and "request_id" not in after[0] and "client_ip" not in after[0]
+
+
+async def test_a_client_cannot_choose_its_request_id(client: httpx.AsyncClient, logs: LogCapture) -> None:
+    logs.configure("info")
+    r = await client.get("/api/v1/_test/work", headers={"X-Request-ID": "forged-id-0001"})
+    assert r.headers["x-request-id"] != "forged-id-0001"
+    lines = logs.lines()
+    assert "forged-id-0001" not in logs.raw
+    assert {line["request_id"] for line in lines if "request_id" in line} == {r.headers["x-request-id"]}
+
+
+@pytest.mark.parametrize("settings_overrides", [{"TRUST_PROXY": True}])
+async def test_the_trusted_proxys_request_id_is_kept(client: httpx.AsyncClient, logs: LogCapture) -> None:
+    logs.configure("info")
+    r = await client.get("/api/v1/_test/work", headers={"X-Request-ID": "proxy-7f3a.b_c:9"})
+    assert r.headers["x-request-id"] == "proxy-7f3a.b_c:9"
+    service = [line for line in logs.lines() if line["event"] == "service work"]
+    assert [line["request_id"] for line in service] == ["proxy-7f3a.b_c:9"]
+
+
+@pytest.mark.parametrize("settings_overrides", [{"TRUST_PROXY": True}])
+@pytest.mark.parametrize("incoming", ["x" * 129, "two words", "tab\there", "", "caf\u00e9"])
+async def test_an_insane_request_id_is_replaced_even_behind_the_proxy(client: httpx.AsyncClient,
+                                                                     incoming: str) -> None:
+    r = await client.get("/api/v1/meta", headers={"X-Request-ID": incoming.encode("utf-8")})
+    assert r.status_code == 200
+    assert r.headers["x-request-id"] != incoming
+    assert len(r.headers["x-request-id"]) == 32
+
+
+@pytest.mark.parametrize("settings_overrides", [{"TRUST_PROXY": True}])
+async def test_a_request_id_of_128_characters_is_kept(client: httpx.AsyncClient) -> None:
+    incoming = "a" * 128
+    r = await client.get("/api/v1/meta", headers={"X-Request-ID": incoming})
+    assert r.headers["x-request-id"] == incoming

@@ -70,7 +70,11 @@ class PlainRoute(Route):
         if scope.get(DECLINED):
             return Match.NONE, {}
         match, child = super().matches(scope)
-        return (match, child) if match is Match.FULL else (Match.NONE, {})
+        if match is not Match.FULL:
+            return Match.NONE, {}
+        # As FastAPI's routes do: the access log and the metrics name the request by this template.
+        child["route"] = self
+        return match, child
 
 
 async def json_body(request: Request, model: type[M]) -> M | None:

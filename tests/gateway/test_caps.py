@@ -101,6 +101,7 @@ async def test_heartbeats_keep_a_connection_counted(gateway, accounts, clock):
     await alive(old)
     await gateway.identified(alice["token"])
     assert await gateway.hub.caps.count(int(alice.id)) == 3  # `old`, the previous and the new one
+    assert quiet.closed_code is None  # dropping a stale entry closes nothing (the heartbeat timeout does)
 
 
 # ---------------------------------------------------------------- handshakes per address
