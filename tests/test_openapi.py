@@ -16,8 +16,8 @@ from pydantic import BaseModel
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
 # Documented exceptions to "every error response is the Error envelope": /readyz answers 503 with the
-# readiness body (API.md 3.1).
-NON_ENVELOPE_ERRORS = {("/readyz", "get", "503")}
+# readiness body (API.md 3.1); the public invitation page answers an unknown code with an HTML page (3.7.1).
+NON_ENVELOPE_ERRORS = {("/readyz", "get", "503"), ("/invite/{code}", "get", "404")}
 
 
 class Probe(BaseModel):

@@ -5,14 +5,20 @@ session headers (API.md 0.8, 0.9) and stable camelCase operation ids (the endpoi
 
 from __future__ import annotations
 
+import typing
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIWebSocketRoute
+from pydantic import AfterValidator, BaseModel, BeforeValidator
 
+from meadhall.core import permissions as perms
 from meadhall.core.errors import REGISTRY
+from meadhall.core.ids import MAX_ID
+from meadhall.core.text import check_multiline, check_single_line
 
 ERROR_SCHEMA = {
     "type": "object",
@@ -58,6 +64,45 @@ RETRY_AFTER = {"description": "Whole seconds to wait", "schema": {"type": "integ
 SESSION_TOKEN = {"description": "The session's new token after a rotation; the old one stays valid for 60 s. "
                                 "A request authenticated by cookie also gets a new `Set-Cookie`.",
                  "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{43}$"}}
+
+
+def _at_most(limit: int) -> str:
+    """A regular expression for the decimal numbers 0..limit (leading zeros allowed, as parse_id does)."""
+    digits = str(limit)
+    options = [f"[0-9]{{1,{len(digits) - 1}}}"] if len(digits) > 1 else []
+    for i, d in enumerate(digits):
+        if d != "0":
+            rest = len(digits) - i - 1
+            options.append(f"{digits[:i]}[0-{int(d) - 1}]" + (f"[0-9]{{{rest}}}" if rest else ""))
+    options.append(digits)
+    return "^(?:" + "|".join(options) + ")$"
+
+
+# A snowflake id as a string (API.md 0.3): what core.ids.parse_id accepts.
+ID_PATTERN = _at_most(MAX_ID)
+# For an id parameter checked by the code (api.pagination.query_id), so its message stays "must be an id".
+ID_SCHEMA: dict[str, Any] = {"pattern": ID_PATTERN}
+_NAMES = "|".join(p.name for p in perms.Permission if p.name and p.value and (p.value & (p.value - 1)) == 0)
+# API.md 0.12: names joined with |, surrounding whitespace ignored, "" (or whitespace) the empty set.
+PERMISSIONS_PATTERN = rf"^\s*(?:(?:{_NAMES})\s*(?:\|\s*(?:{_NAMES})\s*)*)?$"
+# API.md 0.2: no control characters; single-line fields neither line nor paragraph separators.
+SINGLE_LINE_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*$"
+MULTILINE_PATTERN = "^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$"
+
+# Validators that enforce what a JSON Schema can say: merged into the document wherever a request model
+# or parameter uses them (build_openapi), so the document states exactly what the code refuses.
+VALIDATOR_SCHEMAS: dict[Callable[..., Any], dict[str, Any]] = {
+    check_single_line: {"pattern": SINGLE_LINE_PATTERN},
+    check_multiline: {"pattern": MULTILINE_PATTERN},
+}
+
+
+def documents(schema: dict[str, Any]) -> Callable[[Any], Any]:
+    """Decorator for a field validator: the JSON Schema constraints it enforces (VALIDATOR_SCHEMAS)."""
+    def mark(fn: Any) -> Any:
+        VALIDATOR_SCHEMAS[fn] = schema
+        return fn
+    return mark
 
 
 def errors(*codes: str) -> dict[int | str, dict[str, Any]]:
@@ -115,10 +160,77 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
                 if status[0] in "45" and "content" not in resp:
                     resp["content"] = {"application/json": {"schema": _REF}}
             _headers(path, op)
+    _validator_constraints(app, doc)
     doc.get("components", {}).get("schemas", {}).pop("HTTPValidationError", None)
     doc.get("components", {}).get("schemas", {}).pop("ValidationError", None)
     app.openapi_schema = doc
     return doc
+
+
+def _constraints(annotation: Any, metadata: list[Any] | None = None) -> dict[str, Any]:
+    """The JSON Schema of the known validators found on a field: in its metadata, or inside its
+    annotation (`Annotated[str, AfterValidator(...)] | None`)."""
+    found: dict[str, Any] = {}
+    for item in metadata or []:
+        if isinstance(item, AfterValidator | BeforeValidator):
+            found.update(VALIDATOR_SCHEMAS.get(item.func, {}))  # type: ignore[arg-type]
+    if typing.get_origin(annotation) is typing.Annotated:
+        found.update(_constraints(None, list(annotation.__metadata__)))
+        annotation = typing.get_args(annotation)[0]
+    for arg in typing.get_args(annotation):
+        found.update(_constraints(arg))
+    return found
+
+
+def _merge(schema: dict[str, Any], extra: dict[str, Any]) -> None:
+    """Into the string branch(es) of a property schema (a nullable field is `anyOf: [string, null]`)."""
+    branches = schema.get("anyOf", [schema])
+    for branch in branches:
+        if branch.get("type") == "string":
+            branch.update(extra)
+
+
+def _models(annotation: Any) -> Iterator[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield annotation
+        for field in annotation.model_fields.values():
+            yield from _models(field.annotation)
+    for arg in typing.get_args(annotation):
+        yield from _models(arg)
+
+
+def _validator_constraints(app: FastAPI, doc: dict[str, Any]) -> None:
+    schemas = doc.get("components", {}).get("schemas", {})
+    seen: set[type[BaseModel]] = set()
+    for route in _flat_routes(app):
+        body = getattr(route, "body_field", None)
+        for model in _models(body.field_info.annotation if body is not None else None):
+            if model in seen:
+                continue
+            seen.add(model)
+            component = schemas.get(model.__name__) or schemas.get(f"{model.__name__}-Input") or {}
+            for name, field in model.model_fields.items():
+                extra = _constraints(field.annotation, field.metadata)
+                prop = component.get("properties", {}).get(field.alias or name)
+                if extra and prop is not None:
+                    _merge(prop, extra)
+        dependant = getattr(route, "dependant", None)
+        if dependant is None:
+            continue
+        params = {p.alias: p for d in _dependants(dependant) for p in d.query_params}
+        for method in getattr(route, "methods", None) or ():
+            op = doc.get("paths", {}).get(route.path, {}).get(method.lower())
+            for param in (op or {}).get("parameters", []):
+                field = params.get(param["name"]) if param["in"] == "query" else None
+                extra = _constraints(field.field_info.annotation, field.field_info.metadata) if field else {}
+                if extra:
+                    _merge(param["schema"], extra)
+
+
+def _dependants(dependant: Any) -> Iterator[Any]:
+    yield dependant
+    for sub in dependant.dependencies:
+        yield from _dependants(sub)
 
 
 def _headers(path: str, op: dict[str, Any]) -> None:

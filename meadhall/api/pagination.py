@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import Depends, Query
 
+from meadhall.api.openapi import ID_SCHEMA
 from meadhall.core.errors import validation_error
 from meadhall.core.ids import parse_id
 from meadhall.core.limits import PAGE_DEFAULT, PAGE_MAX
@@ -30,8 +31,8 @@ def query_id(name: str, raw: str | None) -> int | None:
 
 
 async def page_params(
-    before: Annotated[str | None, Query(description="Items older than this id")] = None,
-    after: Annotated[str | None, Query(description="Items newer than this id")] = None,
+    before: Annotated[str | None, Query(description="Items older than this id", json_schema_extra=ID_SCHEMA)] = None,
+    after: Annotated[str | None, Query(description="Items newer than this id", json_schema_extra=ID_SCHEMA)] = None,
     limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,
 ) -> Page:
     if before is not None and after is not None:

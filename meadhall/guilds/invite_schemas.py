@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from meadhall.accounts.schemas import UserSummary
 
 
+def _no_bool(value: object) -> object:
+    """JSON true/false are not integers (the document says integer; 3.0 still is one)."""
+    if isinstance(value, bool):
+        raise ValueError("must be an integer")
+    return value
+
+
 class InviteCreate(BaseModel):
-    max_age_seconds: Annotated[int, Field(ge=0, le=604800, description="0 = never expires")] = 86400
-    max_uses: Annotated[int, Field(ge=0, le=100, description="0 = unlimited")] = 0
+    max_age_seconds: Annotated[int, BeforeValidator(_no_bool), Field(ge=0, le=604800,
+                                                                       description="0 = never expires")] = 86400
+    max_uses: Annotated[int, BeforeValidator(_no_bool), Field(ge=0, le=100, description="0 = unlimited")] = 0
 
 
 class Invite(BaseModel):

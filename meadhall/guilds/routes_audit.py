@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import AfterValidator
 
-from meadhall.api.openapi import errors
+from meadhall.api.openapi import ID_SCHEMA, errors
 from meadhall.api.pagination import query_id
 from meadhall.auth.deps import Session
 from meadhall.core.limits import PAGE_DEFAULT, PAGE_MAX
@@ -31,9 +31,9 @@ class AuditQuery:
 def audit_query(
     action: Annotated[str | None, Query(max_length=64, description="Only this action (Appendix A)"),
                       AfterValidator(check_single_line)] = None,
-    actor_id: Annotated[str | None, Query(description="Only entries by this user")] = None,
-    target_id: Annotated[str | None, Query(description="Only entries about this target")] = None,
-    before_id: Annotated[str | None, Query(description="Entries older than this entry id")] = None,
+    actor_id: Annotated[str | None, Query(description="Only entries by this user", json_schema_extra=ID_SCHEMA)] = None,
+    target_id: Annotated[str | None, Query(description="Only entries about this target", json_schema_extra=ID_SCHEMA)] = None,
+    before_id: Annotated[str | None, Query(description="Entries older than this entry id", json_schema_extra=ID_SCHEMA)] = None,
     limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,
 ) -> AuditQuery:
     return AuditQuery(action, query_id("actor_id", actor_id), query_id("target_id", target_id),

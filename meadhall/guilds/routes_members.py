@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Query, Request, Response
 from pydantic import AfterValidator
 
-from meadhall.api.openapi import errors
+from meadhall.api.openapi import ID_SCHEMA, errors
 from meadhall.auth.deps import Session
 from meadhall.core.limits import PAGE_DEFAULT, PAGE_MAX
 from meadhall.core.text import check_single_line
@@ -36,7 +36,7 @@ def _done() -> Response:
 
 @member_routes.get(PAGE, response_model=s.MembersResponse, responses=errors(NO_GUILD))
 async def list_members(request: Request, guild_id: str, principal: Session,
-                       after: Annotated[str | None, Query(description="Members with a greater user id")] = None,
+                       after: Annotated[str | None, Query(description="Members with a greater user id", json_schema_extra=ID_SCHEMA)] = None,
                        limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,
                        q: Annotated[str | None, Query(max_length=100, description="Name or nick prefix"),
                                     AfterValidator(check_single_line)] = None

@@ -4,9 +4,21 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field, StringConstraints, WithJsonSchema, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    Field,
+    StrictBool,
+    StringConstraints,
+    WithJsonSchema,
+    model_validator,
+)
 
+from meadhall.api.openapi import PERMISSIONS_PATTERN
 from meadhall.core import permissions as perms
+from meadhall.core.limits import ROOM_POSITION_MAX
+from meadhall.core.text import check_multiline, check_single_line
 from meadhall.guilds.invite_schemas import InviteGuild
 
 
@@ -20,13 +32,17 @@ def _permission_mask(value: object) -> int:
 PermissionString = Annotated[
     int,
     BeforeValidator(_permission_mask),
-    WithJsonSchema({"type": "string", "description": "Permission names joined with |", "example": "VIEW_CHANNEL"}),
+    WithJsonSchema({"type": "string", "description": "Permission names joined with |", "example": "VIEW_CHANNEL",
+                    "pattern": PERMISSIONS_PATTERN}),
 ]
 Snowflake = Annotated[str, StringConstraints(pattern=r"^\d{1,20}$")]
-GuildName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=2, max_length=100)]
-RoomName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
-Description = Annotated[str, StringConstraints(max_length=1000)]
-Topic = Annotated[str, StringConstraints(max_length=1024)]
+GuildName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=2, max_length=100),
+                      AfterValidator(check_single_line)]
+RoomName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100),
+                     AfterValidator(check_single_line)]
+Description = Annotated[str, StringConstraints(max_length=1000), AfterValidator(check_multiline)]
+Topic = Annotated[str, StringConstraints(max_length=1024), AfterValidator(check_multiline)]
+Position = Annotated[int, Field(ge=0, le=ROOM_POSITION_MAX)]
 Slowmode = Annotated[int, Field(ge=0, le=21600)]
 UserLimit = Annotated[int, Field(ge=0, le=99)]
 
@@ -41,7 +57,7 @@ class GuildPatch(BaseModel):
     name: GuildName | None = None
     description: Description | None = None
     system_channel_id: Snowflake | None = None
-    public: bool | None = None
+    public: StrictBool | None = None  # 0 and 1 are not booleans (the document says boolean)
     owner_id: Snowflake | None = None
 
     @model_validator(mode="after")
@@ -83,7 +99,7 @@ class ChannelCreate(BaseModel):
     type: Literal["text", "voice", "category"]
     parent_id: Snowflake | None = None
     topic: Topic | None = None
-    position: Annotated[int, Field(ge=0)] | None = None
+    position: Position | None = None
     slowmode_seconds: Slowmode | None = None
     user_limit: UserLimit | None = None
     permission_overrides: list[OverrideSpec] | None = None
@@ -93,7 +109,7 @@ class ChannelPatch(BaseModel):
     name: RoomName | None = None
     topic: Topic | None = None
     parent_id: Snowflake | None = None
-    position: Annotated[int, Field(ge=0)] | None = None
+    position: Position | None = None
     slowmode_seconds: Slowmode | None = None
     user_limit: UserLimit | None = None
 
@@ -110,7 +126,7 @@ class ChannelPatch(BaseModel):
 
 class ChannelMove(BaseModel):
     id: Snowflake
-    position: Annotated[int, Field(ge=0)]
+    position: Position
     parent_id: Snowflake | None = None
 
 

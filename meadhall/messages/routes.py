@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from meadhall.accounts.sessions import Principal
 from meadhall.api.limits import remember
-from meadhall.api.openapi import errors
+from meadhall.api.openapi import ID_SCHEMA, errors
 from meadhall.api.pagination import Pagination, page_params
 from meadhall.api.plain import PlainRoute, json_body, json_response
 from meadhall.auth.deps import Session, limited, plain_session, require_session
@@ -96,7 +96,7 @@ async def search_messages(
     request: Request, channel_id: str, principal: Session,
     q: Annotated[str, Query(description="1-200 characters after trimming; every word must occur, the last "
                                         "one as a prefix; case-insensitive; no wildcard or query syntax")],
-    before: Annotated[str | None, Query(description="Matches older than this id")] = None,
+    before: Annotated[str | None, Query(description="Matches older than this id", json_schema_extra=ID_SCHEMA)] = None,
     limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,
 ) -> JSONResponse:
     request_ = search.SearchRequest(q, before, limit)

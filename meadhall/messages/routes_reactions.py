@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel
 
 from meadhall.accounts.schemas import UserSummary
-from meadhall.api.openapi import errors
+from meadhall.api.openapi import ID_SCHEMA, errors
 from meadhall.auth.deps import Session, limited
 from meadhall.core.errors import validation_error
 from meadhall.core.ids import parse_id
@@ -59,7 +59,7 @@ async def remove_own_reaction(request: Request, channel_id: str, message_id: str
 @router.get(REACTION, response_model=ReactionUsersResponse,
             responses=errors(*_SEEN, "perm.denied", "reaction.invalid_emoji"))
 async def list_reactors(request: Request, channel_id: str, message_id: str, emoji: str, principal: Session,
-                        after: Annotated[str | None, Query(description="Users with a greater id")] = None,
+                        after: Annotated[str | None, Query(description="Users with a greater id", json_schema_extra=ID_SCHEMA)] = None,
                         limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT) -> dict:
     cursor = None if after is None else parse_id(after)
     if after is not None and cursor is None:

@@ -84,7 +84,9 @@ def render(name: str, context: dict[str, Any], status_code: int = 200) -> HTMLRe
 @pages.get(
     "/invite/{code}",
     response_class=HTMLResponse,
-    responses=errors("rate_limited"),
+    responses={**errors("rate_limited"),
+               404: {"description": "An unknown, expired or used-up code: an HTML page",
+                     "content": {"text/html": {"schema": {"type": "string"}}}}},
     summary="Public invitation page (HTML)",
     description="An HTML page with the guild name, description, member count, inviter and an "
                 "“Accept invitation” button; an unknown, expired or used-up code answers a 404 HTML page.",
