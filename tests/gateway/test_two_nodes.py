@@ -6,7 +6,9 @@ PostgreSQL database and Redis, as several nodes behind a reverse proxy would.
   node B: every missed dispatch, in order with contiguous `s`, then RESUMED `{replayed: n}`, then live
   events (resume buffers and sequence numbers live in Redis: no sticky sessions);
 - a rate-limit bucket spent on A refuses the next request on B (429, Retry-After), and a login lockout
-  earned on A holds on B (counters in Redis).
+  earned on A holds on B (counters in Redis);
+- a user's gateway connections on both nodes share the cap of ten: the eleventh, on B, closes the
+  oldest, on A, with 4013.
 
 Needs TEST_DATABASE_URL and TEST_REDIS_URL (CI sets both); skipped otherwise. The database is shared
 with the in-process tests (which empty it per test) and Redis with anything else using it, and the
@@ -289,6 +291,32 @@ async def test_a_login_lockout_earned_on_node_a_holds_on_node_b(cluster, http):
     assert r.status_code == 429, r.text
     assert r.json()["error"]["bucket"] == "auth.lockout"
     assert 890 <= int(r.headers["Retry-After"]) <= 900
+
+
+# ---------------------------------------------------------------- (d) the connection cap spans the nodes
+
+
+async def test_connections_on_both_nodes_share_the_cap_of_ten(cluster, http, ws_clients):
+    username = cluster.name("dora")
+    r = await http.post(f"{cluster.a.url}{API}/auth/register",
+                        json={"username": username, "email": f"{username}@example.com", "password": PASSWORD})
+    assert r.status_code == 201, r.text
+    dora = User(r.json())
+    on_a = [await identified(cluster.a, dora, ws_clients) for _ in range(6)]
+    on_b = [await identified(cluster.b, dora, ws_clients) for _ in range(4)]
+
+    eleventh = await identified(cluster.b, dora, ws_clients)
+
+    # The oldest lives on node A; node B asked it through the bus to close it (API.md 4.1).
+    assert await on_a[0].wait_closed() == 4013
+    for c in [*on_a[1:], *on_b, eleventh]:
+        await c.send(1, c.last_seq)
+        assert (await c.recv_until(lambda f: f["op"] == 11))["op"] == 11
+        assert c.closed_code is None
+    # A twelfth on A replaces the oldest remaining one, on A as well.
+    await identified(cluster.a, dora, ws_clients)
+    assert await on_a[1].wait_closed() == 4013
+    assert on_b[0].closed_code is None
 
 
 # ---------------------------------------------------------------- (e) a node stops (rolling restart)
