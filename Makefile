@@ -1,4 +1,5 @@
-# Meadhall: `make run` serves on SQLite under DATA_DIR; `make test` runs lint and the whole suite.
+# Meadhall: `make run` serves http://localhost:8000 (SQLite under DATA_DIR; the `ready` log line names the
+# address); `make test` runs lint and the whole suite.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
