@@ -33,7 +33,7 @@ class Metrics:
                                  "HTTP request latency, by route template and status",
                                  ["method", "route", "status"], buckets=LATENCY_BUCKETS, registry=r)
         self.gateway_connections = Gauge("meadhall_gateway_connections",
-                                         "Open gateway WebSocket connections on this node", registry=r)
+                                         "Identified gateway connections (IDENTIFY or RESUME accepted) on this node", registry=r)
         self.events_delivered = Counter("meadhall_gateway_events_delivered",
                                         "Dispatches handed to gateway connections on this node", registry=r)
         self.bus_lag = Histogram("meadhall_bus_lag_seconds",

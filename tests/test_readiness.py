@@ -156,3 +156,21 @@ async def test_requests_answer_503_while_postgresql_is_down(make_client: Any, hu
     # A session cannot be checked: 503 as well, not 401 (which would sign the client out).
     r, elapsed = await timed_get(client, "/api/v1/users/@me", headers={"Authorization": "Bearer some-token"})
     assert_unavailable(r, elapsed)
+
+
+async def test_a_node_starting_against_a_hung_redis_fails_instead_of_hanging(tmp_path: Path, hung_port: int,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from meadhall.realtime import bus
+
+    monkeypatch.setattr(bus, "START_TIMEOUT", 1.0)  # (10 s in service)
+    settings = Settings(DATA_DIR=tmp_path / "data", SECRET_KEY=SECRET,
+                        DATABASE_URL=f"sqlite:///{tmp_path / 'data' / 'chat.db'}",
+                        REDIS_URL=f"redis://127.0.0.1:{hung_port}/0")
+    rt = Runtime(settings)
+    started = time.monotonic()
+    try:
+        with pytest.raises(TimeoutError):
+            await rt.start(run_migrations=False)
+        assert time.monotonic() - started < PROMPT
+    finally:
+        await rt.close()

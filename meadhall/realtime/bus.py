@@ -17,6 +17,7 @@ from meadhall.metrics import Metrics
 from meadhall.realtime.events import Event
 
 Handler = Callable[[Event], Awaitable[None]]
+START_TIMEOUT = 10.0  # seconds for the subscription at start (the process stops when Redis is unreachable)
 log = structlog.get_logger("meadhall.bus")
 
 
@@ -86,9 +87,11 @@ class RedisBus(LocalBus):
 
     async def start(self) -> None:
         self._pubsub = (self.subscriber or self.client).pubsub(ignore_subscribe_messages=True)
-        await self._pubsub.subscribe(self.channel)
-        # Read the subscription confirmation so that events published right after start are not missed.
-        await self._pubsub.get_message(timeout=1.0)
+        # The subscriber has no read timeout, so a hung Redis would hold the start for ever: bounded here.
+        async with asyncio.timeout(START_TIMEOUT):
+            await self._pubsub.subscribe(self.channel)
+            # Read the subscription confirmation so that events published right after start are not missed.
+            await self._pubsub.get_message(timeout=1.0)
         self._reader = asyncio.create_task(self._read(), name="redis-bus-reader")
 
     async def publish(self, events: list[Event]) -> None:
