@@ -17,9 +17,9 @@ def _no_bool(value: object) -> object:
 
 
 class InviteCreate(BaseModel):
-    max_age_seconds: Annotated[int, BeforeValidator(_no_bool), Field(ge=0, le=604800,
-                                                                       description="0 = never expires")] = 86400
-    max_uses: Annotated[int, BeforeValidator(_no_bool), Field(ge=0, le=100, description="0 = unlimited")] = 0
+    max_age_seconds: Annotated[int, Field(ge=0, le=604800, description="0 = never expires"),
+                               BeforeValidator(_no_bool)] = 86400
+    max_uses: Annotated[int, Field(ge=0, le=100, description="0 = unlimited"), BeforeValidator(_no_bool)] = 0
 
 
 class Invite(BaseModel):
