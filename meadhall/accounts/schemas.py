@@ -7,17 +7,19 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints, field_validator, model_validator
 
 from meadhall.accounts import validation as v
+from meadhall.core.text import check_multiline, check_single_line
 
 Username = Annotated[str, AfterValidator(v.check_username)]
 Email = Annotated[str, AfterValidator(v.check_email)]
 DisplayName = Annotated[str, AfterValidator(v.check_display_name)]
 Locale = Annotated[str, AfterValidator(v.check_locale)]
 Timezone = Annotated[str, AfterValidator(v.check_timezone)]
-Bio = Annotated[str, StringConstraints(max_length=500)]
-CustomStatus = Annotated[str, StringConstraints(strip_whitespace=True, max_length=128)]
+Bio = Annotated[str, StringConstraints(max_length=500), AfterValidator(check_multiline)]
+CustomStatus = Annotated[str, StringConstraints(strip_whitespace=True, max_length=128),
+                         AfterValidator(check_single_line)]
 StatusEmoji = Annotated[str, AfterValidator(v.check_custom_status_emoji)]
 Password = Annotated[str, StringConstraints(max_length=1024)]
-Code = Annotated[str, StringConstraints(max_length=64)]
+Code = Annotated[str, StringConstraints(max_length=64), AfterValidator(check_single_line)]
 
 
 # ---- requests ----------------------------------------------------------------------------------
@@ -33,7 +35,7 @@ class RegisterRequest(BaseModel):
 
 
 class LoginRequest(BaseModel):
-    login: Annotated[str, StringConstraints(min_length=1, max_length=254)]
+    login: Annotated[str, StringConstraints(min_length=1, max_length=254), AfterValidator(check_single_line)]
     password: Password
     totp_code: Code | None = None
     backup_code: Code | None = None

@@ -6,6 +6,8 @@ import functools
 import re
 import zoneinfo
 
+from meadhall.core.text import check_single_line
+
 USERNAME = re.compile(r"^[A-Za-z0-9_.]{2,32}$")
 LOCALE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 CUSTOM_EMOJI = re.compile(r"^<a?:[A-Za-z0-9_]{2,32}:\d{1,20}>$")
@@ -29,6 +31,7 @@ def check_email(value: str) -> str:
     value = value.strip()
     if len(value) > 254:
         raise ValueError("must be at most 254 characters")
+    check_single_line(value)
     local, at, domain = value.rpartition("@")
     if not at or not _LOCAL.match(local) or local.startswith(".") or local.endswith(".") or ".." in local:
         raise ValueError("must be an email address like name@example.com")
@@ -60,13 +63,14 @@ def check_display_name(value: str) -> str:
     value = value.strip()
     if not 1 <= len(value) <= 32:
         raise ValueError("must be 1-32 characters")
-    return value
+    return check_single_line(value)
 
 
 def check_custom_status_emoji(value: str) -> str:
     value = value.strip()
     if len(value) > 64:
         raise ValueError("must be at most 64 characters")
+    check_single_line(value)
     if value.startswith("<"):
         if not CUSTOM_EMOJI.match(value):
             raise ValueError("must be a Unicode emoji or <:name:id>")

@@ -20,3 +20,7 @@ DEFAULT_MEDIA_LIMITS = {
     "sound_max_bytes": 524_288,
     "gallery_max_bytes": 1_048_576,
 }
+# Room positions are stored as 32-bit integers (API.md 2.10: 0 ... 2147483647, outside -> 422).
+ROOM_POSITION_MAX = 2_147_483_647
+# Read-state mention counts stop here; clients show "99+" above 99 (API.md 2.32).
+MENTION_COUNT_MAX = 100

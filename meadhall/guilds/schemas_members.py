@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AwareDatetime, BaseModel, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, Field, StringConstraints, model_validator
 
 from meadhall.accounts.schemas import UserSummary
+from meadhall.core.text import check_single_line
 from meadhall.guilds.schemas import PermissionString, Snowflake
 
-Nick = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=32)]
-RoleName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+Nick = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=32),
+                 AfterValidator(check_single_line)]
+RoleName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100),
+                     AfterValidator(check_single_line)]
 Color = Annotated[int, Field(ge=0, le=16_777_215)]
-BanReason = Annotated[str, StringConstraints(max_length=512)]
+BanReason = Annotated[str, StringConstraints(max_length=512), AfterValidator(check_single_line)]
 
 
 def _no_nulls(model: BaseModel, names: tuple[str, ...]) -> None:

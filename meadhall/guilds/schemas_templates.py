@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, StringConstraints
 
 from meadhall.core.ids import parse_id
+from meadhall.core.text import check_multiline, check_single_line
 
 
 def _snowflake(value: str) -> str:
@@ -16,8 +17,9 @@ def _snowflake(value: str) -> str:
 
 
 Snowflake = Annotated[str, AfterValidator(_snowflake)]
-TemplateName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
-TemplateDescription = Annotated[str, StringConstraints(max_length=500)]
+TemplateName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100),
+                         AfterValidator(check_single_line)]
+TemplateDescription = Annotated[str, StringConstraints(max_length=500), AfterValidator(check_multiline)]
 
 
 class TemplateCreate(BaseModel):

@@ -4,22 +4,24 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
 from meadhall.core.limits import ATTACHMENTS_PER_MESSAGE, MESSAGE_LENGTH
+from meadhall.core.text import check_multiline, check_single_line
 
 Snowflake = Annotated[str, StringConstraints(pattern=r"^\d{1,20}$")]
+Content = Annotated[str, StringConstraints(max_length=MESSAGE_LENGTH), AfterValidator(check_multiline)]
 
 
 class MessageCreate(BaseModel):
-    content: Annotated[str, StringConstraints(max_length=MESSAGE_LENGTH)] = ""
+    content: Content = ""
     attachment_ids: Annotated[list[Snowflake], Field(max_length=ATTACHMENTS_PER_MESSAGE)] = []
-    nonce: Annotated[str, StringConstraints(max_length=64)] | None = None
+    nonce: Annotated[str, StringConstraints(max_length=64), AfterValidator(check_single_line)] | None = None
     reply_to_id: Snowflake | None = None
 
 
 class MessageEdit(BaseModel):
-    content: Annotated[str, StringConstraints(max_length=MESSAGE_LENGTH)]
+    content: Content
 
 
 class Reaction(BaseModel):
