@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import fcntl
 import json
 import os
+import select as io_select
 import stat
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+from typing import Any
 
 import pyotp
+import pytest
 from sqlalchemy import select
 
 from meadhall.db.schema import audit_log
@@ -288,3 +298,145 @@ def test_real_process_prints_one_json_object(tmp_path):
     assert dup.returncode == 1
     assert dup.stdout == ""
     assert json.loads(dup.stderr.strip().splitlines()[-1])["error"]["code"] == "user.username_taken"
+
+
+# ---- passwords typed, not passed as arguments; bulk hashing --------------------------------------------------------
+
+
+def run_cli(cli_env: dict[str, str], *args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+    """The console script in a process of its own (no controlling terminal), on the test's database."""
+    exe = Path(sys.executable).parent / "meadhall"
+    env = {**os.environ, **cli_env}
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, timeout=60,
+                          start_new_session=True, **kw)
+
+
+@pytest.mark.parametrize("flag", [["--password-prompt"], ["--password", "-"]])
+async def test_create_user_reads_the_password_from_standard_input(cli_env, client, flag):
+    passphrase = "typed, never on the command line"
+    r = await asyncio.to_thread(run_cli, cli_env, "create-user", "--username", "bob", "--email", "bob@example.com",
+                                *flag, input=passphrase + "\n")
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.strip().splitlines()) == 1
+    assert (await login(client, "bob", passphrase)).status_code == 200
+
+
+async def test_reset_password_reads_the_password_from_standard_input(cli_env, client, accounts):
+    await accounts.register("alice")
+    r = await asyncio.to_thread(run_cli, cli_env, "reset-password", "--email", "alice@example.com",
+                                "--password-prompt", input="a brand new passphrase\n")
+    assert r.returncode == 0, r.stderr
+    assert "password" not in json.loads(r.stdout)
+    assert (await login(client, "alice", "a brand new passphrase")).status_code == 200
+
+
+async def test_prompted_password_must_satisfy_the_policy_and_not_be_empty(cli_env, client):
+    weak = await asyncio.to_thread(run_cli, cli_env, "create-user", "--username", "bob", "--email",
+                                   "bob@example.com", "--password-prompt", input="qwertyuiop\n")
+    assert weak.returncode == 1 and json.loads(weak.stderr.splitlines()[-1])["error"]["code"] == "validation.failed"
+    empty = await asyncio.to_thread(run_cli, cli_env, "create-user", "--username", "bob", "--email",
+                                    "bob@example.com", "--password-prompt", input="")
+    assert empty.returncode == 2 and empty.stdout == ""
+    assert (await login(client, "bob", "qwertyuiop")).status_code == 401
+
+
+async def test_bulk_takes_no_password(cli):
+    assert (await cli("create-user", "--count", "2", "--password-prompt")).exit_code == 2
+    assert (await cli("create-user", "--count", "2", "--password", "a long enough passphrase")).exit_code == 2
+
+
+class Terminal:
+    """A pseudo-terminal that becomes the controlling terminal of one child process (stdin and stderr;
+    stdout stays a pipe for the JSON answer)."""
+
+    def __init__(self) -> None:
+        self.master, self.slave = os.openpty()
+        self.seen = b""
+        self.pos = 0  # output before this was matched already
+
+    def start(self, cli_env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
+        def take_terminal() -> None:  # in the child, after setsid: make stdin's terminal the controlling one
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        exe = Path(sys.executable).parent / "meadhall"
+        proc = subprocess.Popen([str(exe), *args], stdin=self.slave, stdout=subprocess.PIPE, stderr=self.slave,
+                                env={**os.environ, **cli_env, "TERM": "xterm", "COLUMNS": "100"},
+                                start_new_session=True, preexec_fn=take_terminal)  # noqa: PLW1509
+        os.close(self.slave)
+        return proc
+
+    def read_until(self, text: bytes, timeout: float = 30) -> None:
+        """Wait for `text` in the output after the previous match (getpass discards typed-ahead input,
+        so each line is typed only once its prompt shows)."""
+        deadline = time.monotonic() + timeout
+        while text not in self.seen[self.pos:]:
+            left = deadline - time.monotonic()
+            assert left > 0, f"{text!r} not shown; terminal: {self.seen!r}"
+            ready, _, _ = io_select.select([self.master], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(self.master, 4096)
+                except OSError:  # the child closed the terminal
+                    chunk = b""
+                assert chunk, f"{text!r} not shown; terminal: {self.seen!r}"
+                self.seen += chunk
+        self.pos = self.seen.index(text, self.pos) + len(text)
+
+    def drain(self) -> None:
+        while io_select.select([self.master], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(self.master, 4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.seen += chunk
+
+    def type(self, line: str) -> None:
+        os.write(self.master, line.encode() + b"\n")
+
+    def close(self) -> None:
+        os.close(self.master)
+
+
+def test_on_a_terminal_the_password_is_hidden_and_asked_twice(cli_env):
+    term = Terminal()
+    proc = term.start(cli_env, "create-user", "--username", "tty", "--email", "tty@example.com", "--password-prompt")
+    try:
+        term.read_until(b"Password: ")
+        term.type("first try of a passphrase")
+        term.read_until(b"Repeat for confirmation: ")
+        term.type("second try, not the same")
+        term.read_until(b"do not match")  # asked again
+        term.read_until(b"Password: ")
+        term.type("one good passphrase here")
+        term.read_until(b"Repeat for confirmation: ")
+        term.type("one good passphrase here")
+        out, _ = proc.communicate(timeout=60)
+        term.drain()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        term.close()
+    assert proc.returncode == 0
+    assert json.loads(out)["users"][0]["password"] == "one good passphrase here"
+    assert b"passphrase" not in term.seen  # never echoed
+
+
+def test_bulk_on_a_terminal_shows_progress_and_creates_every_user(cli_env, tmp_path):
+    term = Terminal()
+    proc = term.start(cli_env, "create-user", "--count", "40", "--prefix", "tty")
+    try:
+        out, _ = proc.communicate(timeout=120)
+        term.drain()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        term.close()
+    assert proc.returncode == 0, term.seen
+    assert [u["username"] for u in json.loads(out)["users"]] == [f"tty{i}" for i in range(1, 41)]
+    assert b"Hashing passwords" in term.seen
+    # Without a terminal, no progress bar: nothing but the JSON answer on stdout and no drawing on stderr.
+    plain = run_cli(cli_env, "create-user", "--count", "3", "--prefix", "pipe")
+    assert plain.returncode == 0, plain.stderr
+    assert "Hashing" not in plain.stderr and "\x1b[" not in plain.stderr

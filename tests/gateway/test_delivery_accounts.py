@@ -68,13 +68,12 @@ async def test_two_factor_on_and_off_send_user_update(gateway, client, accounts,
     await refused(client, bob, b)
 
 
-async def test_admin_grant_and_removal_by_the_cli_send_user_update(gateway, client, accounts, rt):
+async def test_admin_removal_by_the_cli_sends_user_update(gateway, client, accounts, rt):
+    # A grant deletes the grantee's sessions instead (API.md 0.14): tests/gateway/test_admin_grant_sessions.py.
     alice, bob = await accounts.register("alice"), await accounts.register("bob")
+    await make_admin(rt, alice)
     await make_admin(rt, bob)  # another administrator, so that alice's removal is allowed
     a, b = await online(gateway, client, alice, bob)
-    await admin_ops.make_admin(rt, "alice@example.com")
-    got = await a.dispatch("USER_UPDATE")
-    assert got["is_instance_admin"] is True and "instance_admin" in got["badges"]
     await admin_ops.remove_admin(rt, "alice@example.com")
     got = await a.dispatch("USER_UPDATE")
     assert got["is_instance_admin"] is False and "instance_admin" not in got["badges"]
