@@ -12,6 +12,7 @@ from meadhall.audit.record import record
 from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError, permission_denied, validation_error
 from meadhall.core.ids import parse_id
+from meadhall.core.limits import ROOM_POSITION_MAX
 from meadhall.db.uow import UnitOfWork
 from meadhall.files.cleanup import drop_channel_files
 from meadhall.guilds import queries
@@ -51,13 +52,24 @@ async def get_channel(rt: Runtime, principal: Principal, raw_id: str) -> dict[st
     return {"channel": channel_view(cc.channel, cc.overrides)}
 
 
-async def _parent(uow: UnitOfWork, gc: GuildContext, raw: Any, type_: str) -> int | None:
+async def _seen_rooms(uow: UnitOfWork, gc: GuildContext) -> dict[int, RowMapping]:
+    """The guild's rooms and categories the caller may view (1.4). The others do not exist for the caller:
+    naming one as a room to move or as a parent is answered like an unknown id, so nothing about it leaks."""
+    rows = await queries.channels_of(uow.conn, gc.guild_id)
+    overrides = await queries.overrides_of_guild(uow.conn, gc.guild_id)
+    return {r["id"]: r for r in visible_channels(gc, rows, overrides)}
+
+
+async def _parent(uow: UnitOfWork, gc: GuildContext, raw: Any, type_: str,
+                  seen: dict[int, RowMapping] | None = None) -> int | None:
     if raw is None:
         return None
     if type_ == "category":
         raise validation_error("parent_id", "a category cannot have a parent")
     parent_id = parse_id(raw)
-    parent = None if parent_id is None else await queries.get_guild_channel(uow.conn, gc.guild_id, parent_id)
+    if seen is None:
+        seen = await _seen_rooms(uow, gc)
+    parent = None if parent_id is None else seen.get(parent_id)
     if parent is None or parent["type"] != "category":
         raise validation_error("parent_id", "must be a category of this server")
     return parent_id
@@ -102,7 +114,7 @@ async def create_channel(rt: Runtime, principal: Principal, raw_guild_id: str, b
         siblings = [r for r in await queries.channels_of(uow.conn, gc.guild_id) if r["parent_id"] == parent_id]
         position = body.get("position")
         if position is None:
-            position = max((r["position"] for r in siblings), default=-1) + 1
+            position = min(max((r["position"] for r in siblings), default=-1) + 1, ROOM_POSITION_MAX)
         row = channel_row(uow, gc.guild_id, name=body["name"], type_=type_, topic=body.get("topic"),
                           position=position, parent_id=parent_id,
                           slowmode_seconds=body.get("slowmode_seconds") or 0, user_limit=body.get("user_limit"))
@@ -167,7 +179,7 @@ async def reorder_channels(rt: Runtime, principal: Principal, raw_guild_id: str,
     async with rt.uow() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
         require(gc, P.MANAGE_CHANNELS)
-        rows = {r["id"]: r for r in await queries.channels_of(uow.conn, gc.guild_id)}
+        rows = await _seen_rooms(uow, gc)
         changed: list[int] = []
         for move in moves:
             channel_id = parse_id(move["id"])
@@ -175,7 +187,7 @@ async def reorder_channels(rt: Runtime, principal: Principal, raw_guild_id: str,
                 raise validation_error("channels.id", f"unknown room {move['id']}")
             values: dict[str, Any] = {"position": move["position"]}
             if "parent_id" in move:
-                values["parent_id"] = await _parent(uow, gc, move["parent_id"], rows[channel_id]["type"])
+                values["parent_id"] = await _parent(uow, gc, move["parent_id"], rows[channel_id]["type"], rows)
             if changes(rows[channel_id], values):
                 await queries.update_channel(uow.conn, channel_id, values)
                 changed.append(channel_id)

@@ -301,3 +301,77 @@ async def test_listing_500_rooms_50_roles_costs_bounded_queries(client, accounts
     # Hidden from the default role every third room, shown again where one of bob's roles allows it.
     expected = 1 + sum(1 for i in range(499) if i % 3 != 0 or (i % 50) % 2 == 0)
     assert len(visible) == expected
+
+
+async def test_positions_are_bounded_on_create_update_and_reorder(client, accounts, rt):
+    a = await accounts.register("alice")
+    guild = await make_guild(client, a)
+    gid, general = guild["id"], guild["system_channel_id"]
+
+    def refused(r, field):
+        assert r.status_code == 422, r.text
+        assert r.json()["error"]["code"] == "validation.failed"
+        assert field in {d["field"] for d in r.json()["error"]["details"]}, r.text
+
+    for bad in (-1, 2_147_483_648, 10**30):
+        refused(await client.post(f"{API}/guilds/{gid}/channels", json={"name": "x", "type": "text", "position": bad},
+                                  headers=a.headers), "position")
+        refused(await client.patch(f"{API}/channels/{general}", json={"position": bad}, headers=a.headers), "position")
+        refused(await client.patch(f"{API}/guilds/{gid}/channels",
+                                   json={"channels": [{"id": general, "position": bad}]}, headers=a.headers),
+                "channels.0.position")
+    # The top of the range is stored (a 32-bit integer on PostgreSQL), and a room created after it without a
+    # position takes the last place instead of overflowing.
+    top = await room(client, a, gid, name="top", position=2_147_483_647)
+    assert top["position"] == 2_147_483_647
+    after = await room(client, a, gid, name="after")
+    assert after["position"] == 2_147_483_647
+    r = await client.patch(f"{API}/guilds/{gid}/channels", json={"channels": [{"id": general, "position": 2_147_483_647}]},
+                           headers=a.headers)
+    assert r.status_code == 200 and r.json()["channels"][0]["position"] == 2_147_483_647, r.text
+
+
+async def test_reorder_never_reveals_rooms_the_caller_cannot_view(client, accounts, rt, capture_events):
+    a, b = await accounts.register("alice"), await accounts.register("bob")
+    guild = await make_guild(client, a)
+    gid, general = guild["id"], guild["system_channel_id"]
+    await add_member(rt, gid, b)
+    await set_default_permissions(rt, gid, perms.DEFAULT | P.MANAGE_CHANNELS)
+    hidden_override = [{"id": b.id, "type": "member", "deny": "VIEW_CHANNEL"}]
+    private = await room(client, a, gid, name="private", permission_overrides=hidden_override)
+    secret_cat = await room(client, a, gid, name="secret", type="category", permission_overrides=hidden_override)
+    unknown = await client.patch(f"{API}/guilds/{gid}/channels", json={"channels": [{"id": "1", "position": 0}]},
+                                 headers=b.headers)
+    assert unknown.status_code == 422
+
+    capture_events.clear()
+    # Naming the private room is answered exactly like naming a room that does not exist, and moves nothing.
+    r = await client.patch(f"{API}/guilds/{gid}/channels",
+                           json={"channels": [{"id": general, "position": 7}, {"id": private["id"], "position": 0}]},
+                           headers=b.headers)
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["details"] == [{"field": "channels.id", "message": f"unknown room {private['id']}"}]
+    assert r.json()["error"]["details"][0]["message"].replace(private["id"], "1") == \
+        unknown.json()["error"]["details"][0]["message"]
+    # A hidden category cannot be used as a parent either.
+    r = await client.patch(f"{API}/guilds/{gid}/channels",
+                           json={"channels": [{"id": general, "position": 7, "parent_id": secret_cat["id"]}]},
+                           headers=b.headers)
+    assert r.status_code == 422 and r.json()["error"]["details"][0]["field"] == "parent_id", r.text
+    r = await client.patch(f"{API}/channels/{general}", json={"parent_id": secret_cat["id"]}, headers=b.headers)
+    assert r.status_code == 422 and r.json()["error"]["details"][0]["field"] == "parent_id", r.text
+    async with rt.engine.connect() as conn:
+        positions = dict((await conn.execute(select(channels.c.id, channels.c.position))).all())
+    assert positions[int(private["id"])] == private["position"] and positions[int(general)] == 0
+
+    r = await client.patch(f"{API}/guilds/{gid}/channels", json={"channels": [{"id": general, "position": 7}]},
+                           headers=b.headers)
+    assert r.status_code == 200, r.text
+    assert [c["id"] for c in r.json()["channels"]] == [general]
+    await capture_events.settle()
+    for ev in capture_events.of_type("CHANNEL_UPDATE"):
+        assert ev.data["id"] != private["id"] or int(b.id) not in ev.users
+    # The owner still sees and moves every room.
+    r = await client.patch(f"{API}/guilds/{gid}/channels", json={"channels": [{"id": private["id"], "position": 3}]},
+                           headers=a.headers)
+    assert r.status_code == 200 and [c["id"] for c in r.json()["channels"]] == [private["id"]], r.text
