@@ -66,7 +66,8 @@ async def test_ready_carries_real_read_states(gateway, accounts, client):
 async def test_identify_by_handshake_cookie(gateway, accounts):
     alice = await accounts.register("alice")
     cookie = f"__Host-session={alice['token']}"
-    c = await gateway.connect(additional_headers={"Cookie": cookie}, origin="http://localhost")
+    origin = gateway.app.state.runtime.settings.public_origin  # PUBLIC_URL's origin (with its port)
+    c = await gateway.connect(additional_headers={"Cookie": cookie}, origin=origin)
     ready = await c.identify(None)
     assert ready["user"]["id"] == alice.id
 
