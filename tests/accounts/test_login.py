@@ -67,7 +67,7 @@ async def test_login_sets_the_cookie_and_issues_a_new_session(client, accounts):
     assert token != a["token"]
     assert r.json()["session"]["id"] != a["session"]["id"]
     assert r.headers.get_list("set-cookie") == [
-        f"__Host-session={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=2592000"
+        f"__Host-session={token}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=2592000"
     ]
     # Both sessions work, through either carrier.
     assert (await client.get(ME, headers={"Authorization": f"Bearer {token}"})).status_code == 200

@@ -92,7 +92,7 @@ async def test_register_answers_user_token_session_and_cookie(client, clock):
     assert parse_ts(session["step_up_expires_at"]) - created == timedelta(minutes=10)
 
     cookies = r.headers.get_list("set-cookie")
-    assert cookies == [f"__Host-session={data['token']}; Path=/; HttpOnly; SameSite=Lax; Max-Age=2592000"]
+    assert cookies == [f"__Host-session={data['token']}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=2592000"]
 
     # The token really is a session: it authenticates as the new user.
     client.cookies.clear()
@@ -121,12 +121,12 @@ async def test_cookie_is_secure_when_tls_is_on(client):
     r = await client.post(REGISTER, json=body())
     assert r.status_code == 201, r.text
     assert r.headers.get_list("set-cookie") == [
-        f"__Host-session={r.json()['token']}; Path=/; HttpOnly; SameSite=Lax; Max-Age=2592000; Secure"
+        f"__Host-session={r.json()['token']}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=2592000"
     ]
     client.cookies.clear()
     r = await client.post("/api/v1/auth/logout", headers={"Authorization": f"Bearer {r.json()['token']}"})
     assert r.status_code == 204
-    assert r.headers.get_list("set-cookie") == ["__Host-session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure"]
+    assert r.headers.get_list("set-cookie") == ["__Host-session=; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=0"]
 
 
 @pytest.mark.parametrize("settings_overrides", [{"REGISTRATION_ENABLED": False}])

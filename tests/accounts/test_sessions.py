@@ -16,7 +16,7 @@ ME = "/api/v1/users/@me"
 SESSIONS = "/api/v1/auth/sessions"
 LOGOUT = "/api/v1/auth/logout"
 LOGOUT_ALL = "/api/v1/auth/logout-all"
-CLEARED = "__Host-session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0"
+CLEARED = "__Host-session=; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=0"
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -326,7 +326,7 @@ async def test_rotation_with_cookie_sets_a_new_cookie(client, accounts, clock):
     assert r.status_code == 200, r.text
     new = r.headers["X-Session-Token"]
     assert r.headers.get_list("set-cookie") == [
-        f"__Host-session={new}; Path=/; HttpOnly; SameSite=Lax; Max-Age=2592000"
+        f"__Host-session={new}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=2592000"
     ]
     clock.advance(61)
     assert_error(await client.get(ME, headers=cookie(a["token"])), 401, "auth.unauthorized")
@@ -388,7 +388,7 @@ async def test_cookie_write_from_foreign_origin_is_refused(client, accounts, ori
 
 async def test_cookie_write_from_own_origin_or_without_origin_is_allowed(client, accounts):
     a = await accounts.register("alice")
-    r = await client.patch(ME, json={"bio": "one"}, headers={**cookie(a["token"]), "Origin": "http://localhost"})
+    r = await client.patch(ME, json={"bio": "one"}, headers={**cookie(a["token"]), "Origin": "http://localhost:8000"})
     assert r.status_code == 200, r.text
     assert r.json()["user"]["bio"] == "one"
     r = await client.patch(ME, json={"bio": "two"}, headers=cookie(a["token"]))
@@ -424,7 +424,7 @@ async def test_cookie_logout_and_revoke_from_foreign_origin_are_refused(client, 
 async def test_origin_is_compared_with_public_url(client, accounts):
     a = await accounts.register("alice")
     headers = cookie(a["token"])
-    r = await client.patch(ME, json={"bio": "x"}, headers={**headers, "Origin": "http://localhost"})
+    r = await client.patch(ME, json={"bio": "x"}, headers={**headers, "Origin": "http://localhost:8000"})
     assert_error(r, 403, "auth.origin_mismatch")
     r = await client.patch(ME, json={"bio": "y"}, headers={**headers, "Origin": "https://chat.example.com"})
     assert r.status_code == 200, r.text

@@ -152,6 +152,6 @@ def test_two_nodes_starting_together_migrate_once(tmp_path: Path, database: dict
         output = node.stderr() + node.stdout()
         # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal (exit status -SIGTERM).
         assert code in (0, -signal.SIGTERM), f"unclean exit {code}:\n{output}"
-        assert "Application shutdown complete." in output, output
+        assert '"event": "stopped"' in output, output
         assert "Traceback" not in output, output
         assert '"level": "error"' not in output, output

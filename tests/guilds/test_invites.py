@@ -81,7 +81,7 @@ async def test_create_answers_the_invite_object(client, accounts, clock):
     invite = r.json()["invite"]
     assert set(invite) == INVITE_KEYS
     assert re.fullmatch(r"[a-z0-9]{8}", invite["code"])
-    assert invite["url"] == f"http://localhost/invite/{invite['code']}"
+    assert invite["url"] == f"http://localhost:8000/invite/{invite['code']}"
     assert invite["guild_id"] == guild["id"]
     assert invite["channel_id"] == guild["system_channel_id"]
     assert invite["inviter"]["id"] == alice.id

@@ -24,7 +24,7 @@ async def test_registration_rotation_and_logout_cookies_are_secure(client, rt, c
     r = await client.post("/api/v1/auth/register", json=body)
     assert r.status_code == 201, r.text
     token = r.json()["token"]
-    assert set_cookies(r) == [f"__Host-session={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={MAX_AGE}; Secure"]
+    assert set_cookies(r) == [f"__Host-session={token}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age={MAX_AGE}"]
 
     # A token older than SESSION_ROTATE_HOURS used through the cookie gets a new cookie, Secure too.
     client.cookies.clear()
@@ -34,11 +34,11 @@ async def test_registration_rotation_and_logout_cookies_are_secure(client, rt, c
     assert r.status_code == 200, r.text
     rotated = r.headers["x-session-token"]
     assert set_cookies(r) == [
-        f"__Host-session={rotated}; Path=/; HttpOnly; SameSite=Lax; Max-Age={MAX_AGE}; Secure"]
+        f"__Host-session={rotated}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age={MAX_AGE}"]
 
     client.cookies.clear()
     client.cookies.set("__Host-session", rotated)
     r = await client.post("/api/v1/auth/logout", headers={"Origin": origin})
     assert r.status_code == 204, r.text
-    assert set_cookies(r) == ["__Host-session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure"]
+    assert set_cookies(r) == ["__Host-session=; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=0"]
     client.cookies.clear()
