@@ -1,13 +1,19 @@
 """Read states (API.md 2.32): a row per user and room once the user acknowledged it or was mentioned
-there. `mention_count` counts mentions after the last read message; acknowledging resets it."""
+there. `mention_count` counts mentions after the last read message; acknowledging resets it.
+
+Counts stop at MENTION_COUNT_MAX (clients show "99+" above 99), so no count ever scans for more than that
+many matches, and the count of an acknowledgement is taken in a read transaction before the short write
+that stores it (on SQLite a write transaction holds the database's single write lock)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import RowMapping, and_, func, select, update
+from sqlalchemy import RowMapping, and_, case, func, literal, select, update
 
 from meadhall.core.clock import iso
+from meadhall.core.limits import MENTION_COUNT_MAX
 from meadhall.db import dialect
 from meadhall.db.schema import messages, read_states
 from meadhall.db.uow import UnitOfWork
@@ -36,7 +42,9 @@ async def bump_mentions(uow: UnitOfWork, channel_id: int, user_ids: list[int]) -
         await conn.execute(
             update(read_states)
             .where(read_states.c.channel_id == channel_id, read_states.c.user_id.in_(list(existing)))
-            .values(mention_count=read_states.c.mention_count + 1, updated_at=uow.now)
+            .values(mention_count=case((read_states.c.mention_count < MENTION_COUNT_MAX,
+                                        read_states.c.mention_count + 1), else_=read_states.c.mention_count),
+                    updated_at=uow.now)
         )
     fresh = [u for u in dict.fromkeys(user_ids) if u not in existing]
     for user_id in fresh:
@@ -47,7 +55,8 @@ async def bump_mentions(uow: UnitOfWork, channel_id: int, user_ids: list[int]) -
 
 async def drop_mentions(uow: UnitOfWork, row: RowMapping | dict[str, Any]) -> None:
     """Undo the `bump_mentions` of a deleted message for those who have not read past it: the count is of
-    existing messages after the read mark (API.md 2.32)."""
+    existing messages after the read mark (API.md 2.32). A count at the cap stands for "more than 99" and
+    stays there: the true count above the cap is unknown, and lowering it could show 99 for 150."""
     if row["kind"] == "system":
         return
     if row["kind"] == "private":
@@ -62,26 +71,61 @@ async def drop_mentions(uow: UnitOfWork, row: RowMapping | dict[str, Any]) -> No
     await uow.conn.execute(
         update(read_states)
         .where(read_states.c.channel_id == row["channel_id"], who, read_states.c.mention_count > 0,
+               read_states.c.mention_count < MENTION_COUNT_MAX,
                (read_states.c.last_read_message_id.is_(None)) | (read_states.c.last_read_message_id < row["id"]))
         .values(mention_count=read_states.c.mention_count - 1)
     )
 
 
-async def mark_read(uow: UnitOfWork, user_id: int, channel_id: int, message_id: int | None) -> dict[str, Any]:
-    """Set the read mark (it may move backwards to mark unread) and recount mentions after it."""
-    conn = uow.conn
-    after = [messages.c.id > message_id] if message_id is not None else []
-    mention_count = (await conn.execute(
-        select(func.count()).select_from(messages).where(
-            messages.c.channel_id == channel_id, *after, messages.c.author_id != user_id,
-            messages.c.kind != "system",
-            _mentions(user_id),
-        )
-    )).scalar_one()
-    values = {"user_id": user_id, "channel_id": channel_id, "last_read_message_id": message_id,
-              "mention_count": int(mention_count), "updated_at": uow.now}
-    await conn.execute(dialect.upsert(conn, read_states, values, ["user_id", "channel_id"],
-                                      ["last_read_message_id", "mention_count", "updated_at"]))
+@dataclass(frozen=True)
+class PendingMark:
+    """A read mark about to be stored, with the mentions counted after it up to message `through`."""
+
+    user_id: int
+    channel_id: int
+    message_id: int | None
+    mention_count: int
+    through: int | None
+
+
+async def count_mentions(conn: Any, user_id: int, channel_id: int, after: int | None,
+                         through: int | None = None) -> int:
+    """Mentions of the user in (after, through], at most MENTION_COUNT_MAX: the scan stops at the cap."""
+    bounds = [messages.c.id > after] if after is not None else []
+    if through is not None:
+        bounds.append(messages.c.id <= through)
+    hits = (
+        select(literal(1)).select_from(messages)
+        .where(messages.c.channel_id == channel_id, *bounds, messages.c.author_id != user_id,
+               messages.c.kind != "system", _mentions(user_id))
+        .limit(MENTION_COUNT_MAX)
+        .subquery()
+    )
+    return int((await conn.execute(select(func.count()).select_from(hits))).scalar_one())
+
+
+async def prepare_mark(conn: Any, user_id: int, channel_id: int, message_id: int | None) -> PendingMark:
+    """The counting half of an acknowledgement, for a read transaction: mentions after the mark up to the
+    room's newest message now."""
+    through = (await conn.execute(
+        select(func.max(messages.c.id)).where(messages.c.channel_id == channel_id)
+    )).scalar_one_or_none()
+    counted = 0 if through is None else await count_mentions(conn, user_id, channel_id, message_id, through)
+    return PendingMark(user_id, channel_id, message_id, counted, through)
+
+
+async def mark_read(uow: UnitOfWork, mark: PendingMark) -> dict[str, Any]:
+    """Store the read mark (it may move backwards to mark unread) with its mention count, adding the
+    mentions sent since `prepare_mark` counted (a few messages at most, so the write stays short)."""
+    count = mark.mention_count
+    if count < MENTION_COUNT_MAX:
+        since = max((i for i in (mark.message_id, mark.through) if i is not None), default=None)
+        count = min(count + await count_mentions(uow.conn, mark.user_id, mark.channel_id, since),
+                    MENTION_COUNT_MAX)
+    values = {"user_id": mark.user_id, "channel_id": mark.channel_id, "last_read_message_id": mark.message_id,
+              "mention_count": count, "updated_at": uow.now}
+    await uow.conn.execute(dialect.upsert(uow.conn, read_states, values, ["user_id", "channel_id"],
+                                          ["last_read_message_id", "mention_count", "updated_at"]))
     return values
 
 

@@ -134,7 +134,7 @@ async def typing(request: Request, channel_id: str, principal: Session) -> Respo
 
 
 @router.post("/channels/{channel_id}/ack", operation_id="ackChannel", response_model=s.ReadStateResponse,
-             responses=errors("channel.not_found", "message.not_found"))
+             dependencies=[limited("read_states.ack")], responses=errors("channel.not_found", "message.not_found"))
 async def ack(request: Request, channel_id: str, principal: Session, body: s.AckRequest | None = None) -> dict:
     return await presence_marks.ack(_rt(request), principal, channel_id, body.message_id if body else None)
 
