@@ -18,7 +18,6 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from meadhall.core.ratelimit import BUCKETS, parse_override
 
-
 SECRET_KEY_MIN_BYTES = 32
 
 
