@@ -26,7 +26,8 @@ pages = APIRouter(tags=["pages"])
 
 API_PREFIX = "/api/v1"
 STATIC_DIR = Path(__file__).parent / "static"
-_CONTENT_TYPES = {".js": "application/javascript; charset=utf-8"}
+_CONTENT_TYPES = {".js": "application/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
+                  ".svg": "image/svg+xml"}
 
 
 @dataclass(frozen=True)

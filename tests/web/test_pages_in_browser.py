@@ -1,0 +1,121 @@
+"""The server-rendered pages in a real browser (Debian's chromium driven by Playwright): signing in sets
+the `__Host-session` cookie over plain-HTTP localhost (API.md 0.9), and the invitation page's "Accept
+invitation" joins the server through its same-origin script under the page's CSP (API.md 3.7.1)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import uvicorn
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+PORT = _free_port()
+ORIGIN = f"http://localhost:{PORT}"
+
+
+@pytest.fixture
+def backend() -> str:
+    return "sqlite"  # the pages read through the same services the HTTP tests cover on both databases
+
+
+@pytest.fixture
+def settings_overrides() -> dict[str, Any]:
+    return {"PUBLIC_URL": ORIGIN}
+
+
+@pytest.fixture
+async def served(app: Any) -> AsyncIterator[str]:
+    config = uvicorn.Config(app, host="127.0.0.1", port=PORT, lifespan="on", log_level="warning", access_log=False)
+    server = uvicorn.Server(config)
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    try:
+        yield ORIGIN
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 10)
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Any]:
+    from playwright.async_api import async_playwright
+    async with async_playwright() as p:
+        b = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield b
+        finally:
+            await b.close()
+
+
+async def sign_in_in_page(page: Any, login: str, password: str) -> int:
+    """A same-origin sign-in from a page of the service, as the web client will do it."""
+    return int(await page.evaluate(
+        """async ([login, password]) => (await fetch('/api/v1/auth/login', {method: 'POST',
+             headers: {'Content-Type': 'application/json'}, body: JSON.stringify({login, password})})).status""",
+        [login, password]))
+
+
+async def test_accept_invitation_joins_through_the_page_script(served, browser, client, accounts):
+    owner = await accounts.register("freya")
+    r = await client.post("/api/v1/guilds", json={"name": "Long Winter"}, headers=owner.headers)
+    guild = r.json()["guild"]
+    r = await client.post(f"/api/v1/channels/{guild['system_channel_id']}/invites", json={}, headers=owner.headers)
+    code = r.json()["invite"]["code"]
+    guest = await accounts.register("thor")
+
+    context = await browser.new_context()
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    await page.goto(f"{served}/")
+    assert await sign_in_in_page(page, "thor", guest["password"]) == 200
+    cookies = {c["name"]: c for c in await context.cookies()}
+    assert cookies["__Host-session"]["secure"] is True and cookies["__Host-session"]["httpOnly"] is True
+
+    await page.goto(f"{served}/invite/{code}")
+    await page.get_by_role("button", name="Accept invitation").click()
+    status = page.get_by_role("status")
+    await status.get_by_text("You joined the server.").wait_for(timeout=5000)
+    link = status.get_by_role("link", name="Open it")
+    assert await link.get_attribute("href") == f"/channels/{guild['id']}/{guild['system_channel_id']}"
+    assert not await page.get_by_role("button", name="Accept invitation").is_visible()
+    assert errors == []  # no CSP violation, no script error
+
+    r = await client.get(f"/api/v1/guilds/{guild['id']}/members/{guest.id}", headers=owner.headers)
+    assert r.status_code == 200, r.text
+    await context.close()
+
+
+async def test_signed_out_visitor_is_led_to_sign_in(served, browser, client, accounts):
+    owner = await accounts.register("freya")
+    r = await client.post("/api/v1/guilds", json={"name": "Long Winter"}, headers=owner.headers)
+    guild = r.json()["guild"]
+    r = await client.post(f"/api/v1/channels/{guild['system_channel_id']}/invites", json={}, headers=owner.headers)
+    code = r.json()["invite"]["code"]
+
+    page = await browser.new_page()
+    await page.goto(f"{served}/invite/{code}")
+    link = page.get_by_role("link", name="Accept invitation")
+    assert await link.get_attribute("href") == f"/login?next=/invite/{code}"
+    # The stylesheet is the service's own file: the page is styled under its CSP.
+    background = await page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background not in ("rgba(0, 0, 0, 0)", "transparent")
+    await page.close()
