@@ -105,6 +105,9 @@ class Runtime:
         # Slow hashes run off the event loop, at most one per core at a time (bounds memory too).
         self.hash_pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2), thread_name_prefix="hash")
         self.hash_pending = 0  # submitted to the pool and not finished (the metrics' queue gauge)
+        # Image decoding and re-encoding have their own pool, so a burst of large uploads never delays a
+        # sign-in; two workers bound the memory of concurrent decodes (one is up to ~64 MiB of pixels).
+        self.image_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="image")
         if self.metrics is not None:
             self.metrics.watch_hash_pool(lambda: self.hash_pending)
         self.started = False
@@ -127,6 +130,7 @@ class Runtime:
             await self.redis.aclose()
         await self.engine.dispose()
         self.hash_pool.shutdown(wait=False)
+        self.image_pool.shutdown(wait=False)
         self.started = False
 
     async def off_loop(self, fn: Any, *args: Any) -> Any:
@@ -136,6 +140,10 @@ class Runtime:
             return await asyncio.get_running_loop().run_in_executor(self.hash_pool, fn, *args)
         finally:
             self.hash_pending -= 1
+
+    async def off_loop_images(self, fn: Any, *args: Any) -> Any:
+        """Run image checks and re-encoding in the image pool."""
+        return await asyncio.get_running_loop().run_in_executor(self.image_pool, fn, *args)
 
     def now_ts(self) -> float:
         return self.clock.timestamp()

@@ -16,7 +16,8 @@ from typing import Any
 
 from meadhall.core.errors import AppError
 from meadhall.files import sniff
-from meadhall.files.images import ImageRejected, inspect_image
+from meadhall.files.images import ImageInfo, ImageRejected, inspect_image
+from meadhall.files.metadata import Rewritten, strip_metadata
 from meadhall.files.names import OCTET_STREAM
 from meadhall.filestore import Spool
 from meadhall.runtime import Runtime
@@ -26,6 +27,8 @@ from meadhall.runtime import Runtime
 class Checked:
     content_type: str
     meta: dict[str, Any]
+    # Set when the content was rewritten (photo metadata removed): size and hash of what is stored.
+    stored: Rewritten | None = None
 
 
 def unsupported(reason: str) -> AppError:
@@ -40,11 +43,20 @@ async def _head(spool: Spool) -> bytes:
     return await asyncio.to_thread(read)
 
 
+def _check_and_clean(spool: Spool, fmt: str, decode: bool) -> tuple[ImageInfo, Rewritten | None]:
+    info = inspect_image(spool.path, fmt, decode=decode)
+    return info, strip_metadata(spool.path, fmt)
+
+
 async def _image(rt: Runtime, spool: Spool, content_type: str, *, decode: bool) -> Checked:
+    """Check the image, then remove its photo metadata (API.md 0.11), in the image pool."""
     try:
-        info = await rt.off_loop(partial(inspect_image, spool.path, sniff.IMAGE_FORMATS[content_type], decode=decode))
+        info, stored = await rt.off_loop_images(
+            partial(_check_and_clean, spool, sniff.IMAGE_FORMATS[content_type], decode))
     except ImageRejected as exc:
         raise unsupported(str(exc)) from None
+    if stored is not None:
+        return Checked(content_type, {"width": stored.width, "height": stored.height}, stored)
     return Checked(content_type, {"width": info.width, "height": info.height})
 
 
