@@ -17,6 +17,7 @@ from meadhall.audit.record import record
 from meadhall.core import permissions as perms
 from meadhall.core.crypto import random_password
 from meadhall.core.errors import validation_error
+from meadhall.core.text import check_single_line
 from meadhall.db.schema import guilds
 from meadhall.guilds import queries
 from meadhall.guilds.building import ChannelSpec, RoleSpec, Structure, build_guild
@@ -55,6 +56,10 @@ def _validated(username: str, email: str, password: str | None, guild_name: str,
     guild_name = guild_name.strip()
     if not 2 <= len(guild_name) <= 100:
         raise validation_error("guild_name", "must be 2-100 characters")
+    try:
+        check_single_line(guild_name)
+    except ValueError as exc:
+        raise validation_error("guild_name", str(exc)) from None
     return username, email, guild_name
 
 
