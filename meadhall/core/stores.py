@@ -57,24 +57,6 @@ redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1
 """
 
-# Failure counting for lockouts, as one atomic step: count within a window, lock at a threshold.
-_COUNT_LUA = """
-local now = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local threshold = tonumber(ARGV[3])
-local lock = tonumber(ARGV[4])
-local raw = redis.call('GET', KEYS[1])
-local doc = nil
-if raw then doc = cjson.decode(raw)['v'] end
-if (not doc) or now - doc['first'] > window then doc = {n = 0, first = now, ['until'] = 0} end
-doc['n'] = doc['n'] + 1
-if doc['n'] >= threshold then doc['until'] = now + lock end
-local ttl = window + lock
-redis.call('SET', KEYS[1], cjson.encode({exp = now + ttl, v = doc}), 'PX', math.floor(ttl * 1000) + 60000)
-return cjson.encode(doc)
-"""
-
-
 # Lockout reservations (accounts/lockout.py): an attempt is counted BEFORE its password is checked, so
 # that parallel guesses cannot all pass the check while the slow hash runs. Refused (0) while locked;
 # otherwise counted, and the lock starts at the threshold. A later `release` takes back an attempt that
@@ -137,16 +119,6 @@ def release_step(doc: dict[str, Any] | None, first: float, threshold: int) -> di
     return doc
 
 
-def count_step(doc: dict[str, Any] | None, now: float, window: float, threshold: int, lock: float) -> dict[str, Any]:
-    """The pure counting step shared by both stores."""
-    if not doc or now - doc["first"] > window:
-        doc = {"n": 0, "first": now, "until": 0}
-    doc = {**doc, "n": doc["n"] + 1}
-    if doc["n"] >= threshold:
-        doc["until"] = now + lock
-    return doc
-
-
 class MemoryStore:
     """In-process store for single-node mode."""
 
@@ -178,12 +150,6 @@ class MemoryStore:
             return False
         await self.set(key, value, ttl, now)
         return True
-
-    async def count(self, key: str, now: float, *, window: float, threshold: int, lock: float) -> dict[str, Any]:
-        """Count one failure: `{"n", "first", "until"}` after the step (atomic: no await inside)."""
-        doc = count_step(await self.get(key, now), now, window, threshold, lock)
-        await self.set(key, doc, window + lock, now)
-        return doc
 
     async def reserve(self, key: str, now: float, *, window: float, threshold: int, lock: float
                       ) -> tuple[bool, dict[str, Any]]:
@@ -221,7 +187,6 @@ class RedisStore:
         self.prefix = prefix
         self._gcra = client.register_script(_GCRA_LUA)
         self._take = client.register_script(_TAKE_LUA)
-        self._count = client.register_script(_COUNT_LUA)
         self._set_nx = client.register_script(_SET_NX_LUA)
         self._reserve = client.register_script(_RESERVE_LUA)
         self._release = client.register_script(_RELEASE_LUA)
@@ -248,10 +213,6 @@ class RedisStore:
         """Set unless a live value exists (one expired by the service clock does not block); atomic."""
         doc = json.dumps({"exp": now + ttl, "v": value})
         return bool(await self._set_nx(keys=[self._k(key)], args=[repr(now), doc, max(1, int(ttl * 1000)) + 60_000]))
-
-    async def count(self, key: str, now: float, *, window: float, threshold: int, lock: float) -> dict[str, Any]:
-        raw = await self._count(keys=[self._k(key)], args=[repr(now), window, threshold, lock])
-        return dict(json.loads(raw))
 
     async def reserve(self, key: str, now: float, *, window: float, threshold: int, lock: float
                       ) -> tuple[bool, dict[str, Any]]:
