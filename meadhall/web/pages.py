@@ -15,7 +15,7 @@ from fastapi.responses import HTMLResponse, Response
 from jinja2 import Environment, FileSystemLoader
 
 from meadhall import __version__
-from meadhall.api.client import client_ip
+from meadhall.api.client import client_key
 from meadhall.api.limits import take
 from meadhall.api.openapi import errors
 from meadhall.auth.deps import optional_principal
@@ -93,7 +93,7 @@ def render(name: str, context: dict[str, Any], status_code: int = 200) -> HTMLRe
                 "“Accept invitation” button; an unknown, expired or used-up code answers a 404 HTML page.",
 )
 async def invite_page(request: Request, code: str) -> HTMLResponse:
-    await take(request, "invites.preview", f"ip{client_ip(request)}")
+    await take(request, "invites.preview", client_key(request))
     principal = await optional_principal(request)
     try:
         preview = await invites.preview_invite(request.app.state.runtime, principal, code)

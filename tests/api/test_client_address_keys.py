@@ -35,7 +35,8 @@ def test_address_key(ip: str, key: str) -> None:
 def settings_overrides(request: pytest.FixtureRequest) -> dict[str, Any]:
     """Behind a trusted proxy; `auth.login` allows 2 a minute unless a test asks for another limit."""
     login_limit = getattr(request, "param", "2/60")
-    return {"TRUST_PROXY": True, "RATE_LIMITS": {"auth.login": login_limit, "global": "10000/60"}}
+    return {"TRUST_PROXY": True,
+            "RATE_LIMITS": {"auth.login": login_limit, "invites.preview": "1/60", "global": "10000/60"}}
 
 
 async def attempt(client: Any, address: str) -> int:
@@ -74,3 +75,13 @@ async def test_the_address_lockout_counts_a_64_as_one_client(client):
     r = await client.post(LOGIN, json={"login": "fresh", "password": WRONG},
                           headers={"X-Forwarded-For": "2001:db8:7:8::1"})
     assert r.status_code == 401
+
+
+async def test_the_invitation_page_counts_an_ipv6_client_by_its_64(client):
+    async def page(address: str) -> int:
+        r = await client.get("/invite/abcdefgh", headers={"X-Forwarded-For": address})
+        return r.status_code
+
+    assert await page("2001:db8:7:7::1") == 404  # unknown code, but the preview was counted
+    assert await page("2001:db8:7:7::2") == 429
+    assert await page("2001:db8:7:8::1") == 404
