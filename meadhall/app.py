@@ -16,6 +16,7 @@ from meadhall.accounts import routes as account_routes
 from meadhall.api.errors import install_error_handlers
 from meadhall.api.middleware import RequestMiddleware
 from meadhall.api.openapi import build_openapi
+from meadhall.api.routing import enforce_literal_precedence
 from meadhall.auth.deps import global_limit
 from meadhall.config import Settings, load_settings
 from meadhall.files import routes as file_routes
@@ -102,6 +103,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     profile.on_public_change(members.announce_profile)
     install_files(app, rt)
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]
+    enforce_literal_precedence(app)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -249,8 +249,15 @@ RATE_LIMIT_NAMES = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-R
     ("POST", "/api/v1/guilds/1", {"GET", "PATCH", "DELETE"}),
     ("OPTIONS", "/api/v1/channels/1/messages/2/reactions/x", {"GET", "PUT", "DELETE"}),
     ("GET", "/api/v1/users/@me/avatar", {"POST", "DELETE"}),
-    # Literal segments win, as in OpenAPI path matching: /members/@me is its own path.
-    ("OPTIONS", "/api/v1/guilds/1/members/@me", {"PATCH"}),
+    # Literal segments win (API.md 3, "Routing"): /members/@me is its own path, and a method it does not
+    # declare is not served through /members/{user_id} either.
+    ("OPTIONS", "/api/v1/guilds/1/members/@me", {"GET", "PATCH"}),
+    ("DELETE", "/api/v1/guilds/1/members/@me", {"GET", "PATCH"}),
+    ("DELETE", "/api/v1/channels/1/messages/search", {"GET"}),
+    ("PUT", "/api/v1/guilds/public", {"GET"}),
+    # The gateway is a WebSocket route: its upgrade is a GET, any other method is refused so.
+    ("TRACE", "/gateway", {"GET"}),
+    ("POST", "/gateway", {"GET"}),
 ])
 async def test_405_lists_every_method_of_the_path(client: httpx.AsyncClient, method: str, path: str,
                                                   allowed: set[str]) -> None:

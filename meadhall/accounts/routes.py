@@ -7,11 +7,12 @@ from fastapi.responses import JSONResponse
 
 from meadhall.accounts import profile, sessions, signin, twofactor
 from meadhall.accounts import schemas as s
-from meadhall.api.openapi import errors
-from meadhall.api.pagination import Pagination
+from meadhall.accounts.field_schemas import EMAIL_LENGTHS, TOO_COMMON
+from meadhall.api.openapi import errors, rules
+from meadhall.api.pagination import BeforePagination
 from meadhall.auth.cookies import cleared_cookie, session_cookie
 from meadhall.auth.deps import ClientInfo, Session, limited
-from meadhall.core.errors import AppError
+from meadhall.core.errors import validation_error
 from meadhall.core.ids import parse_id
 
 auth = APIRouter(prefix="/auth", tags=["auth"])
@@ -45,6 +46,7 @@ def _no_content_clearing_cookie(request: Request) -> Response:
 
 @auth.post(
     "/register", status_code=201, response_model=s.SignInResponse, dependencies=[limited("auth.register")],
+    openapi_extra=rules({"password": TOO_COMMON, "email": EMAIL_LENGTHS}),
     responses=errors("auth.registration_disabled", "user.username_taken", "user.email_taken"),
 )
 async def register(request: Request, body: s.RegisterRequest, client: ClientInfo) -> JSONResponse:
@@ -95,6 +97,7 @@ async def step_up(request: Request, body: s.StepUpRequest, principal: Session, c
 
 @auth.post(
     "/password", status_code=204, dependencies=[limited("auth.password")],
+    openapi_extra=rules({"new_password": TOO_COMMON}),
     responses=errors("auth.step_up_required"),
 )
 async def change_password(request: Request, body: s.PasswordRequest, principal: Session, client: ClientInfo
@@ -164,10 +167,11 @@ async def complete_onboarding(request: Request, body: s.OnboardingRequest, princ
 
 
 @users.get("/@me/security-events", operation_id="listSecurityEvents", response_model=s.SecurityEventsResponse)
-async def security_events(request: Request, principal: Session, page: Pagination) -> dict:
-    if page.after is not None:
-        raise AppError("validation.failed", "after: not supported here",
-                       details=[{"field": "after", "message": "not supported here"}])
+async def security_events(request: Request, principal: Session, page: BeforePagination) -> dict:
+    # This list pages backwards only (API.md 3.2): `after` is not a parameter of it, and is refused rather
+    # than ignored so that a client expecting the other direction learns it at once.
+    if "after" in request.query_params:
+        raise validation_error("after", "not supported here")
     return await profile.security_events(_rt(request), principal, page.before, page.limit)
 
 

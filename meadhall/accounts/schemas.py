@@ -4,21 +4,34 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, StringConstraints, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
+from meadhall.accounts import field_schemas as fs
 from meadhall.accounts import validation as v
+from meadhall.api.openapi import not_null
 from meadhall.core.text import check_multiline, check_single_line
 
-Username = Annotated[str, AfterValidator(v.check_username)]
-Email = Annotated[str, AfterValidator(v.check_email)]
-DisplayName = Annotated[str, AfterValidator(v.check_display_name)]
-Locale = Annotated[str, AfterValidator(v.check_locale)]
-Timezone = Annotated[str, AfterValidator(v.check_timezone)]
+# json_schema_extra states in the OpenAPI document what the validator accepts (accounts/field_schemas.py).
+Username = Annotated[str, AfterValidator(v.check_username), Field(json_schema_extra=fs.USERNAME_SCHEMA)]
+Email = Annotated[str, AfterValidator(v.check_email), Field(json_schema_extra=fs.EMAIL_SCHEMA)]
+DisplayName = Annotated[str, AfterValidator(v.check_display_name), Field(json_schema_extra=fs.DISPLAY_NAME_SCHEMA)]
+Locale = Annotated[str, AfterValidator(v.check_locale), Field(json_schema_extra=fs.LOCALE_SCHEMA)]
+Timezone = Annotated[str, AfterValidator(v.check_timezone), Field(json_schema_extra=fs.timezone_schema())]
 Bio = Annotated[str, StringConstraints(max_length=500), AfterValidator(check_multiline)]
 CustomStatus = Annotated[str, StringConstraints(strip_whitespace=True, max_length=128),
                          AfterValidator(check_single_line)]
-StatusEmoji = Annotated[str, AfterValidator(v.check_custom_status_emoji)]
+StatusEmoji = Annotated[str, AfterValidator(v.check_custom_status_emoji), Field(json_schema_extra=fs.STATUS_EMOJI_SCHEMA)]
 Password = Annotated[str, StringConstraints(max_length=1024)]
+# A password being set: the service checks it (accounts/passwords.py), the document states its lengths.
+NewPassword = Annotated[str, StringConstraints(max_length=1024), Field(json_schema_extra=fs.NEW_PASSWORD_SCHEMA)]
 Code = Annotated[str, StringConstraints(max_length=64), AfterValidator(check_single_line)]
 
 
@@ -28,7 +41,7 @@ Code = Annotated[str, StringConstraints(max_length=64), AfterValidator(check_sin
 class RegisterRequest(BaseModel):
     username: Username
     email: Email
-    password: Password
+    password: NewPassword
     display_name: DisplayName | None = None
     locale: Locale | None = None
     timezone: Timezone | None = None
@@ -48,7 +61,7 @@ class StepUpRequest(BaseModel):
 
 
 class PasswordRequest(BaseModel):
-    new_password: Password
+    new_password: NewPassword
 
 
 class TotpCodeRequest(BaseModel):
@@ -56,6 +69,11 @@ class TotpCodeRequest(BaseModel):
 
 
 class DisableTwoFactorRequest(BaseModel):
+    # One code is required: an empty one counts as none.
+    model_config = ConfigDict(json_schema_extra={"anyOf": [
+        {"required": [name], "properties": {name: {"type": "string", "minLength": 1}}}
+        for name in ("totp_code", "backup_code")]})
+
     totp_code: Code | None = None
     backup_code: Code | None = None
 
@@ -69,13 +87,14 @@ class DisableTwoFactorRequest(BaseModel):
 class ProfilePatch(BaseModel):
     """Absent = unchanged; null clears custom_status / custom_status_emoji (API.md 0.2)."""
 
-    display_name: DisplayName | None = None
-    bio: Bio | None = None
-    status: Literal["online", "idle", "dnd", "invisible"] | None = None
+    # not_null: absent means unchanged, but null is refused for these (the document says so).
+    display_name: DisplayName | None = Field(None, json_schema_extra=not_null)
+    bio: Bio | None = Field(None, json_schema_extra=not_null)
+    status: Literal["online", "idle", "dnd", "invisible"] | None = Field(None, json_schema_extra=not_null)
     custom_status: CustomStatus | None = None
     custom_status_emoji: StatusEmoji | None = None
-    locale: Locale | None = None
-    timezone: Timezone | None = None
+    locale: Locale | None = Field(None, json_schema_extra=not_null)
+    timezone: Timezone | None = Field(None, json_schema_extra=not_null)
 
     @field_validator("display_name", "bio", "status", "locale", "timezone", mode="before")
     @classmethod

@@ -105,6 +105,17 @@ def documents(schema: dict[str, Any]) -> Callable[[Any], Any]:
     return mark
 
 
+def not_null(schema: dict[str, Any]) -> None:
+    """`json_schema_extra` of an optional field that refuses null (absent means unchanged on a PATCH, but
+    the field cannot be cleared): the document drops the null branch pydantic writes for `X | None`."""
+    branches = [b for b in schema.pop("anyOf", []) if b.get("type") != "null"]
+    if len(branches) == 1:
+        schema.update(branches[0])
+    elif branches:
+        schema["anyOf"] = branches
+    schema.pop("default", None)
+
+
 def errors(*codes: str) -> dict[int | str, dict[str, Any]]:
     """`responses=` entry for a route: the specific error codes it can answer, grouped by status."""
     by_status: dict[int, list[str]] = defaultdict(list)
@@ -114,6 +125,27 @@ def errors(*codes: str) -> dict[int | str, dict[str, Any]]:
         status: {"description": ", ".join(sorted(c)), "content": {"application/json": {"schema": _REF}}}
         for status, c in by_status.items()
     }
+
+
+# The rules of an operation that no schema can state: they depend on stored state (an unknown referenced id,
+# a custom emoji that does not exist), on the clock (a time that must lie in the future), or relate two query
+# parameters (OpenAPI cannot). Each names the field the answer names and the error code it answers with.
+RULES_KEY = "x-rules"
+
+
+def rules(by_field: dict[str, str], code: str = "validation.failed") -> dict[str, Any]:
+    """`openapi_extra=` entry for a route: field -> the rule, answered with `code` (422). Shown in the
+    description of the 422 answer, and read by the schemathesis run (tests/api/test_schemathesis.py): a
+    schema-valid request may be refused with 422 only under a rule stated here."""
+    return {RULES_KEY: [{"field": f, "code": code, "rule": rule} for f, rule in by_field.items()]}
+
+
+def with_rules(extra: dict[str, Any], *more: dict[str, Any]) -> dict[str, Any]:
+    """`openapi_extra` merged with `rules(...)` entries."""
+    merged = dict(extra)
+    for item in more:
+        merged[RULES_KEY] = [*merged.get(RULES_KEY, []), *item.get(RULES_KEY, [])]
+    return merged
 
 
 def _add(op: dict[str, Any], status: str, description: str) -> None:
@@ -147,8 +179,16 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
             op["operationId"] = ids.get((path, method), op.get("operationId"))
             responses = op.setdefault("responses", {})
             # FastAPI's own 422 schema is replaced by the envelope.
+            query = {p["name"] for p in op.get("parameters", []) if p.get("in") == "query"}
+            if {"before", "after"} <= query:  # api/pagination.py; OpenAPI cannot relate two parameters
+                op.setdefault(RULES_KEY, []).append({"field": "before", "code": "validation.failed",
+                                                     "rule": "not together with `after` (API.md 0.6)"})
             if "422" in responses or op.get("parameters") or op.get("requestBody"):
-                responses["422"] = {"description": "validation.failed"}
+                codes = {r["code"] for r in op.get(RULES_KEY, [])} | {"validation.failed"}
+                codes |= set(responses.get("422", {}).get("description", "validation.failed").split(", "))
+                stated = "".join(f"\n- `{r['field']}`: {r['rule']} ({r['code']})" for r in op.get(RULES_KEY, []))
+                responses["422"] = {"description": ", ".join(sorted(codes)) + (
+                    "\n\nBesides the schema, these rules:" + stated if stated else "")}
                 _add(op, "422", "validation.failed")
             if op.get("security"):
                 op["security"] = [{"cookieAuth": []}, {"bearerAuth": []}]

@@ -41,3 +41,14 @@ async def page_params(
 
 
 Pagination = Annotated[Page, Depends(page_params)]
+
+
+async def before_params(
+    before: Annotated[str | None, Query(description="Items older than this id", json_schema_extra=ID_SCHEMA)] = None,
+    limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,
+) -> Page:
+    """For lists that page only backwards (API.md names `before?` and `limit?` alone): no `after`."""
+    return Page(query_id("before", before), None, limit)
+
+
+BeforePagination = Annotated[Page, Depends(before_params)]

@@ -1,14 +1,22 @@
 """What the router knows about a path, for the answers it gives without reaching a route: the `Allow`
-header of 405 `request.method_not_allowed` (RFC 9110 15.5.6, API.md 0.7)."""
+header of 405 `request.method_not_allowed` (RFC 9110 15.5.6, API.md 0.7), and API.md's routing rule that
+literal segments (`@me`, `public`, `search`, ...) take precedence over `{id}` segments in the same position.
+
+Starlette tries routes in order and serves a method through the first template that matches, so without a
+guard `DELETE /guilds/1/members/@me` would reach the `{user_id}` route although `/members/@me` is a path of
+its own. `LiteralPrecedence` answers 405 for a method the winning template does not declare, which makes
+what is served, what `Allow` says and what the OpenAPI document lists the same thing."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from starlette.exceptions import HTTPException
 from starlette.routing import compile_path
 
 _CACHE = "meadhall_route_methods"
+Table = list[tuple[re.Pattern[str], int, frozenset[str]]]
 
 
 def _flat_routes(app: Any) -> Any:
@@ -20,15 +28,22 @@ def _flat_routes(app: Any) -> Any:
     return iter_route_contexts(app.routes)
 
 
-def _table(app: Any) -> list[tuple[re.Pattern[str], int, frozenset[str]]]:
+def _is_websocket(route: Any) -> bool:
+    from starlette.routing import WebSocketRoute
+    return isinstance(getattr(route, "route", route), WebSocketRoute)
+
+
+def _table(app: Any) -> Table:
     table = getattr(app.state, _CACHE, None)
     if table is None:
         table = []
         for route in _flat_routes(app):
-            methods = getattr(route, "methods", None)
-            if methods and isinstance(getattr(route, "path", None), str):
-                regex, _, _ = compile_path(route.path)
-                table.append((regex, route.path.count("{"), frozenset(methods)))
+            path = getattr(route, "path", None)
+            # A WebSocket route is a GET with an upgrade (the OpenAPI document lists the gateway so).
+            methods = frozenset({"GET"}) if _is_websocket(route) else getattr(route, "methods", None)
+            if methods and isinstance(path, str):
+                regex, _, _ = compile_path(path)
+                table.append((regex, path.count("{"), frozenset(methods)))
         setattr(app.state, _CACHE, table)
     return table
 
@@ -42,3 +57,57 @@ def allowed_methods(app: Any, path: str) -> list[str]:
         return []
     fewest = min(params for params, _ in matches)
     return sorted(set().union(*(methods for params, methods in matches if params == fewest)))
+
+
+def _segments(path: str) -> list[str]:
+    return path.strip("/").split("/")
+
+
+def _shadows(literal: str, other: str) -> bool:
+    """Whether some path matches both templates and `literal` has a fixed segment where `other` has a
+    parameter (so `literal` wins there). Conservative for `{name:path}` parameters: never."""
+    a, b = _segments(literal), _segments(other)
+    if len(a) != len(b) or ":path}" in literal or ":path}" in other:
+        return False
+    wins = False
+    for x, y in zip(a, b, strict=True):
+        x_param, y_param = x.startswith("{"), y.startswith("{")
+        if not x_param and not y_param and x != y:
+            return False
+        if x_param and not y_param:
+            return False
+        wins = wins or (y_param and not x_param)
+    return wins
+
+
+class LiteralPrecedence:
+    """Around the router: 405 (with `Allow`, by the error handler) for a method the winning template of a
+    path does not declare, where a template with more parameters would otherwise serve it; and for any method
+    but GET on a WebSocket-only path (the gateway), which no HTTP route matches."""
+
+    def __init__(self, app: Any, inner: Any) -> None:
+        self.app, self.inner = app, inner
+        self.guarded: list[re.Pattern[str]] | None = None
+
+    def _guarded(self) -> list[re.Pattern[str]]:
+        if self.guarded is None:
+            routes = [r for r in _flat_routes(self.app) if isinstance(getattr(r, "path", None), str)]
+            paths = {r.path for r in routes}
+            templates = {p for p in paths if any(_shadows(p, q) for q in paths)}
+            templates |= {r.path for r in routes if _is_websocket(r)}
+            self.guarded = [compile_path(p)[0] for p in sorted(templates)]
+        return self.guarded
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            path = scope["path"]
+            if any(regex.match(path) for regex in self._guarded()):
+                allowed = allowed_methods(self.app, path)
+                if scope["method"] not in allowed:
+                    raise HTTPException(status_code=405)
+        await self.inner(scope, receive, send)
+
+
+def enforce_literal_precedence(app: Any) -> None:
+    """Install LiteralPrecedence inside the exception middleware (so the error handlers render its 405)."""
+    app.router.middleware_stack = LiteralPrecedence(app, app.router.middleware_stack)

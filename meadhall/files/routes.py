@@ -39,7 +39,7 @@ async def file_metadata(request: Request, file_id: str, principal: Session) -> d
 
 
 @router.post("/users/@me/avatar", response_model=account_schemas.UserResponse, dependencies=[limited("uploads")],
-             openapi_extra=s.UPLOAD_BODY, responses=errors(*UPLOAD_ERRORS))
+             openapi_extra=s.IMAGE_UPLOAD_BODY, responses=errors(*UPLOAD_ERRORS))
 async def set_avatar(request: Request, principal: Session) -> dict:
     rt = _rt(request)
     return await slots.set_image(rt, principal, slots.Avatar(rt, principal), request)
@@ -63,7 +63,7 @@ def _guild_image_routes(kind: str) -> None:
         return await slots.remove_image(_rt(request), slots.GuildImage(principal, guild_id, kind))
 
     router.post(path, response_model=guild_schemas.GuildResponse, dependencies=[limited("uploads")],
-                openapi_extra=s.UPLOAD_BODY, responses=errors(*found, *UPLOAD_ERRORS),
+                openapi_extra=s.IMAGE_UPLOAD_BODY, responses=errors(*found, *UPLOAD_ERRORS),
                 name=f"set_guild_{kind}", summary=f"Set Guild {kind.title()}")(set_guild_image)
     router.delete(path, response_model=guild_schemas.GuildResponse,
                   responses=errors(*found, "auth.origin_mismatch"),
@@ -75,7 +75,7 @@ for _kind in slots.GUILD_IMAGES:
 
 
 @router.post("/channels/{channel_id}/background", response_model=guild_schemas.ChannelResponse,
-             dependencies=[limited("uploads")], openapi_extra=s.UPLOAD_BODY,
+             dependencies=[limited("uploads")], openapi_extra=s.IMAGE_UPLOAD_BODY,
              responses=errors("channel.not_found", "perm.denied", "channel.wrong_type", *UPLOAD_ERRORS))
 async def set_room_background(request: Request, channel_id: str, principal: Session) -> dict:
     return await slots.set_image(_rt(request), principal, slots.RoomBackground(principal, channel_id), request)
@@ -88,7 +88,7 @@ async def remove_room_background(request: Request, channel_id: str, principal: S
 
 
 @router.post("/invites/{code}/background", response_model=invite_schemas.InviteResponse,
-             dependencies=[limited("uploads")], openapi_extra=s.UPLOAD_BODY,
+             dependencies=[limited("uploads")], openapi_extra=s.IMAGE_UPLOAD_BODY,
              responses=errors("invite.not_found", "perm.denied", *UPLOAD_ERRORS))
 async def set_invite_background(request: Request, code: str, principal: Session) -> dict:
     rt = _rt(request)

@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from meadhall.files.sniff import WEB_IMAGES
+
 
 class File(BaseModel):
     id: str
@@ -38,6 +40,25 @@ UPLOAD_BODY: dict[str, Any] = {
                     "properties": {"file": {"type": "string", "format": "binary",
                                             "description": "The file; its part Content-Type is the declared type"}},
                 }
+            }
+        },
+    }
+}
+
+# The image slots (avatar, icon, banner, splash, backgrounds) take only these types, declared on the part
+# and confirmed by decoding the image (API.md 0.11).
+IMAGE_UPLOAD_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {"file": {"type": "string", "format": "binary",
+                                            "description": "A PNG, JPEG, WebP or GIF image, declared as such"}},
+                },
+                "encoding": {"file": {"contentType": ", ".join(WEB_IMAGES)}},
             }
         },
     }

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import AfterValidator
 
-from meadhall.api.openapi import errors
+from meadhall.api.openapi import errors, rules
 from meadhall.api.pagination import Pagination
 from meadhall.auth.deps import Session, limited
 from meadhall.core.text import check_single_line
@@ -42,6 +42,8 @@ async def get_guild(request: Request, guild_id: str, principal: Session) -> dict
 
 
 @guilds.patch("/guilds/{guild_id}", response_model=s.GuildResponse,
+              openapi_extra=rules({"system_channel_id": "a text room of this server",
+                                   "owner_id": "a member of this server"}),
               responses=errors("guild.not_found", "perm.denied", "auth.step_up_required"))
 async def update_guild(request: Request, guild_id: str, body: s.GuildPatch, principal: Session) -> dict:
     return await lifecycle.update_guild(_rt(request), principal, guild_id, body.changes())
@@ -60,6 +62,8 @@ async def list_channels(request: Request, guild_id: str, principal: Session) -> 
 
 
 @guilds.post("/guilds/{guild_id}/channels", status_code=201, response_model=s.ChannelResponse,
+             openapi_extra=rules({"parent_id": "must be a category of this server (a referenced id)",
+                                  "permission_overrides.id": "a role or member of this server"}),
              responses=errors("guild.not_found", "perm.denied", "channel.limit_reached", "role.not_found",
                               "member.not_found"))
 async def create_channel(request: Request, guild_id: str, body: s.ChannelCreate, principal: Session) -> dict:
@@ -71,6 +75,8 @@ async def create_channel(request: Request, guild_id: str, body: s.ChannelCreate,
 
 
 @guilds.patch("/guilds/{guild_id}/channels", response_model=s.ChannelsResponse,
+              openapi_extra=rules({"channels.id": "a room of this server, each listed once",
+                                   "channels.parent_id": "a category of this server; none for a category"}),
               responses=errors("guild.not_found", "perm.denied"))
 async def reorder_channels(request: Request, guild_id: str, body: s.ChannelReorder, principal: Session) -> dict:
     return await channels.reorder_channels(_rt(request), principal, guild_id, body.moves())
@@ -82,6 +88,9 @@ async def get_channel(request: Request, channel_id: str, principal: Session) -> 
 
 
 @rooms.patch("/channels/{channel_id}", response_model=s.ChannelResponse,
+             openapi_extra=rules({"parent_id": "a category of this server; none for a category",
+                                  "user_limit": "only for a voice room",
+                                  "topic": "none for a category", "slowmode_seconds": "none for a category"}),
              responses=errors("channel.not_found", "perm.denied"))
 async def update_channel(request: Request, channel_id: str, body: s.ChannelPatch, principal: Session) -> dict:
     return await channels.update_channel(_rt(request), principal, channel_id, body.changes())

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Query, Request, Response
 from pydantic import AfterValidator
 
-from meadhall.api.openapi import ID_SCHEMA, errors
+from meadhall.api.openapi import ID_SCHEMA, errors, rules
 from meadhall.auth.deps import Session
 from meadhall.core.limits import PAGE_DEFAULT, PAGE_MAX
 from meadhall.core.text import check_single_line
@@ -44,6 +44,14 @@ async def list_members(request: Request, guild_id: str, principal: Session,
     return await members.list_members(_rt(request), principal, guild_id, after, limit, q)
 
 
+# Declared before /{user_id}: the literal segment wins (API.md 3, "Routing"), so /members/@me is a path of
+# its own with the methods it declares (api/routing.py).
+@member_routes.get(PAGE + "/@me", operation_id="getOwnMember", response_model=s.MemberResponse,
+                   responses=errors(NO_GUILD, "member.not_found"))
+async def get_own_member(request: Request, guild_id: str, principal: Session) -> dict:
+    return await members.get_member(_rt(request), principal, guild_id, "@me")
+
+
 @member_routes.get(PAGE + "/{user_id}", response_model=s.MemberResponse,
                    responses=errors(NO_GUILD, "member.not_found"))
 async def get_member(request: Request, guild_id: str, user_id: str, principal: Session) -> dict:
@@ -58,6 +66,7 @@ async def update_me(request: Request, guild_id: str, body: s.MemberSelfPatch, pr
 
 
 @member_routes.patch(PAGE + "/{user_id}", response_model=s.MemberResponse,
+                     openapi_extra=rules({"timeout_until": "in the future, at most 28 days from now"}),
                      responses=errors(NO_GUILD, "member.not_found", "perm.denied"))
 async def update_member(request: Request, guild_id: str, user_id: str, body: s.MemberPatch,
                         principal: Session) -> dict:
@@ -104,6 +113,7 @@ async def create_role(request: Request, guild_id: str, body: s.RoleCreate, princ
 
 
 @role_routes.patch("/guilds/{guild_id}/roles", response_model=s.RolesResponse,
+                   openapi_extra=rules({"roles.id": "a role of this server, each listed once"}),
                    responses=errors(NO_GUILD, "perm.denied", "role.default_role"))
 async def reorder_roles(request: Request, guild_id: str, body: s.RoleReorder, principal: Session) -> dict:
     return await roles.reorder_roles(_rt(request), principal, guild_id, body.moves())
@@ -116,6 +126,8 @@ async def get_role(request: Request, guild_id: str, role_id: str, principal: Ses
 
 
 @role_routes.patch("/guilds/{guild_id}/roles/{role_id}", response_model=s.RoleResponse,
+                   openapi_extra=rules({"name": "the default role (its id is the server's) keeps its name"},
+                                       code="role.default_role"),
                    responses=errors(NO_GUILD, "role.not_found", "perm.denied", "role.default_role",
                                     "cosmetic.not_found"))
 async def update_role(request: Request, guild_id: str, role_id: str, body: s.RolePatch,

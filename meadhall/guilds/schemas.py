@@ -8,6 +8,7 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     BeforeValidator,
+    ConfigDict,
     Field,
     StrictBool,
     StringConstraints,
@@ -15,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from meadhall.api.openapi import PERMISSIONS_PATTERN
+from meadhall.api.openapi import ID_PATTERN, PERMISSIONS_PATTERN, not_null
 from meadhall.core import permissions as perms
 from meadhall.core.limits import ROOM_POSITION_MAX
 from meadhall.core.text import check_multiline, check_single_line
@@ -35,16 +36,25 @@ PermissionString = Annotated[
     WithJsonSchema({"type": "string", "description": "Permission names joined with |", "example": "VIEW_CHANNEL",
                     "pattern": PERMISSIONS_PATTERN}),
 ]
-Snowflake = Annotated[str, StringConstraints(pattern=r"^\d{1,20}$")]
+Snowflake = Annotated[str, StringConstraints(pattern=ID_PATTERN)]  # what core.ids.parse_id accepts
 GuildName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=2, max_length=100),
                       AfterValidator(check_single_line)]
 RoomName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100),
                      AfterValidator(check_single_line)]
 Description = Annotated[str, StringConstraints(max_length=1000), AfterValidator(check_multiline)]
 Topic = Annotated[str, StringConstraints(max_length=1024), AfterValidator(check_multiline)]
-Position = Annotated[int, Field(ge=0, le=ROOM_POSITION_MAX)]
-Slowmode = Annotated[int, Field(ge=0, le=21600)]
-UserLimit = Annotated[int, Field(ge=0, le=99)]
+
+
+def no_bool(value: object) -> object:
+    """false and true are not integers (the document says integer; 40.0 is one, as in JSON Schema)."""
+    if isinstance(value, bool):
+        raise ValueError("must be an integer")
+    return value
+
+
+Position = Annotated[int, Field(ge=0, le=ROOM_POSITION_MAX), BeforeValidator(no_bool)]
+Slowmode = Annotated[int, Field(ge=0, le=21600), BeforeValidator(no_bool)]
+UserLimit = Annotated[int, Field(ge=0, le=99), BeforeValidator(no_bool)]
 
 
 class GuildCreate(BaseModel):
@@ -54,11 +64,12 @@ class GuildCreate(BaseModel):
 
 
 class GuildPatch(BaseModel):
-    name: GuildName | None = None
+    # not_null: absent means unchanged; null is refused for these (the document says so).
+    name: GuildName | None = Field(None, json_schema_extra=not_null)
     description: Description | None = None
     system_channel_id: Snowflake | None = None
-    public: StrictBool | None = None  # 0 and 1 are not booleans (the document says boolean)
-    owner_id: Snowflake | None = None
+    public: StrictBool | None = Field(None, json_schema_extra=not_null)  # 0 and 1 are not booleans (the document says boolean)
+    owner_id: Snowflake | None = Field(None, json_schema_extra=not_null)
 
     @model_validator(mode="after")
     def _nulls(self) -> GuildPatch:
@@ -95,6 +106,13 @@ class OverridePut(BaseModel):
 
 
 class ChannelCreate(BaseModel):
+    # Only voice rooms have a user limit; a category has no parent (the service refuses both too).
+    model_config = ConfigDict(json_schema_extra={"allOf": [
+        {"anyOf": [{"properties": {"type": {"const": "voice"}}}, {"properties": {"user_limit": {"type": "null"}}}]},
+        {"anyOf": [{"properties": {"type": {"enum": ["text", "voice"]}}},
+                   {"properties": {"parent_id": {"type": "null"}}}]},
+    ]})
+
     name: RoomName
     type: Literal["text", "voice", "category"]
     parent_id: Snowflake | None = None
@@ -106,11 +124,12 @@ class ChannelCreate(BaseModel):
 
 
 class ChannelPatch(BaseModel):
-    name: RoomName | None = None
+    # not_null: absent means unchanged; null is refused for these (the document says so).
+    name: RoomName | None = Field(None, json_schema_extra=not_null)
     topic: Topic | None = None
     parent_id: Snowflake | None = None
-    position: Position | None = None
-    slowmode_seconds: Slowmode | None = None
+    position: Position | None = Field(None, json_schema_extra=not_null)
+    slowmode_seconds: Slowmode | None = Field(None, json_schema_extra=not_null)
     user_limit: UserLimit | None = None
 
     @model_validator(mode="after")

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, AwareDatetime, BaseModel, Field, StringConstraints, model_validator
 
 from meadhall.accounts.schemas import UserSummary
+from meadhall.api.openapi import not_null
 from meadhall.core.text import check_single_line
 from meadhall.guilds.schemas import PermissionString, Snowflake
 
@@ -55,10 +56,11 @@ class RoleCreate(BaseModel):
 
 
 class RolePatch(BaseModel):
-    name: RoleName | None = None
-    color: Color | None = None
-    permissions: PermissionString | None = None
-    hoist: bool | None = None
+    # not_null: absent means unchanged; null is refused for these (the document says so).
+    name: RoleName | None = Field(None, json_schema_extra=not_null)
+    color: Color | None = Field(None, json_schema_extra=not_null)
+    permissions: PermissionString | None = Field(None, json_schema_extra=not_null)
+    hoist: bool | None = Field(None, json_schema_extra=not_null)
     frame_id: Snowflake | None = None
     icon_id: Snowflake | None = None
 

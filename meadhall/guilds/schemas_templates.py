@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, StringConstraints
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
+from meadhall.api.openapi import ID_PATTERN
 from meadhall.core.ids import parse_id
 from meadhall.core.text import check_multiline, check_single_line
 
@@ -16,7 +17,7 @@ def _snowflake(value: str) -> str:
     return value
 
 
-Snowflake = Annotated[str, AfterValidator(_snowflake)]
+Snowflake = Annotated[str, AfterValidator(_snowflake), Field(json_schema_extra={"pattern": ID_PATTERN})]
 TemplateName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100),
                          AfterValidator(check_single_line)]
 TemplateDescription = Annotated[str, StringConstraints(max_length=500), AfterValidator(check_multiline)]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.api.openapi import ID_PATTERN
 from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError, permission_denied
 from meadhall.core.ids import parse_id
@@ -32,6 +33,37 @@ _BASE_RANGES = (
     (0x25AA, 0x25FE), (0x2934, 0x2935),
 )
 _BASE_SINGLES = frozenset({0x00A9, 0x00AE, 0x203C, 0x2049, 0x2122, 0x2139, 0x24C2, 0x3030, 0x303D, 0x3297, 0x3299})
+
+
+def _chars(*ranges: tuple[int, int]) -> str:
+    """A regular-expression character class of code-point ranges, written as the characters themselves (an
+    escape such as \\U0001F000 is Python's, not ECMA-262's: the literal form reads the same in both)."""
+    return "[" + "".join(re.escape(chr(lo)) + ("-" + re.escape(chr(hi)) if hi > lo else "") for lo, hi in ranges) + "]"
+
+
+def _pattern() -> str:
+    """`is_unicode_emoji` and `_CUSTOM` (with a non-zero id of at most 2^63-1) as one regular expression, for
+    the OpenAPI document: the same grammar, element by element. `(?!\\n)$` keeps a trailing line feed out
+    (Python's `$` also matches before one)."""
+    bases = sorted({(c, c) for c in _BASE_SINGLES} | set(_BASE_RANGES))
+    ri = (0x1F1E6, 0x1F1FF)
+    # Regional indicators are no base, so the range that holds them is cut around them.
+    cut = [r for lo, hi in bases for r in ([(lo, ri[0] - 1), (ri[1] + 1, hi)] if lo <= ri[0] <= hi else [(lo, hi)])]
+    vs, zwj, tone = re.escape(chr(VS16)), re.escape(chr(ZWJ)), _chars((0x1F3FB, 0x1F3FF))
+    element = "|".join([
+        f"[0-9#*]{vs}?{re.escape(chr(KEYCAP))}",
+        _chars(ri) + "{2}",
+        re.escape(chr(BLACK_FLAG)) + _chars((0xE0020, 0xE007E)) + "+" + re.escape(chr(CANCEL_TAG)),
+        f"{_chars(*cut)}(?:{vs}{tone}?|{tone}{vs}?)?",
+    ])
+    unicode = f"(?=[\\s\\S]{{1,{MAX_CODE_POINTS}}}(?!\\n)$)(?:{element})(?:{zwj}(?:{element}))*"
+    # What parse_id accepts (at most 19 digits, leading zeros allowed), not zero.
+    emoji_id = "(?!0+(?:>|(?!\\n)$))" + ID_PATTERN.removeprefix("^").removesuffix("$")
+    name = "[A-Za-z0-9_]{2,32}"
+    return f"^(?:{unicode}|<:{name}:{emoji_id}>|{name}:{emoji_id})(?!\\n)$"
+
+
+EMOJI_PATTERN = _pattern()
 
 
 @dataclass(frozen=True)

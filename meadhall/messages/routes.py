@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from meadhall.accounts.sessions import Principal
 from meadhall.api.limits import remember
-from meadhall.api.openapi import ID_SCHEMA, errors
+from meadhall.api.openapi import ID_SCHEMA, errors, rules
 from meadhall.api.pagination import Pagination, page_params
 from meadhall.api.plain import PlainRoute, json_body, json_response
 from meadhall.auth.deps import Session, limited, plain_session, require_session
@@ -33,6 +33,11 @@ async def send_rate(request: Request, channel_id: str,
 
 
 @router.post("/channels/{channel_id}/messages", status_code=201, response_model=s.MessageResponse,
+             openapi_extra=rules({
+                 "content": "a slash command (API.md 3.8.1) needs its text, `/ls` a mention of a member who "
+                            "can view the room; a command alone is no content",
+                 "attachment_ids": "unsent uploads of the caller to this room, each once",
+                 "reply_to_id": "a message of this room"}),
              responses={200: {"model": s.MessageResponse, "description": "Repeated nonce: the first message"},
                         **errors("channel.not_found", "perm.denied", "channel.wrong_type")})
 async def send_message(request: Request, channel_id: str, body: s.MessageCreate, principal: Session,
@@ -91,6 +96,7 @@ def plain_routes(prefix: str) -> list[PlainRoute]:
 
 # Registered before /messages/{message_id}, so that "search" is never read as a message id.
 @router.get("/channels/{channel_id}/messages/search", response_model=s.MessagesResponse,
+            openapi_extra=rules({"q": "1-200 characters after trimming, at least one word after normalising"}),
             dependencies=[limited("search")], responses=errors("channel.not_found", "perm.denied"))
 async def search_messages(
     request: Request, channel_id: str, principal: Session,

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import BaseModel
 
 from meadhall.accounts.schemas import UserSummary
-from meadhall.api.openapi import ID_SCHEMA, errors
+from meadhall.api.openapi import ID_SCHEMA, errors, rules
 from meadhall.auth.deps import Session, limited
 from meadhall.core.errors import validation_error
 from meadhall.core.ids import parse_id
 from meadhall.core.limits import PAGE_DEFAULT, PAGE_MAX
 from meadhall.messages import pins, reactions
+from meadhall.messages.emoji import EMOJI_PATTERN
 from meadhall.messages.schemas import Message
 
 router = APIRouter(tags=["reactions and pins"])
@@ -21,6 +22,11 @@ router = APIRouter(tags=["reactions and pins"])
 REACTION = "/channels/{channel_id}/messages/{message_id}/reactions/{emoji}"
 PIN = "/channels/{channel_id}/pins/{message_id}"
 _SEEN = ("channel.not_found", "message.not_found")
+# API.md 3.8 "Emoji path parameter": the pattern is the grammar of messages/emoji.py.
+Emoji = Annotated[str, Path(description="A Unicode emoji sequence, or a custom emoji as `<:name:id>` or `name:id`. "
+                                        "A custom emoji that does not exist answers 422 `reaction.invalid_emoji`.",
+                            json_schema_extra={"pattern": EMOJI_PATTERN})]
+UNKNOWN_CUSTOM = rules({"emoji": "a custom emoji must exist"}, code="reaction.invalid_emoji")
 
 
 class ReactionUsersResponse(BaseModel):
@@ -40,25 +46,25 @@ def _no_content() -> Response:
     return Response(status_code=204)
 
 
-@router.put(REACTION, status_code=204, dependencies=[limited("reactions")],
+@router.put(REACTION, status_code=204, openapi_extra=UNKNOWN_CUSTOM, dependencies=[limited("reactions")],
             responses=errors(*_SEEN, "perm.denied", "reaction.invalid_emoji", "reaction.limit_reached"))
-async def add_reaction(request: Request, channel_id: str, message_id: str, emoji: str,
+async def add_reaction(request: Request, channel_id: str, message_id: str, emoji: Emoji,
                        principal: Session) -> Response:
     await reactions.add_reaction(_rt(request), principal, channel_id, message_id, emoji)
     return _no_content()
 
 
-@router.delete(REACTION, status_code=204, dependencies=[limited("reactions")],
+@router.delete(REACTION, status_code=204, openapi_extra=UNKNOWN_CUSTOM, dependencies=[limited("reactions")],
                responses=errors(*_SEEN, "reaction.invalid_emoji"))
-async def remove_own_reaction(request: Request, channel_id: str, message_id: str, emoji: str,
+async def remove_own_reaction(request: Request, channel_id: str, message_id: str, emoji: Emoji,
                               principal: Session) -> Response:
     await reactions.remove_own_reaction(_rt(request), principal, channel_id, message_id, emoji)
     return _no_content()
 
 
-@router.get(REACTION, response_model=ReactionUsersResponse,
+@router.get(REACTION, response_model=ReactionUsersResponse, openapi_extra=UNKNOWN_CUSTOM,
             responses=errors(*_SEEN, "perm.denied", "reaction.invalid_emoji"))
-async def list_reactors(request: Request, channel_id: str, message_id: str, emoji: str, principal: Session,
+async def list_reactors(request: Request, channel_id: str, message_id: str, emoji: Emoji, principal: Session,
                         after: Annotated[str | None, Query(description="Users with a greater id", json_schema_extra=ID_SCHEMA)] = None,
                         limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT) -> dict:
     cursor = None if after is None else parse_id(after)
@@ -68,9 +74,9 @@ async def list_reactors(request: Request, channel_id: str, message_id: str, emoj
                                          after=cursor, limit=limit)
 
 
-@router.delete(REACTION + "/{user_id}", status_code=204, dependencies=[limited("reactions")],
+@router.delete(REACTION + "/{user_id}", status_code=204, openapi_extra=UNKNOWN_CUSTOM, dependencies=[limited("reactions")],
                responses=errors(*_SEEN, "user.not_found", "perm.denied", "reaction.invalid_emoji"))
-async def remove_user_reaction(request: Request, channel_id: str, message_id: str, emoji: str, user_id: str,
+async def remove_user_reaction(request: Request, channel_id: str, message_id: str, emoji: Emoji, user_id: str,
                                principal: Session) -> Response:
     await reactions.remove_user_reaction(_rt(request), principal, channel_id, message_id, emoji, user_id)
     return _no_content()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from meadhall.core.limits import ATTACHMENTS_PER_MESSAGE, MESSAGE_LENGTH
 from meadhall.core.text import check_multiline, check_single_line
@@ -14,8 +14,15 @@ Content = Annotated[str, StringConstraints(max_length=MESSAGE_LENGTH), AfterVali
 
 
 class MessageCreate(BaseModel):
+    # Text (not only whitespace) or at least one attachment.
+    model_config = ConfigDict(json_schema_extra={"anyOf": [
+        {"required": ["content"], "properties": {"content": {"type": "string", "pattern": "\\S"}}},
+        {"required": ["attachment_ids"], "properties": {"attachment_ids": {"type": "array", "minItems": 1}}},
+    ]})
+
     content: Content = ""
-    attachment_ids: Annotated[list[Snowflake], Field(max_length=ATTACHMENTS_PER_MESSAGE)] = []
+    attachment_ids: Annotated[list[Snowflake], Field(max_length=ATTACHMENTS_PER_MESSAGE,
+                                                     json_schema_extra={"uniqueItems": True})] = []
     nonce: Annotated[str, StringConstraints(max_length=64), AfterValidator(check_single_line)] | None = None
     reply_to_id: Snowflake | None = None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
+from meadhall.api.openapi import errors
 from meadhall.core.errors import AppError
 from meadhall.metrics import CONTENT_TYPE
 from meadhall.system import service
@@ -32,7 +33,15 @@ async def readyz(request: Request) -> JSONResponse:
     return JSONResponse(body, status_code=200 if ok else 503)
 
 
-@probes.get("/metrics", include_in_schema=False)
+@probes.get(
+    "/metrics",
+    operation_id="getMetrics",
+    summary="Prometheus metrics of this process (METRICS_ENABLED)",
+    response_class=Response,
+    responses={200: {"description": "Prometheus text exposition format 0.0.4",
+                     "content": {"text/plain": {"schema": {"type": "string"}}}},
+               **errors("route.not_found")},
+)
 async def metrics(request: Request) -> Response:
     """Prometheus text format (docs in README, `METRICS_ENABLED`); an unknown route while it is off."""
     collected = request.app.state.runtime.metrics
