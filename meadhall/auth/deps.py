@@ -86,7 +86,8 @@ async def global_limit(request: Request) -> None:
     await take(request, "global", key)
 
 
-Session = Annotated[Principal, Depends(require_session)]
+PrincipalDep = Annotated[Principal, Depends(require_session)]
+Session = PrincipalDep  # the older name, until every route says PrincipalDep
 
 
 async def plain_session(request: Request) -> Principal:

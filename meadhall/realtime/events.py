@@ -8,7 +8,52 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
+
+
+class EventType(StrEnum):
+    """Every gateway dispatch type: the one registry (docs/reference/events.md is generated from it).
+    A StrEnum, so a member is its wire name and encodes as a plain string."""
+
+    READY = "READY"
+    RESUMED = "RESUMED"
+    USER_UPDATE = "USER_UPDATE"
+    GUILD_CREATE = "GUILD_CREATE"
+    GUILD_UPDATE = "GUILD_UPDATE"
+    GUILD_DELETE = "GUILD_DELETE"
+    CHANNEL_CREATE = "CHANNEL_CREATE"
+    CHANNEL_UPDATE = "CHANNEL_UPDATE"
+    CHANNEL_DELETE = "CHANNEL_DELETE"
+    MEMBER_ADD = "MEMBER_ADD"
+    MEMBER_UPDATE = "MEMBER_UPDATE"
+    MEMBER_REMOVE = "MEMBER_REMOVE"
+    ROLE_CREATE = "ROLE_CREATE"
+    ROLE_UPDATE = "ROLE_UPDATE"
+    ROLE_DELETE = "ROLE_DELETE"
+    GUILD_EMOJIS_UPDATE = "GUILD_EMOJIS_UPDATE"
+    GUILD_SOUNDS_UPDATE = "GUILD_SOUNDS_UPDATE"
+    GUILD_COSMETICS_UPDATE = "GUILD_COSMETICS_UPDATE"
+    MESSAGE_CREATE = "MESSAGE_CREATE"
+    MESSAGE_UPDATE = "MESSAGE_UPDATE"
+    MESSAGE_DELETE = "MESSAGE_DELETE"
+    MESSAGE_REACTION_ADD = "MESSAGE_REACTION_ADD"
+    MESSAGE_REACTION_REMOVE = "MESSAGE_REACTION_REMOVE"
+    CHANNEL_PINS_UPDATE = "CHANNEL_PINS_UPDATE"
+    TYPING_START = "TYPING_START"
+    READ_STATE_UPDATE = "READ_STATE_UPDATE"
+    PRESENCE_UPDATE = "PRESENCE_UPDATE"
+    RELATIONSHIP_ADD = "RELATIONSHIP_ADD"
+    RELATIONSHIP_REMOVE = "RELATIONSHIP_REMOVE"
+    DM_CHANNEL_CREATE = "DM_CHANNEL_CREATE"
+    DM_CHANNEL_UPDATE = "DM_CHANNEL_UPDATE"
+    DM_CHANNEL_DELETE = "DM_CHANNEL_DELETE"
+    CALL_CREATE = "CALL_CREATE"
+    CALL_UPDATE = "CALL_UPDATE"
+    CALL_DELETE = "CALL_DELETE"
+    VOICE_STATE_UPDATE = "VOICE_STATE_UPDATE"
+    SOUNDBOARD_PLAY = "SOUNDBOARD_PLAY"
+    SESSION_INVALIDATED = "SESSION_INVALIDATED"
 
 
 @dataclass(frozen=True)
@@ -52,6 +97,6 @@ class Event:
         return json.dumps(self.data, separators=(",", ":"), ensure_ascii=False)
 
 
-def event(type_: str, data: dict[str, Any], users: list[int] | set[int] | tuple[int, ...], **kw: Any) -> Event:
+def event(type_: EventType, data: dict[str, Any], users: list[int] | set[int] | tuple[int, ...], **kw: Any) -> Event:
     """Build an event with a de-duplicated, sorted audience."""
     return Event(type_, data, tuple(sorted(set(users))), **kw)
