@@ -25,9 +25,10 @@ from meadhall.gateway.setup import install_gateway, start_gateway, stop_gateway
 from meadhall.guilds import members
 from meadhall.guilds import routes as guild_routes
 from meadhall.guilds import routes_audit as audit_routes
-from meadhall.guilds import routes_invites as invite_routes
 from meadhall.guilds import routes_members as member_routes
 from meadhall.guilds import routes_templates as template_routes
+from meadhall.guilds.invites import routes as invite_routes
+from meadhall.guilds.rooms import routes as room_routes
 from meadhall.messages import routes as message_routes
 from meadhall.messages import routes_reactions as reaction_routes
 from meadhall.runtime import Runtime
@@ -47,6 +48,7 @@ def api_routers() -> list[APIRouter]:
         message_routes.router, reaction_routes.router, system_routes.api, guild_routes.me, account_routes.auth,
         account_routes.users, guild_routes.guilds, guild_routes.rooms, member_routes.router,
         template_routes.templates, audit_routes.audit, invite_routes.router, file_routes.router,
+        guild_routes.images, room_routes.images, invite_routes.images,
     ]
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from meadhall.accounts.sessions import Principal
 from meadhall.accounts.views import user_summary
 from meadhall.audit.queries import AuditFilters, actor_row, audit_page
 from meadhall.audit.views import audit_entry_view
+from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.guilds.access import access_guild, require
 from meadhall.runtime import Runtime

@@ -9,9 +9,9 @@ from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts import queries as account_queries
-from meadhall.accounts.sessions import Principal
 from meadhall.accounts.views import user_summary
 from meadhall.audit.record import record
+from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.clock import iso
 from meadhall.core.errors import AppError, permission_denied
@@ -75,7 +75,7 @@ async def ban_user(rt: Runtime, principal: Principal, raw_guild_id: str, raw_use
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
         require(gc, P.BAN_MEMBERS)
         user_id = parse_id(raw_user_id)
-        user = None if user_id is None else await account_queries.get_user(uow.conn, user_id)
+        user = None if user_id is None else await account_queries.select_user(uow.conn, user_id)
         if user is None or user_id is None:
             raise AppError("user.not_found")
         if user_id == principal.user_id:

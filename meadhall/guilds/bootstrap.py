@@ -36,7 +36,7 @@ BOOTSTRAP_STRUCTURE = Structure(
 
 async def is_bootstrapped(conn: AsyncConnection) -> bool:
     """Any instance administrator or any main server means setup has happened."""
-    if await account_queries.count_admins(conn) > 0:
+    if await account_queries.select_admin_count(conn) > 0:
         return True
     return bool((await conn.execute(select(exists().where(guilds.c.is_main.is_(True))))).scalar())
 

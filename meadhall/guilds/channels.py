@@ -7,8 +7,8 @@ from typing import Any
 from sqlalchemy import RowMapping
 
 from meadhall.accounts import queries as account_queries
-from meadhall.accounts.sessions import Principal
 from meadhall.audit.record import record
+from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError, permission_denied, validation_error
 from meadhall.core.ids import parse_id
@@ -125,7 +125,7 @@ async def create_channel(rt: Runtime, principal: Principal, raw_guild_id: str, b
         ])
         viewers = await _viewers_and_emit(uow, "CHANNEL_CREATE", gc, row["id"])
         if type_ in ("text", "voice"):
-            actor = await account_queries.get_user(uow.conn, principal.user_id)
+            actor = await account_queries.select_user(uow.conn, principal.user_id)
             assert actor is not None
             await post_system_message(uow, guild_id=gc.guild_id, channel_id=row["id"], type_="channel_create",
                                       user_id=principal.user_id, display_name=actor["display_name"],

@@ -67,3 +67,7 @@ async def users_by_id(conn: AsyncConnection, user_ids: set[int]) -> dict[int, Ro
 async def is_banned(conn: AsyncConnection, guild_id: int, user_id: int) -> bool:
     stmt = select(guild_bans.c.user_id).where(guild_bans.c.guild_id == guild_id, guild_bans.c.user_id == user_id)
     return (await conn.execute(stmt)).first() is not None
+
+
+async def update_invite_background(conn: AsyncConnection, code: str, file_id: int | None) -> None:
+    await conn.execute(update(invites).where(invites.c.code == code).values(background_file_id=file_id))

@@ -7,9 +7,9 @@ from typing import Any
 from sqlalchemy import select
 
 from meadhall.accounts import queries as account_queries
-from meadhall.accounts.sessions import Principal
 from meadhall.accounts.signin import require_step_up
 from meadhall.audit.record import record
+from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError, permission_denied, validation_error
 from meadhall.core.ids import parse_id
@@ -40,7 +40,7 @@ async def create_guild(rt: Runtime, principal: Principal, name: str, description
 
             structure = await load_personal_template(uow, principal.user_id, template_id)
             template_ref = template_id
-        owner = await account_queries.get_user(uow.conn, principal.user_id)
+        owner = await account_queries.select_user(uow.conn, principal.user_id)
         assert owner is not None
         built = await build_guild(uow, owner_id=principal.user_id, owner_name=owner["display_name"], name=name,
                                   description=description, structure=structure)

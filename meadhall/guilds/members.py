@@ -10,8 +10,8 @@ from typing import Any
 from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.accounts.sessions import Principal
 from meadhall.audit.record import record
+from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.clock import as_utc, iso
 from meadhall.core.errors import AppError, permission_denied, validation_error

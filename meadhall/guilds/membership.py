@@ -33,7 +33,7 @@ async def do_add_member(uow: UnitOfWork, guild: RowMapping, user_id: int, via: s
     await queries.insert_member(conn, {"guild_id": guild["id"], "user_id": user_id, "nick": None, "nick_norm": None,
                                        "joined_at": uow.now, "timeout_until": None})
     await queries.add_member_count(conn, guild["id"], 1)
-    user = await account_queries.get_user(conn, user_id)
+    user = await account_queries.select_user(conn, user_id)
     member = await queries.get_member(conn, guild["id"], user_id)
     assert user is not None and member is not None
     audience = await guild_members(conn, guild["id"])
@@ -53,7 +53,7 @@ async def do_remove_member(uow: UnitOfWork, guild: RowMapping, user_id: int, rea
     if not await queries.delete_member(conn, guild["id"], user_id):
         raise AppError("member.not_found")
     await queries.add_member_count(conn, guild["id"], -1)
-    user = await account_queries.get_user(conn, user_id)
+    user = await account_queries.select_user(conn, user_id)
     assert user is not None
     remaining = await guild_members(conn, guild["id"])
     uow.emit(notify_member_remove(guild["id"], user_summary(user, uow.now), remaining))

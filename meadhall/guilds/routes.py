@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import AfterValidator
@@ -11,12 +11,16 @@ from meadhall.api.openapi import errors, rules
 from meadhall.api.pagination import Pagination
 from meadhall.auth.deps import Session, limited
 from meadhall.core.text import check_single_line
+from meadhall.files import slots
+from meadhall.files.schemas import IMAGE_UPLOAD_BODY
 from meadhall.guilds import channels, lifecycle
 from meadhall.guilds import schemas as s
+from meadhall.guilds.images import GUILD_IMAGES, UPLOAD_ERRORS, GuildImage
 
 guilds = APIRouter(tags=["guilds"])
 rooms = APIRouter(tags=["channels"])
 me = APIRouter(tags=["users"])
+images = APIRouter(tags=["files"])
 
 
 def _rt(request: Request):  # type: ignore[no-untyped-def]
@@ -130,3 +134,25 @@ async def my_guilds(request: Request, principal: Session) -> dict:
 async def leave_guild(request: Request, guild_id: str, principal: Session) -> Response:
     await lifecycle.leave_guild(_rt(request), principal, guild_id)
     return Response(status_code=204)
+
+
+def _guild_image_routes(kind: str) -> None:
+    path = f"/guilds/{{guild_id}}/{kind}"
+    found = ("guild.not_found", "perm.denied")
+
+    async def set_guild_image(request: Request, guild_id: str, principal: Session) -> Any:
+        return await slots.set_image(_rt(request), principal, GuildImage(principal, guild_id, kind), request)
+
+    async def remove_guild_image(request: Request, guild_id: str, principal: Session) -> Any:
+        return await slots.remove_image(_rt(request), GuildImage(principal, guild_id, kind))
+
+    images.post(path, response_model=s.GuildResponse, dependencies=[limited("uploads")],
+                openapi_extra=IMAGE_UPLOAD_BODY, responses=errors(*found, *UPLOAD_ERRORS),
+                name=f"set_guild_{kind}", summary=f"Set Guild {kind.title()}")(set_guild_image)
+    images.delete(path, response_model=s.GuildResponse,
+                  responses=errors(*found, "auth.origin_mismatch"),
+                  name=f"remove_guild_{kind}", summary=f"Remove Guild {kind.title()}")(remove_guild_image)
+
+
+for _kind in GUILD_IMAGES:
+    _guild_image_routes(_kind)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from meadhall.accounts import queries as account_queries
-from meadhall.accounts.sessions import Principal
+from meadhall.auth.sessions import Principal
 from meadhall.db.uow import UnitOfWork
 from meadhall.guilds import queries
 from meadhall.guilds.access import GuildContext, load_guild_context, visible_channels
@@ -18,7 +18,7 @@ async def snapshot_for(uow: UnitOfWork, gc: GuildContext) -> dict[str, Any]:
     overrides = await queries.overrides_of_guild(conn, gc.guild_id)
     member: dict[str, Any] | None = None
     if gc.member is not None:
-        user = await account_queries.get_user(conn, gc.actor.user_id)
+        user = await account_queries.select_user(conn, gc.actor.user_id)
         assert user is not None
         member = member_view(gc.member, user, sorted(gc.actor.role_ids), gc.now)
     return {

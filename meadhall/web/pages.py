@@ -20,7 +20,7 @@ from meadhall.api.limits import take
 from meadhall.api.openapi import errors
 from meadhall.auth.deps import optional_principal
 from meadhall.core.errors import AppError
-from meadhall.guilds import invites
+from meadhall.guilds.invites import service as invites
 
 pages = APIRouter(tags=["pages"])
 

@@ -72,7 +72,7 @@ async def test_a_rolled_back_change_is_not_cached(client, rt, hall):
             await uow.conn.execute(insert(permission_overrides).values(
                 channel_id=int(room), target_id=int(guild["id"]), kind="role", allow=0,
                 deny=int(perms.P.VIEW_CHANNEL)))
-            from meadhall.accounts.sessions import Principal
+            from meadhall.auth.sessions import Principal
 
             who = Principal(int(member.id), 0, False, False, None)
             with pytest.raises(Exception):  # inside the transaction the deny is visible: 404

@@ -7,13 +7,18 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from meadhall.accounts.sessions import Principal
 from meadhall.api.openapi import errors
 from meadhall.auth.deps import Session, limited, optional_principal
+from meadhall.auth.sessions import Principal
+from meadhall.files import slots
+from meadhall.files.schemas import IMAGE_UPLOAD_BODY
 from meadhall.guilds import invite_schemas as s
-from meadhall.guilds import invites as service
+from meadhall.guilds.images import UPLOAD_ERRORS
+from meadhall.guilds.invites import service
+from meadhall.guilds.invites.images import InviteBackground
 
 router = APIRouter(tags=["invites"])
+images = APIRouter(tags=["files"])
 OptionalSession = Annotated[Principal | None, Depends(optional_principal)]
 
 
@@ -54,3 +59,18 @@ async def join_invite(request: Request, code: str, principal: Session) -> dict:
 async def delete_invite(request: Request, code: str, principal: Session) -> Response:
     await service.delete_invite(_rt(request), principal, code)
     return Response(status_code=204)
+
+
+@images.post("/invites/{code}/background", response_model=s.InviteResponse,
+             dependencies=[limited("uploads")], openapi_extra=IMAGE_UPLOAD_BODY,
+             responses=errors("invite.not_found", "perm.denied", *UPLOAD_ERRORS))
+async def set_invite_background(request: Request, code: str, principal: Session) -> dict:
+    rt = _rt(request)
+    return await slots.set_image(rt, principal, InviteBackground(rt, principal, code), request)
+
+
+@images.delete("/invites/{code}/background", response_model=s.InviteResponse,
+               responses=errors("invite.not_found", "perm.denied", "auth.origin_mismatch"))
+async def remove_invite_background(request: Request, code: str, principal: Session) -> dict:
+    rt = _rt(request)
+    return await slots.remove_image(rt, InviteBackground(rt, principal, code))
