@@ -28,33 +28,62 @@ class ConfigError(Exception):
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="", case_sensitive=True, extra="ignore")
 
-    DATA_DIR: Path = Path("./data")
-    DATABASE_URL: str | None = None
-    REDIS_URL: str | None = None
-    DOMAIN: str = "localhost"
-    PUBLIC_URL: str | None = None
-    TLS_ENABLED: bool | None = None
-    HOST: str = "0.0.0.0"  # noqa: S104 - the documented default listen address
-    PORT: int = Field(default=8000, ge=1, le=65535)
-    NODE_ID: int = Field(default=0, ge=0, le=1023)
-    REGISTRATION_ENABLED: bool = True
-    MAX_UPLOAD_SIZE: int = Field(default=26_214_400, ge=1)
-    UNFURL_ENABLED: bool = True
-    VAPID_PRIVATE_KEY: str | None = None
-    VAPID_SUBJECT: str | None = None
-    MEDIA_API_KEY: str | None = None
-    MEDIA_API_SECRET: str | None = None
-    MEDIA_API_URL: str = "http://127.0.0.1:7880"
-    MEDIA_PUBLIC_URL: str | None = None
-    SECRET_KEY: str | None = None
-    SESSION_TTL_DAYS: int = Field(default=30, ge=1, le=3650)
-    SESSION_ROTATE_HOURS: int = Field(default=24, ge=1, le=87600)
-    LEAKED_PASSWORDS_FILE: Path | None = None
-    RATE_LIMITS: Annotated[dict[str, str], NoDecode] = Field(default_factory=dict)
-    TRUST_PROXY: bool = False
-    CORS_ALLOWED_ORIGINS: str = ""
-    LOG_LEVEL: str = "info"
-    METRICS_ENABLED: bool = False
+    DATA_DIR: Path = Field(default=Path("./data"), description=(
+        "data directory: the SQLite database, uploaded files (`DATA_DIR/files/`) and the generated secret key; "
+        "the CLI works against it"))
+    DATABASE_URL: str | None = Field(default=None, description=(
+        "SQLAlchemy URL, `sqlite:///path` or `postgresql://user@host/db` (driven through asyncpg); "
+        "unset = `sqlite:///<DATA_DIR>/chat.db`"))
+    REDIS_URL: str | None = Field(default=None, description=(
+        "Redis for the event bus, rate limits, presence and resume buffers; unset = single-node mode with "
+        "in-process equivalents; required for more than one node"))
+    DOMAIN: str = Field(default="localhost", description=(
+        "public host name: invitation links, WebAuthn RP ID; an IP address turns passkeys off"))
+    PUBLIC_URL: str | None = Field(default=None, description=(
+        "external origin (links, Origin checks, WebAuthn origin, gateway URL); unset = `https://<DOMAIN>` "
+        "when TLS_ENABLED, else `http://<DOMAIN>:<PORT>` (`:80` left out)"))
+    TLS_ENABLED: bool | None = Field(default=None, description=(
+        "`wss://` rather than `ws://` for the gateway; unset = true when PUBLIC_URL starts with `https://` "
+        "(the session cookie is `Secure` always)"))
+    HOST: str = Field(default="0.0.0.0", description="listen address of `meadhall serve`")  # noqa: S104 - the documented default
+    PORT: int = Field(default=8000, ge=1, le=65535, description="listen port of `meadhall serve`")
+    NODE_ID: int = Field(default=0, ge=0, le=1023, description=(
+        "snowflake node id, 0 to 1023; unique per node"))
+    REGISTRATION_ENABLED: bool = Field(default=True, description="whether anyone may register an account")
+    MAX_UPLOAD_SIZE: int = Field(default=26_214_400, ge=1, description="attachment size limit in bytes (25 MiB)")
+    UNFURL_ENABLED: bool = Field(default=True, description="`false` disables link previews")
+    VAPID_PRIVATE_KEY: str | None = Field(default=None, description=(
+        "Web Push key, PKCS#8 (PEM or base64url DER), the public key derived from it; unset = Web Push off"))
+    VAPID_SUBJECT: str | None = Field(default=None, description=(
+        "VAPID `sub` claim; unset = `mailto:admin@<DOMAIN>`"))
+    MEDIA_API_KEY: str | None = Field(default=None, description=(
+        "media-server (LiveKit) API key; voice is on when key and secret are set"))
+    MEDIA_API_SECRET: str | None = Field(default=None, description=(
+        "media-server secret (signs its tokens, verifies its webhooks)"))
+    MEDIA_API_URL: str = Field(default="http://127.0.0.1:7880", description=(
+        "internal administration address of the media server"))
+    MEDIA_PUBLIC_URL: str | None = Field(default=None, description=(
+        "address clients connect to for media; unset = `ws(s)://<public host>/rtc`"))
+    SECRET_KEY: str | None = Field(default=None, description=(
+        "master key (at least 32 bytes) for field encryption, blind indexes and TOTP secrets; unset = "
+        "generated at first start into `DATA_DIR/secret.key` (mode 0600). Back it up: without it emails and "
+        "two-factor secrets cannot be read"))
+    SESSION_TTL_DAYS: int = Field(default=30, ge=1, le=3650, description="sliding session lifetime in days")
+    SESSION_ROTATE_HOURS: int = Field(default=24, ge=1, le=87600, description=(
+        "token age in hours after which a session token is rotated on use"))
+    LEAKED_PASSWORDS_FILE: Path | None = Field(default=None, description=(
+        "local leaked-password list, one password per line; unset = the bundled list of 10 000"))
+    RATE_LIMITS: Annotated[dict[str, str], NoDecode] = Field(default_factory=dict, description=(
+        "JSON object overriding rate-limit buckets (docs/reference/limits.md) as `count/seconds`, e.g. "
+        "`{\"auth.register\": \"1000/3600\", \"global\": \"5000/60\"}`"))
+    TRUST_PROXY: bool = Field(default=False, description=(
+        "when true, the client address comes from the last `X-Forwarded-For` entry (the one your proxy "
+        "added), the scheme from `X-Forwarded-Proto`, and an incoming `X-Request-ID` is kept"))
+    CORS_ALLOWED_ORIGINS: str = Field(default="", description=(
+        "comma-separated origins allowed cross-origin with credentials (`*` refused); empty = same-origin only"))
+    LOG_LEVEL: str = Field(default="info", description="`debug`, `info`, `warning`, `error` or `critical`")
+    METRICS_ENABLED: bool = Field(default=False, description=(
+        "when true, `GET /metrics` (outside `/api/v1`) answers the Prometheus text format; else 404"))
 
     @field_validator("DOMAIN")
     @classmethod

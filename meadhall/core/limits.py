@@ -1,4 +1,8 @@
-"""Content, size and count limits of API.md 5.1 and 5.3, named once."""
+"""Content, size and count limits, named once.
+
+`MEANINGS` says what each limit governs; docs/reference/limits.md is generated from this module
+(`make docs`), so a limit added here without a meaning fails the reference test.
+"""
 
 MESSAGE_LENGTH = 4000
 ATTACHMENTS_PER_MESSAGE = 10
@@ -20,7 +24,33 @@ DEFAULT_MEDIA_LIMITS = {
     "sound_max_bytes": 524_288,
     "gallery_max_bytes": 1_048_576,
 }
-# Room positions are stored as 32-bit integers (API.md 2.10: 0 ... 2147483647, outside -> 422).
+# Room positions are stored as 32-bit integers (0 ... 2147483647; outside -> 422).
 ROOM_POSITION_MAX = 2_147_483_647
-# Read-state mention counts stop here; clients show "99+" above 99 (API.md 2.32).
+# Read-state mention counts stop here; clients show "99+" above 99.
 MENTION_COUNT_MAX = 100
+
+# What each limit governs (the rows of docs/reference/limits.md).
+MEANINGS: dict[str, str] = {
+    "MESSAGE_LENGTH": "characters of message content",
+    "ATTACHMENTS_PER_MESSAGE": "files attached to one message",
+    "EDIT_WINDOW_SECONDS": "seconds after sending during which a message may be edited (24 hours)",
+    "PASSWORD_MIN_LENGTH": "fewest characters of a password",
+    "PASSWORD_MAX_LENGTH": "most characters of a password",
+    "EMOJIS_PER_GUILD": "custom emojis of one server",
+    "SOUNDBOARD_SOUNDS_PER_GUILD": "soundboard sounds of one server",
+    "INTERFACE_SOUNDS_PER_GUILD": "interface sounds of one server",
+    "GROUP_DM_MIN_INVITED": "fewest users invited when a group conversation is created (3 participants)",
+    "GROUP_DM_MAX_INVITED": "most users invited to a group conversation (10 participants)",
+    "PAGE_DEFAULT": "items of a list page when `limit` is not given",
+    "PAGE_MAX": "largest `limit` of a list page",
+    "ROOM_POSITION_MAX": "largest room position (stored as a 32-bit integer; larger answers 422)",
+    "MENTION_COUNT_MAX": "where a read state's mention count stops (clients show 99+ above 99)",
+}
+# What each default media limit governs; the instance settings' `media_limits` replace these values.
+MEDIA_LIMIT_MEANINGS: dict[str, str] = {
+    "avatar_max_bytes": "bytes of a user avatar, webhook avatar or group conversation icon",
+    "guild_image_max_bytes": "bytes of a server icon, banner or splash, a room background or an invitation background",
+    "emoji_max_bytes": "bytes of a custom emoji",
+    "sound_max_bytes": "bytes of a sound",
+    "gallery_max_bytes": "bytes of a cosmetics gallery item",
+}

@@ -56,6 +56,71 @@ class EventType(StrEnum):
     SESSION_INVALIDATED = "SESSION_INVALIDATED"
 
 
+# When each type is emitted and who receives it: (emitted when, received by). docs/reference/events.md is
+# generated from this table (`make docs`); a type without its row fails the reference test.
+DESCRIPTIONS: dict[EventType, tuple[str, str]] = {
+    EventType.READY: ("a gateway session starts (IDENTIFY accepted)", "that connection"),
+    EventType.RESUMED: ("a gateway session resumes, after the missed events were replayed", "that connection"),
+    EventType.USER_UPDATE: ("the user's own account changes: profile, onboarding, avatar, two-factor on, off "
+                            "or reset, instance administration granted or removed", "that user"),
+    EventType.GUILD_CREATE: ("a server is created, or the receiver joined one (a full snapshot)",
+                             "the creator, or the member who joined"),
+    EventType.GUILD_UPDATE: ("a server's fields, images, public flag, owner or main flag change", "its members"),
+    EventType.GUILD_DELETE: ("a server is deleted, or the receiver left, was kicked or banned",
+                             "its members (deletion), or the removed user"),
+    EventType.CHANNEL_CREATE: ("a room is created, or the receiver gained the right to view it",
+                               "those who may view the room"),
+    EventType.CHANNEL_UPDATE: ("a room changes: fields, background, permission overrides, order, its category "
+                               "deleted", "those who may view the room"),
+    EventType.CHANNEL_DELETE: ("a room is deleted, or the receiver lost the right to view it",
+                               "those who could view the room"),
+    EventType.MEMBER_ADD: ("a member joins a server", "its members, the new one included"),
+    EventType.MEMBER_UPDATE: ("a member's nickname, roles, timeout, server style or public profile changes",
+                              "the server's members"),
+    EventType.MEMBER_REMOVE: ("a member leaves, is kicked, banned or deleted", "the server's remaining members"),
+    EventType.ROLE_CREATE: ("a role is created", "the server's members"),
+    EventType.ROLE_UPDATE: ("a role changes or moves", "the server's members"),
+    EventType.ROLE_DELETE: ("a role is deleted", "the server's members"),
+    EventType.GUILD_EMOJIS_UPDATE: ("a server's custom emoji list changes", "the server's members"),
+    EventType.GUILD_SOUNDS_UPDATE: ("a server's sound list changes", "the server's members"),
+    EventType.GUILD_COSMETICS_UPDATE: ("a server's cosmetics gallery changes", "the server's members"),
+    EventType.MESSAGE_CREATE: ("a message is sent (by a user, a webhook or the system); the author's copy "
+                               "carries the `nonce`",
+                               "those who may view the room, or the conversation's participants; a private "
+                               "message only its author and recipient"),
+    EventType.MESSAGE_UPDATE: ("a message is edited (the full message)", "as MESSAGE_CREATE"),
+    EventType.MESSAGE_DELETE: ("a message is deleted (not sent per message when a whole room, server or "
+                               "conversation is deleted)", "as MESSAGE_CREATE"),
+    EventType.MESSAGE_REACTION_ADD: ("a reaction is added", "as the message"),
+    EventType.MESSAGE_REACTION_REMOVE: ("a reaction is removed, by its author or a moderator", "as the message"),
+    EventType.CHANNEL_PINS_UPDATE: ("a message is pinned or unpinned", "those who may view the room"),
+    EventType.TYPING_START: ("a user calls `POST /channels/{id}/typing`",
+                             "those who may view the room, except the typist"),
+    EventType.READ_STATE_UPDATE: ("the user acknowledges a room or conversation",
+                                  "that user's other sessions (not the one that acknowledged)"),
+    EventType.PRESENCE_UPDATE: ("a user's effective status, custom status, public profile or friends-scope "
+                                "style changes (offline after 2 minutes without activity)", "the user's friends"),
+    EventType.RELATIONSHIP_ADD: ("a relationship appears or changes type (as seen by the receiver)",
+                                 "the users of the relationship concerned"),
+    EventType.RELATIONSHIP_REMOVE: ("a relationship disappears", "the users of the relationship concerned"),
+    EventType.DM_CHANNEL_CREATE: ("a conversation is created, or the receiver was added to a group",
+                                  "its participants"),
+    EventType.DM_CHANNEL_UPDATE: ("a group changes: members, name, icon, owner, group or one-to-one",
+                                  "its participants"),
+    EventType.DM_CHANNEL_DELETE: ("a conversation is removed, or the receiver was removed from it",
+                                  "its participants, the removed one included"),
+    EventType.CALL_CREATE: ("a call starts ringing", "the conversation's participants"),
+    EventType.CALL_UPDATE: ("a call's status or a participant's state changes", "the conversation's participants"),
+    EventType.CALL_DELETE: ("a call ends (ended, missed or declined)", "the conversation's participants"),
+    EventType.VOICE_STATE_UPDATE: ("a user joins, leaves or moves between voice rooms, changes a voice flag, "
+                                   "or is muted, deafened or disconnected by a moderator", "the server's members"),
+    EventType.SOUNDBOARD_PLAY: ("a soundboard sound is played", "the participants of that voice room"),
+    EventType.SESSION_INVALIDATED: ("sessions are revoked: ban, administrator action, logout, logout everywhere, "
+                                    "password change, session revoked; the connection then closes with 4010",
+                                    "the connections of the revoked sessions"),
+}
+
+
 @dataclass(frozen=True)
 class Event:
     type: str
