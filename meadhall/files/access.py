@@ -17,7 +17,7 @@ from datetime import datetime
 from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.accounts.sessions import Principal
+from meadhall.auth.sessions import Principal
 from meadhall.core.errors import AppError
 from meadhall.core.ids import parse_id
 from meadhall.files import queries

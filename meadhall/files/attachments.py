@@ -7,15 +7,15 @@ from typing import Any
 
 from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
-from starlette.requests import Request
 
-from meadhall.accounts.sessions import Principal
+from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.errors import validation_error
 from meadhall.core.ids import parse_id
 from meadhall.files import queries
 from meadhall.files.checks import check_attachment
 from meadhall.files.intake import kept_until_commit, take_upload
+from meadhall.files.upload import OpenUpload
 from meadhall.files.views import file_view
 from meadhall.messages.rooms import MessageRoom, access_message_room
 from meadhall.runtime import Runtime
@@ -24,14 +24,14 @@ P = perms.P
 FIELD = "attachment_ids"
 
 
-async def upload_attachment(rt: Runtime, principal: Principal, raw_channel_id: str, request: Request
+async def upload_attachment(rt: Runtime, principal: Principal, raw_channel_id: str, upload: OpenUpload
                             ) -> dict[str, Any]:
     """`POST /channels/{id}/files`: the room and ATTACH_FILES are checked before the body is read, and
     again when the row is written (the upload may take a while)."""
     async with rt.read() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now)
         room.require(P.ATTACH_FILES)
-    new = await take_upload(rt, request, limit=rt.settings.MAX_UPLOAD_SIZE, purpose="attachment",
+    new = await take_upload(rt, upload, limit=rt.settings.MAX_UPLOAD_SIZE, purpose="attachment",
                             uploader_id=principal.user_id, check=check_attachment)
     async with kept_until_commit(rt, new), rt.uow() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now)

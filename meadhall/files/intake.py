@@ -1,4 +1,4 @@
-"""From request body to stored content: receive the `file` part, check it, put it in place under a new id.
+"""From an upload stream to stored content: receive it, check it, put it in place under a new id.
 
 The content is in place before its row is written, so a committed row always has content; when the
 transaction that writes the row fails, `kept_until_commit` removes the content again.
@@ -12,10 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from starlette.requests import Request
-
 from meadhall.files.checks import Checked
-from meadhall.files.upload import Received, receive_file
+from meadhall.files.upload import OpenUpload, Received, receive_file
 from meadhall.runtime import Runtime
 
 Check = Callable[[Runtime, Any, str], Awaitable[Checked]]
@@ -53,11 +51,11 @@ class NewFile:
         return row
 
 
-async def take_upload(rt: Runtime, request: Request, *, limit: int, purpose: str, uploader_id: int,
+async def take_upload(rt: Runtime, open_upload: OpenUpload, *, limit: int, purpose: str, uploader_id: int,
                       check: Check, accept: Callable[[str], bool] | None = None) -> NewFile:
     """Receive (413 / 422; 415 at once for a declared type `accept` refuses), check (415) and store the
     upload under a new id."""
-    received = await receive_file(request, rt.files, limit, accept)
+    received = await receive_file(open_upload, rt.files, limit, accept)
     try:
         checked = await check(rt, received.spool, received.declared_type)
         file_id = rt.ids.next()

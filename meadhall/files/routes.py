@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Request
 
 from meadhall.accounts import schemas as account_schemas
+from meadhall.api.multipart import multipart_file
 from meadhall.api.openapi import errors
 from meadhall.auth.deps import Session, limited
 from meadhall.files import attachments, serve, slots
@@ -28,7 +29,7 @@ def _rt(request: Request):  # type: ignore[no-untyped-def]
              dependencies=[limited("uploads")], openapi_extra=s.UPLOAD_BODY,
              responses=errors("channel.not_found", "perm.denied", "channel.wrong_type", *UPLOAD_ERRORS))
 async def upload_attachment(request: Request, channel_id: str, principal: Session) -> dict:
-    return await attachments.upload_attachment(_rt(request), principal, channel_id, request)
+    return await attachments.upload_attachment(_rt(request), principal, channel_id, multipart_file(request))
 
 
 @router.get("/files/{file_id}", operation_id="getFile", response_model=s.FileResponse, responses=errors("file.not_found"))
@@ -40,7 +41,8 @@ async def file_metadata(request: Request, file_id: str, principal: Session) -> d
              openapi_extra=s.IMAGE_UPLOAD_BODY, responses=errors(*UPLOAD_ERRORS))
 async def set_avatar(request: Request, principal: Session) -> dict:
     rt = _rt(request)
-    return await slots.set_image(rt, principal, slots.Avatar(rt, principal), request)
+    return await slots.set_image(rt, slots.Avatar(rt, principal), multipart_file(request),
+                                 uploader_id=principal.user_id)
 
 
 @router.delete("/users/@me/avatar", response_model=account_schemas.UserResponse,

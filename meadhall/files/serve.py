@@ -17,7 +17,7 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from meadhall.accounts.sessions import Principal
+from meadhall.auth.sessions import Principal
 from meadhall.core.errors import AppError
 from meadhall.files.access import access_file
 from meadhall.files.names import content_disposition, disposition_kind

@@ -13,18 +13,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from starlette.requests import Request
-
 from meadhall.accounts import queries as account_queries
 from meadhall.accounts.events import notify_user_update
-from meadhall.accounts.sessions import Principal
 from meadhall.accounts.views import user_private
+from meadhall.auth.sessions import Principal
 from meadhall.db.uow import UnitOfWork
 from meadhall.files import queries
 from meadhall.files.checks import check_image, image_type_allowed
 from meadhall.files.cleanup import drop_files
 from meadhall.files.intake import kept_until_commit, take_upload
 from meadhall.files.limits import media_limits
+from meadhall.files.upload import OpenUpload
 from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.members import emit_member_updates
 from meadhall.runtime import Runtime
@@ -51,11 +50,12 @@ class Holder(Protocol):
         """Point the holder at `new_id`, audit and emit when it changed; return the response body."""
 
 
-async def set_image(rt: Runtime, principal: Principal, holder: Holder, request: Request) -> dict[str, Any]:
+async def set_image(rt: Runtime, holder: Holder, upload: OpenUpload, *, uploader_id: int) -> dict[str, Any]:
+    """Set or replace the holder's image from `upload` (opened once the holder is authorised)."""
     async with rt.read() as uow:
         await holder.load(uow)
         limit = (await media_limits(uow.conn))[holder.slot.limit]
-    new = await take_upload(rt, request, limit=limit, purpose=holder.slot.purpose, uploader_id=principal.user_id,
+    new = await take_upload(rt, upload, limit=limit, purpose=holder.slot.purpose, uploader_id=uploader_id,
                             check=check_image, accept=image_type_allowed)
     async with kept_until_commit(rt, new), rt.uow() as uow:
         target = await holder.load(uow)
@@ -67,6 +67,7 @@ async def set_image(rt: Runtime, principal: Principal, holder: Holder, request: 
 
 
 async def remove_image(rt: Runtime, holder: Holder) -> dict[str, Any]:
+    """Remove the holder's image; its content goes once the change has committed."""
     async with rt.uow() as uow:
         target = await holder.load(uow)
         old = holder.current(target)

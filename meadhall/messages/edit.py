@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from meadhall.accounts.sessions import Principal
 from meadhall.audit.record import record
+from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.clock import as_utc
 from meadhall.core.errors import AppError, permission_denied, validation_error

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from meadhall.accounts.sessions import Principal
 from meadhall.api.pagination import Page
+from meadhall.auth.sessions import Principal
 from meadhall.core.errors import AppError
 from meadhall.core.ids import parse_id
 from meadhall.messages import page_cache, queries

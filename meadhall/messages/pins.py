@@ -8,8 +8,8 @@ from typing import Any
 
 from sqlalchemy import RowMapping
 
-from meadhall.accounts.sessions import Principal
 from meadhall.audit.record import record
+from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.clock import iso
 from meadhall.core.errors import AppError, validation_error

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from meadhall.accounts.sessions import Principal
+from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.clock import iso
 from meadhall.messages import queries

@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.accounts.sessions import Principal
 from meadhall.accounts.views import user_summary
+from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError
 from meadhall.core.ids import parse_id

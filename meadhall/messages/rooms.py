@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.accounts.sessions import Principal
+from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError
 from meadhall.guilds.access import ChannelContext, access_channel, require_in

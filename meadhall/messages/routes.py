@@ -7,12 +7,12 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
 
-from meadhall.accounts.sessions import Principal
 from meadhall.api.limits import remember
 from meadhall.api.openapi import ID_SCHEMA, errors, rules
 from meadhall.api.pagination import Pagination, page_params
 from meadhall.api.plain import PlainRoute, json_body, json_response
 from meadhall.auth.deps import Session, limited, plain_session, require_session
+from meadhall.auth.sessions import Principal
 from meadhall.core.limits import PAGE_DEFAULT, PAGE_MAX
 from meadhall.messages import edit, history, presence_marks, search, send
 from meadhall.messages import schemas as s

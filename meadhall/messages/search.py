@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.accounts.sessions import Principal
+from meadhall.auth.sessions import Principal
 from meadhall.core.errors import validation_error
 from meadhall.core.ids import parse_id
 from meadhall.core.text import norm

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from meadhall.accounts.sessions import Principal
 from meadhall.audit.record import record
+from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError, rate_limited, validation_error
 from meadhall.core.ids import parse_id
