@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import RowMapping
-
 from meadhall.accounts import queries
 from meadhall.accounts.events import notify_user_update
 from meadhall.accounts.passwords import check_password
+from meadhall.accounts.queries import UserRow
 from meadhall.accounts.secondfactor import (
     new_backup_codes,
     new_secret,
@@ -23,12 +22,12 @@ from meadhall.accounts.secondfactor import (
     seal_secret,
     store_backup_codes,
 )
-from meadhall.accounts.security import CLI_CLIENT, record_security
-from meadhall.accounts.sessions import create_session, revoke_all
 from meadhall.accounts.signin import NewAccount, do_create_user, email_lookup, hash_password
 from meadhall.accounts.twofactor import turn_off
 from meadhall.accounts.validation import check_email, check_username
 from meadhall.audit.record import record
+from meadhall.auth.security import CLI_CLIENT, record_security
+from meadhall.auth.sessions import create_session, revoke_all
 from meadhall.core.crypto import random_password
 from meadhall.core.errors import AppError, validation_error
 from meadhall.db.uow import UnitOfWork
@@ -130,8 +129,8 @@ async def create_users(
     return {"users": public, "sessions_file": str(sessions_path)}
 
 
-async def _by_email(rt: Runtime, uow: UnitOfWork, email: str) -> RowMapping:
-    row = await queries.find_user_by_email(uow.conn, email_lookup(rt, email.strip()))
+async def _by_email(rt: Runtime, uow: UnitOfWork, email: str) -> UserRow:
+    row = await queries.select_user_by_email(uow.conn, email_lookup(rt, email.strip()))
     if row is None or row["deleted_at"] is not None:
         raise AppError("user.not_found", f"No account with email {email}")
     return row
@@ -156,7 +155,7 @@ async def reset_password(rt: Runtime, email: str, password: str | None) -> dict[
 async def _user_updated(rt: Runtime, uow: UnitOfWork, user_id: int) -> None:
     """USER_UPDATE for admin grant/removal and 2FA on/reset (API.md 4.7): delivered when the service's
     bus is shared (Redis), or in-process."""
-    fresh = await queries.get_user(uow.conn, user_id)
+    fresh = await queries.select_user(uow.conn, user_id)
     assert fresh is not None
     uow.emit(notify_user_update(fresh, rt.keys))
 
@@ -185,7 +184,7 @@ async def remove_admin(rt: Runtime, email: str) -> dict[str, Any]:
     async with rt.uow() as uow:
         user = await _by_email(rt, uow, email)
         if user["is_instance_admin"]:
-            if await queries.count_admins(uow.conn) <= 1:
+            if await queries.select_admin_count(uow.conn) <= 1:
                 raise AppError("instance.last_admin")
             await queries.update_user(uow.conn, user["id"], {"is_instance_admin": False})
             await record(uow, "instance.admin_revoke", actor_id=None, target_type="user", target_id=user["id"])
@@ -213,7 +212,7 @@ async def totp_setup(rt: Runtime, email: str, force: bool) -> dict[str, Any]:
             "backup_codes": codes}
 
 
-async def do_reset_second_factor(uow: UnitOfWork, user: RowMapping) -> list[int]:
+async def do_reset_second_factor(uow: UnitOfWork, user: UserRow) -> list[int]:
     """Turn 2FA off (TOTP and backup codes); for an instance administrator also delete every session
     (API.md 0.14, 3.20 `totp-reset`), since those were opened with the factor now gone. Returns the
     deleted session ids."""

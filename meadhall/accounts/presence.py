@@ -10,15 +10,12 @@ PRESENCE_UPDATE has no receiver, but the transitions are detected and reported.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
-
-from sqlalchemy import and_, select
 
 from meadhall.accounts import queries
-from meadhall.accounts.views import PRESENCE_TIMEOUT, user_summary
+from meadhall.accounts.events import notify_went_offline
+from meadhall.accounts.queries import UserRow
+from meadhall.accounts.views import PRESENCE_TIMEOUT
 from meadhall.core.clock import as_utc
-from meadhall.db.schema import users
-from meadhall.realtime.events import event
 from meadhall.runtime import Runtime
 
 FLUSH_EVERY = 60.0  # seconds between database writes of one user's last_seen_at
@@ -75,10 +72,8 @@ async def sweep(rt: Runtime) -> list[int]:
     newest = now - PRESENCE_TIMEOUT
     oldest = newest - timedelta(seconds=FLUSH_EVERY + 10 * SWEEP_EVERY)
     async with rt.read() as uow:
-        rows = list((await uow.conn.execute(select(users).where(and_(
-            users.c.last_seen_at > oldest, users.c.deleted_at.is_(None),
-            users.c.status != "invisible")))).mappings())
-    went_offline: list[dict[str, Any]] = []
+        rows = await queries.select_visible_users_seen_since(uow.conn, oldest)
+    went_offline: list[UserRow] = []
     ts = now.timestamp()
     for row in rows:
         seen = await last_seen(rt, row["id"], row["last_seen_at"])
@@ -86,13 +81,11 @@ async def sweep(rt: Runtime) -> list[int]:
             continue
         # Once per activity period, whichever node sweeps.
         if await rt.store.set_nx(f"presence:offline:{row['id']}:{seen.timestamp():.3f}", 1, 3600, ts):
-            went_offline.append(dict(row))
+            went_offline.append(row)
     if went_offline:
         async with rt.uow() as uow:
             for row in went_offline:
                 receivers = await friends_of(rt, row["id"])
                 if receivers:
-                    summary = user_summary(row, now)  # type: ignore[arg-type]
-                    uow.emit(event("PRESENCE_UPDATE", {"user": {**summary, "status": "offline"}, "style": None},
-                                   receivers))
+                    uow.emit(notify_went_offline(row, now, receivers))
     return [row["id"] for row in went_offline]

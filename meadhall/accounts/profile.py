@@ -7,8 +7,9 @@ from typing import Any
 
 from meadhall.accounts import queries
 from meadhall.accounts.events import notify_user_update
-from meadhall.accounts.sessions import Principal
 from meadhall.accounts.views import security_event_view, user_private, user_summary
+from meadhall.auth import queries as auth_queries
+from meadhall.auth.sessions import Principal
 from meadhall.core.errors import AppError
 from meadhall.core.ids import parse_id
 from meadhall.core.text import norm
@@ -32,7 +33,7 @@ EDITABLE = ("display_name", "bio", "status", "custom_status", "custom_status_emo
 
 async def get_me(rt: Runtime, principal: Principal) -> dict[str, Any]:
     async with rt.read() as uow:
-        row = await queries.get_user(uow.conn, principal.user_id)
+        row = await queries.select_user(uow.conn, principal.user_id)
     assert row is not None
     return user_private(row, rt.keys)
 
@@ -47,14 +48,14 @@ async def update_me(rt: Runtime, principal: Principal, changes: dict[str, Any], 
     if "display_name" in values:
         values["display_name_norm"] = norm(values["display_name"])
     async with rt.uow() as uow:
-        row = await queries.get_user(uow.conn, principal.user_id)
+        row = await queries.select_user(uow.conn, principal.user_id)
         assert row is not None
         if onboarding and row["onboarding_completed_at"] is None:
             values["onboarding_completed_at"] = uow.now
         if values:
             before = user_summary(row, uow.now)
             await queries.update_user(uow.conn, principal.user_id, values)
-            row = await queries.get_user(uow.conn, principal.user_id)
+            row = await queries.select_user(uow.conn, principal.user_id)
             assert row is not None
             uow.emit(notify_user_update(row, rt.keys))
             if user_summary(row, uow.now) != before:
@@ -66,7 +67,7 @@ async def update_me(rt: Runtime, principal: Principal, changes: dict[str, Any], 
 async def get_summary(rt: Runtime, raw_id: str) -> dict[str, Any]:
     user_id = parse_id(raw_id)
     async with rt.read() as uow:
-        row = None if user_id is None else await queries.get_user(uow.conn, user_id)
+        row = None if user_id is None else await queries.select_user(uow.conn, user_id)
     if row is None:
         raise AppError("user.not_found")
     return user_summary(row, rt.clock.now())
@@ -74,5 +75,5 @@ async def get_summary(rt: Runtime, raw_id: str) -> dict[str, Any]:
 
 async def security_events(rt: Runtime, principal: Principal, before: int | None, limit: int) -> dict[str, Any]:
     async with rt.read() as uow:
-        rows = await queries.list_security_events(uow.conn, principal.user_id, before, limit)
+        rows = await auth_queries.select_security_events(uow.conn, principal.user_id, before, limit)
     return {"security_events": [security_event_view(r) for r in rows[:limit]], "has_more": len(rows) > limit}

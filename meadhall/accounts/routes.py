@@ -5,32 +5,31 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
-from meadhall.accounts import profile, sessions, signin, twofactor
+from meadhall.accounts import profile, signin, twofactor
 from meadhall.accounts import schemas as s
 from meadhall.accounts.field_schemas import EMAIL_LENGTHS, TOO_COMMON
+from meadhall.api.deps import RuntimeDep
 from meadhall.api.openapi import errors, rules
 from meadhall.api.pagination import BeforePagination
+from meadhall.auth import sessions
 from meadhall.auth.cookies import cleared_cookie, session_cookie
-from meadhall.auth.deps import ClientInfo, Session, limited
+from meadhall.auth.deps import ClientInfo, PrincipalDep, limited
 from meadhall.core.errors import validation_error
 from meadhall.core.ids import parse_id
+from meadhall.runtime import Runtime
 
 auth = APIRouter(prefix="/auth", tags=["auth"])
 users = APIRouter(prefix="/users", tags=["users"])
 
 
-def _rt(request: Request):  # type: ignore[no-untyped-def]
-    return request.app.state.runtime
-
-
-def _signed_in(request: Request, result: signin.SignIn, status: int) -> JSONResponse:
-    rt = _rt(request)
+def _signed_in(rt: Runtime, result: signin.SignIn, status: int) -> JSONResponse:
     response = JSONResponse(result.body(rt), status_code=status, headers=NO_STORE)
     response.headers.append("Set-Cookie", session_cookie(rt.settings, result.session.token))
     return response
 
 
-# Answers carrying a session token, a TOTP secret or backup codes are never stored (API.md 0.9).
+# Answers carrying a session token, a TOTP secret or backup codes are never stored (a shared cache
+# must not keep a credential).
 NO_STORE = {"Cache-Control": "no-store"}
 
 
@@ -38,9 +37,9 @@ def _not_stored(response: Response) -> None:
     response.headers["Cache-Control"] = "no-store"
 
 
-def _no_content_clearing_cookie(request: Request) -> Response:
+def _no_content_clearing_cookie(rt: Runtime) -> Response:
     response = Response(status_code=204)
-    response.headers.append("Set-Cookie", cleared_cookie(_rt(request).settings))
+    response.headers.append("Set-Cookie", cleared_cookie(rt.settings))
     return response
 
 
@@ -49,9 +48,9 @@ def _no_content_clearing_cookie(request: Request) -> Response:
     openapi_extra=rules({"password": TOO_COMMON, "email": EMAIL_LENGTHS}),
     responses=errors("auth.registration_disabled", "user.username_taken", "user.email_taken"),
 )
-async def register(request: Request, body: s.RegisterRequest, client: ClientInfo) -> JSONResponse:
+async def register(rt: RuntimeDep, body: s.RegisterRequest, client: ClientInfo) -> JSONResponse:
     new = signin.NewAccount(body.username, body.email, body.password, body.display_name, body.locale, body.timezone)
-    return _signed_in(request, await signin.register(_rt(request), new, client), 201)
+    return _signed_in(rt, await signin.register(rt, new, client), 201)
 
 
 @auth.post(
@@ -59,31 +58,31 @@ async def register(request: Request, body: s.RegisterRequest, client: ClientInfo
     responses=errors("auth.invalid_credentials", "auth.2fa_required", "auth.invalid_code", "user.banned",
                      "auth.2fa_enrollment_required"),
 )
-async def login(request: Request, body: s.LoginRequest, client: ClientInfo) -> JSONResponse:
-    result = await signin.login(_rt(request), body.login, body.password, body.totp_code, body.backup_code, client)
-    return _signed_in(request, result, 200)
+async def login(rt: RuntimeDep, body: s.LoginRequest, client: ClientInfo) -> JSONResponse:
+    result = await signin.login(rt, body.login, body.password, body.totp_code, body.backup_code, client)
+    return _signed_in(rt, result, 200)
 
 
 @auth.post("/logout", status_code=204, responses=errors("auth.origin_mismatch"))
-async def logout(request: Request, principal: Session) -> Response:
-    await sessions.logout(_rt(request), principal)
-    return _no_content_clearing_cookie(request)
+async def logout(rt: RuntimeDep, principal: PrincipalDep) -> Response:
+    await sessions.logout(rt, principal)
+    return _no_content_clearing_cookie(rt)
 
 
 @auth.post("/logout-all", status_code=204, responses=errors("auth.origin_mismatch"))
-async def logout_all(request: Request, principal: Session, client: ClientInfo) -> Response:
-    await sessions.logout_all(_rt(request), principal, client)
-    return _no_content_clearing_cookie(request)
+async def logout_all(rt: RuntimeDep, principal: PrincipalDep, client: ClientInfo) -> Response:
+    await sessions.logout_all(rt, principal, client)
+    return _no_content_clearing_cookie(rt)
 
 
 @auth.get("/sessions", response_model=s.SessionsResponse)
-async def list_sessions(request: Request, principal: Session) -> dict:
-    return {"sessions": await sessions.list_own(_rt(request), principal)}
+async def list_sessions(rt: RuntimeDep, principal: PrincipalDep) -> dict:
+    return {"sessions": await sessions.list_own(rt, principal)}
 
 
 @auth.delete("/sessions/{session_id}", status_code=204, responses=errors("session.not_found", "auth.origin_mismatch"))
-async def revoke_session(request: Request, session_id: str, principal: Session, client: ClientInfo) -> Response:
-    await sessions.revoke_own(_rt(request), principal, parse_id(session_id), client)
+async def revoke_session(rt: RuntimeDep, session_id: str, principal: PrincipalDep, client: ClientInfo) -> Response:
+    await sessions.revoke_own(rt, principal, parse_id(session_id), client)
     return Response(status_code=204)
 
 
@@ -91,8 +90,8 @@ async def revoke_session(request: Request, session_id: str, principal: Session, 
     "/step-up", response_model=s.StepUpResponse, dependencies=[limited("auth.step_up")],
     responses=errors("auth.invalid_credentials", "auth.2fa_required", "auth.invalid_code"),
 )
-async def step_up(request: Request, body: s.StepUpRequest, principal: Session, client: ClientInfo) -> dict:
-    return await signin.step_up(_rt(request), principal, body.password, body.totp_code, body.backup_code, client)
+async def step_up(rt: RuntimeDep, body: s.StepUpRequest, principal: PrincipalDep, client: ClientInfo) -> dict:
+    return await signin.step_up(rt, principal, body.password, body.totp_code, body.backup_code, client)
 
 
 @auth.post(
@@ -100,9 +99,9 @@ async def step_up(request: Request, body: s.StepUpRequest, principal: Session, c
     openapi_extra=rules({"new_password": TOO_COMMON}),
     responses=errors("auth.step_up_required"),
 )
-async def change_password(request: Request, body: s.PasswordRequest, principal: Session, client: ClientInfo
+async def change_password(rt: RuntimeDep, body: s.PasswordRequest, principal: PrincipalDep, client: ClientInfo
                           ) -> Response:
-    await signin.change_password(_rt(request), principal, body.new_password, client)
+    await signin.change_password(rt, principal, body.new_password, client)
     return Response(status_code=204)
 
 
@@ -111,9 +110,9 @@ async def change_password(request: Request, body: s.PasswordRequest, principal: 
     response_model=s.TwoFactorSetupResponse, dependencies=[limited("auth.2fa")],
     responses=errors("auth.2fa_already_enabled"),
 )
-async def twofactor_setup(request: Request, response: Response, principal: Session) -> dict:
+async def twofactor_setup(rt: RuntimeDep, response: Response, principal: PrincipalDep) -> dict:
     _not_stored(response)
-    return await twofactor.setup(_rt(request), principal)
+    return await twofactor.setup(rt, principal)
 
 
 @auth.post(
@@ -121,10 +120,10 @@ async def twofactor_setup(request: Request, response: Response, principal: Sessi
     response_model=s.TwoFactorEnableResponse, dependencies=[limited("auth.2fa")],
     responses=errors("auth.invalid_code", "auth.2fa_already_enabled", "auth.2fa_setup_required"),
 )
-async def twofactor_enable(request: Request, response: Response, body: s.TotpCodeRequest, principal: Session,
+async def twofactor_enable(rt: RuntimeDep, response: Response, body: s.TotpCodeRequest, principal: PrincipalDep,
                            client: ClientInfo) -> dict:
     _not_stored(response)
-    return await twofactor.enable(_rt(request), principal, body.totp_code, client)
+    return await twofactor.enable(rt, principal, body.totp_code, client)
 
 
 @auth.post(
@@ -132,9 +131,9 @@ async def twofactor_enable(request: Request, response: Response, body: s.TotpCod
     response_model=s.UserResponse, dependencies=[limited("auth.2fa")],
     responses=errors("auth.invalid_code", "perm.denied", "auth.step_up_required", "auth.2fa_not_enabled"),
 )
-async def twofactor_disable(request: Request, body: s.DisableTwoFactorRequest, principal: Session,
+async def twofactor_disable(rt: RuntimeDep, body: s.DisableTwoFactorRequest, principal: PrincipalDep,
                             client: ClientInfo) -> dict:
-    return await twofactor.disable(_rt(request), principal, body.totp_code, body.backup_code, client)
+    return await twofactor.disable(rt, principal, body.totp_code, body.backup_code, client)
 
 
 @auth.post(
@@ -142,39 +141,40 @@ async def twofactor_disable(request: Request, body: s.DisableTwoFactorRequest, p
     response_model=s.BackupCodesResponse, dependencies=[limited("auth.2fa")],
     responses=errors("auth.step_up_required", "auth.2fa_not_enabled"),
 )
-async def twofactor_backup_codes(request: Request, response: Response, principal: Session, client: ClientInfo
+async def twofactor_backup_codes(rt: RuntimeDep, response: Response, principal: PrincipalDep, client: ClientInfo
                                  ) -> dict:
     _not_stored(response)
-    return await twofactor.regenerate_backup_codes(_rt(request), principal, client)
+    return await twofactor.regenerate_backup_codes(rt, principal, client)
 
 
 # ---- users -------------------------------------------------------------------------------------
 
 
 @users.get("/@me", response_model=s.UserResponse)
-async def get_me(request: Request, principal: Session) -> dict:
-    return {"user": await profile.get_me(_rt(request), principal)}
+async def get_me(rt: RuntimeDep, principal: PrincipalDep) -> dict:
+    return {"user": await profile.get_me(rt, principal)}
 
 
 @users.patch("/@me", operation_id="updateMe", response_model=s.UserResponse, responses=errors("auth.origin_mismatch"))
-async def patch_me(request: Request, body: s.ProfilePatch, principal: Session) -> dict:
-    return {"user": await profile.update_me(_rt(request), principal, body.changes())}
+async def patch_me(rt: RuntimeDep, body: s.ProfilePatch, principal: PrincipalDep) -> dict:
+    return {"user": await profile.update_me(rt, principal, body.changes())}
 
 
 @users.post("/@me/onboarding/complete", response_model=s.UserResponse)
-async def complete_onboarding(request: Request, body: s.OnboardingRequest, principal: Session) -> dict:
-    return {"user": await profile.update_me(_rt(request), principal, body.changes(), onboarding=True)}
+async def complete_onboarding(rt: RuntimeDep, body: s.OnboardingRequest, principal: PrincipalDep) -> dict:
+    return {"user": await profile.update_me(rt, principal, body.changes(), onboarding=True)}
 
 
 @users.get("/@me/security-events", operation_id="listSecurityEvents", response_model=s.SecurityEventsResponse)
-async def security_events(request: Request, principal: Session, page: BeforePagination) -> dict:
-    # This list pages backwards only (API.md 3.2): `after` is not a parameter of it, and is refused rather
-    # than ignored so that a client expecting the other direction learns it at once.
+async def security_events(request: Request, rt: RuntimeDep, principal: PrincipalDep, page: BeforePagination
+                          ) -> dict:
+    # This list pages backwards only (OpenAPI: listSecurityEvents): `after` is not a parameter of it,
+    # and is refused rather than ignored so that a client expecting the other direction learns it at once.
     if "after" in request.query_params:
         raise validation_error("after", "not supported here")
-    return await profile.security_events(_rt(request), principal, page.before, page.limit)
+    return await profile.security_events(rt, principal, page.before, page.limit)
 
 
 @users.get("/{user_id}", response_model=s.UserSummaryResponse, responses=errors("user.not_found"))
-async def get_user(request: Request, user_id: str, principal: Session) -> dict:
-    return {"user": await profile.get_summary(_rt(request), user_id)}
+async def get_user(rt: RuntimeDep, user_id: str, principal: PrincipalDep) -> dict:
+    return {"user": await profile.get_summary(rt, user_id)}

@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import hmac
 from dataclasses import dataclass
-from typing import Any
 
 import pyotp
-from sqlalchemy import RowMapping
 
 from meadhall.accounts import queries
 from meadhall.accounts.passwords import hash_matches
-from meadhall.accounts.security import Client, record_security
+from meadhall.accounts.queries import BackupCodeRow, UserRow
+from meadhall.auth.security import Client, record_security
 from meadhall.core.crypto import decrypt, encrypt, new_backup_code, normalise_backup_code
 from meadhall.db.uow import UnitOfWork
 from meadhall.runtime import Runtime
@@ -50,14 +49,16 @@ def matching_step(secret: str, code: str, now_ts: float, last_step: int | None) 
     return None
 
 
-async def consume_totp(rt: Runtime, uow: UnitOfWork, user: RowMapping, code: str) -> bool:
-    secret = open_secret(rt, user["id"], user["totp_secret_enc"])
+async def consume_totp(rt: Runtime, uow: UnitOfWork, user: UserRow, code: str) -> bool:
+    blob = user["totp_secret_enc"]
+    assert blob is not None, "callers check totp_enabled, which implies a stored secret"
+    secret = open_secret(rt, user["id"], blob)
     step = matching_step(secret, code, uow.now.timestamp(), user["totp_last_step"])
     if step is None:
         return False
     # `user` may have been read before this transaction: only a step newer than the stored one is
     # claimed, so two concurrent requests cannot both use the same code.
-    return await queries.claim_totp_step(uow.conn, user["id"], step)
+    return await queries.update_totp_step(uow.conn, user["id"], step)
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ async def match_backup_code(rt: Runtime, user_id: int, code: str) -> int | None:
     if len(candidate) != 12:
         return None
     async with rt.read() as uow:
-        rows = await queries.unused_backup_codes(uow.conn, user_id)
+        rows = await queries.select_unused_backup_codes(uow.conn, user_id)
     for row in rows:
         if await rt.off_loop(hash_matches, rt.code_hasher, row["code_hash"], candidate):
             return int(row["id"])
@@ -85,7 +86,7 @@ async def match_backup_code(rt: Runtime, user_id: int, code: str) -> int | None:
 
 
 async def check_second_factor(
-    rt: Runtime, user: RowMapping, totp_code: str | None, backup_code: str | None
+    rt: Runtime, user: UserRow, totp_code: str | None, backup_code: str | None
 ) -> SecondFactor:
     """Do the slow part of a second-factor check; call it before opening the write transaction."""
     matched = None
@@ -94,9 +95,9 @@ async def check_second_factor(
     return SecondFactor(totp_code, backup_code, matched)
 
 
-async def consume_backup_code(uow: UnitOfWork, user: RowMapping, codes: SecondFactor, client: Client) -> bool:
+async def consume_backup_code(uow: UnitOfWork, user: UserRow, codes: SecondFactor, client: Client) -> bool:
     # Conditional: of two requests presenting the same code at once, only one uses it.
-    if codes.backup_code_id is None or not await queries.mark_backup_code_used(
+    if codes.backup_code_id is None or not await queries.update_backup_code_used(
         uow.conn, user["id"], codes.backup_code_id, uow.now
     ):
         return False
@@ -105,7 +106,7 @@ async def consume_backup_code(uow: UnitOfWork, user: RowMapping, codes: SecondFa
 
 
 async def verify_second_factor(
-    rt: Runtime, uow: UnitOfWork, user: RowMapping, codes: SecondFactor, client: Client
+    rt: Runtime, uow: UnitOfWork, user: UserRow, codes: SecondFactor, client: Client
 ) -> bool:
     """Consume the given code inside the write transaction (`codes` from `check_second_factor`)."""
     if codes.totp_code:
@@ -124,7 +125,7 @@ async def new_backup_codes(rt: Runtime) -> tuple[list[str], list[str]]:
 
 async def store_backup_codes(uow: UnitOfWork, user_id: int, hashes: list[str]) -> None:
     """Replace the user's backup codes with the given hashes (from `new_backup_codes`)."""
-    rows: list[dict[str, Any]] = [
+    rows: list[BackupCodeRow] = [
         {"id": uow.next_id(), "user_id": user_id, "code_hash": h, "used_at": None} for h in hashes
     ]
-    await queries.replace_backup_codes(uow.conn, user_id, rows)
+    await queries.insert_backup_codes(uow.conn, user_id, rows)

@@ -5,14 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import RowMapping
 from sqlalchemy.exc import IntegrityError
 
 from meadhall.accounts import lockout, queries
 from meadhall.accounts.passwords import check_password, hash_matches
+from meadhall.accounts.queries import UserRow
 from meadhall.accounts.secondfactor import SecondFactor, check_second_factor, verify_second_factor
-from meadhall.accounts.security import Client, record_security
-from meadhall.accounts.sessions import (
+from meadhall.accounts.views import email_of, user_private
+from meadhall.auth import queries as session_queries
+from meadhall.auth.security import Client, record_security
+from meadhall.auth.sessions import (
     STEP_UP_WINDOW,
     IssuedSession,
     Principal,
@@ -20,7 +22,7 @@ from meadhall.accounts.sessions import (
     revoke_all,
     ttl,
 )
-from meadhall.accounts.views import email_of, session_view, user_private
+from meadhall.auth.views import session_view
 from meadhall.core.clock import iso
 from meadhall.core.crypto import blind_index, encrypt
 from meadhall.core.errors import AppError
@@ -49,7 +51,7 @@ class SignIn:
         return {
             "user": self.user,
             "token": self.session.token,
-            "session": session_view(self.session.row, ttl(rt), self.session.row["id"]),  # type: ignore[arg-type]
+            "session": session_view(self.session.row, ttl(rt), self.session.row["id"]),
             "totp_enabled": self.user["totp_enabled"],
         }
 
@@ -63,10 +65,10 @@ async def hash_password(rt: Runtime, password: str) -> str:
     return str(await rt.off_loop(rt.password_hasher.hash, password))
 
 
-async def do_create_user(rt: Runtime, uow: UnitOfWork, new: NewAccount, password_hash: str) -> RowMapping:
+async def do_create_user(rt: Runtime, uow: UnitOfWork, new: NewAccount, password_hash: str) -> UserRow:
     """Insert an account; 409 when the username or email exists in any letter case."""
     username_norm, email_index = norm(new.username), email_lookup(rt, new.email)
-    username_taken, email_taken = await queries.username_or_email_taken(uow.conn, username_norm, email_index)
+    username_taken, email_taken = await queries.select_username_email_taken(uow.conn, username_norm, email_index)
     if username_taken:
         raise AppError("user.username_taken")
     if email_taken:
@@ -100,9 +102,9 @@ async def do_create_user(rt: Runtime, uow: UnitOfWork, new: NewAccount, password
                 },
             )
     except IntegrityError:
-        username_taken, _ = await queries.username_or_email_taken(uow.conn, username_norm, email_index)
+        username_taken, _ = await queries.select_username_email_taken(uow.conn, username_norm, email_index)
         raise AppError("user.username_taken" if username_taken else "user.email_taken") from None
-    row = await queries.get_user(uow.conn, user_id)
+    row = await queries.select_user(uow.conn, user_id)
     assert row is not None
     return row
 
@@ -123,13 +125,13 @@ async def register(rt: Runtime, new: NewAccount, client: Client) -> SignIn:
 # ---- sign-in -----------------------------------------------------------------------------------
 
 
-async def find_by_login(rt: Runtime, uow: UnitOfWork, login: str) -> RowMapping | None:
+async def find_by_login(rt: Runtime, uow: UnitOfWork, login: str) -> UserRow | None:
     """Username, or email when the value contains '@'; deleted accounts do not exist for sign-in."""
     login = login.strip()
     if "@" in login:
-        row = await queries.find_user_by_email(uow.conn, email_lookup(rt, login))
+        row = await queries.select_user_by_email(uow.conn, email_lookup(rt, login))
     else:
-        row = await queries.find_user_by_username(uow.conn, norm(login))
+        row = await queries.select_user_by_username(uow.conn, norm(login))
     return None if row is None or row["deleted_at"] is not None else row
 
 
@@ -141,7 +143,7 @@ async def _dummy_hash(rt: Runtime) -> str:
     return cached
 
 
-async def password_matches(rt: Runtime, row: RowMapping | None, password: str) -> bool:
+async def password_matches(rt: Runtime, row: UserRow | None, password: str) -> bool:
     """Constant work whether or not the account exists: an unknown account verifies a dummy hash."""
     encoded = row["password_hash"] if row else await _dummy_hash(rt)
     matched = await rt.off_loop(hash_matches, rt.password_hasher, encoded, password)
@@ -165,7 +167,7 @@ async def _fail(rt: Runtime, attempt: lockout.Attempt, code: str, user_id: int |
 
 
 async def second_factor_problem(
-    rt: Runtime, uow: UnitOfWork, user: RowMapping, codes: SecondFactor, client: Client
+    rt: Runtime, uow: UnitOfWork, user: UserRow, codes: SecondFactor, client: Client
 ) -> str | None:
     """None when no second factor is needed or the given one is right, else the error code."""
     if not user["totp_enabled"]:
@@ -206,7 +208,7 @@ async def login(
         if problem is None:
             issued = await create_session(uow, row["id"], client, "password")
             await record_security(uow, "login.success", row["id"], client)
-            fresh = await queries.get_user(uow.conn, row["id"])
+            fresh = await queries.select_user(uow.conn, row["id"])
             assert fresh is not None
             user = user_private(fresh, rt.keys)
     if problem == "auth.2fa_required":
@@ -221,7 +223,7 @@ async def login(
 # ---- step-up and password change ---------------------------------------------------------------
 
 
-async def reserve_reverification(rt: Runtime, user: RowMapping, client: Client) -> lockout.Attempt:
+async def reserve_reverification(rt: Runtime, user: UserRow, client: Client) -> lockout.Attempt:
     """A re-verification of the signed-in user (step-up, the code of 2FA disable) counts towards the
     sign-in lockout of both the account's login values and the address: a stolen session must not
     become a password oracle outside the lockout. 429 while one of them is locked."""
@@ -244,7 +246,7 @@ async def step_up(
     rt: Runtime, principal: Principal, password: str, totp_code: str | None, backup_code: str | None, client: Client
 ) -> dict[str, Any]:
     async with rt.read() as uow:
-        row = await queries.get_user(uow.conn, principal.user_id)
+        row = await queries.select_user(uow.conn, principal.user_id)
     if row is None:
         raise AppError("auth.unauthorized")
     attempt = await reserve_reverification(rt, row, client)
@@ -258,7 +260,7 @@ async def step_up(
             code = await second_factor_problem(rt, uow, row, codes, client)
         if code is None:
             until = uow.now + STEP_UP_WINDOW
-            await queries.update_session(uow.conn, principal.session_id, {"step_up_expires_at": until})
+            await session_queries.update_session(uow.conn, principal.session_id, {"step_up_expires_at": until})
             await record_security(uow, "step_up.success", principal.user_id, client)
     if code is None:
         await lockout.succeeded(rt, attempt)

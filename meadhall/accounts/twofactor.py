@@ -22,10 +22,10 @@ from meadhall.accounts.secondfactor import (
     store_backup_codes,
     verify_second_factor,
 )
-from meadhall.accounts.security import Client, record_security
-from meadhall.accounts.sessions import Principal
 from meadhall.accounts.signin import require_step_up, reserve_reverification, reverification_failed
 from meadhall.accounts.views import user_private
+from meadhall.auth.security import Client, record_security
+from meadhall.auth.sessions import Principal
 from meadhall.core.clock import as_utc
 from meadhall.core.errors import AppError, permission_denied
 from meadhall.db.uow import UnitOfWork
@@ -43,7 +43,7 @@ def qr_data_uri(url: str) -> str:
 
 async def setup(rt: Runtime, principal: Principal) -> dict[str, Any]:
     async with rt.uow() as uow:
-        user = await queries.get_user(uow.conn, principal.user_id)
+        user = await queries.select_user(uow.conn, principal.user_id)
         assert user is not None
         if user["totp_enabled"]:
             raise AppError("auth.2fa_already_enabled")
@@ -62,7 +62,7 @@ async def enable(rt: Runtime, principal: Principal, code: str, client: Client) -
     # only when the code is wrong.
     codes, hashes = await new_backup_codes(rt)
     async with rt.uow() as uow:
-        user = await queries.get_user(uow.conn, principal.user_id)
+        user = await queries.select_user(uow.conn, principal.user_id)
         assert user is not None
         if user["totp_enabled"]:
             raise AppError("auth.2fa_already_enabled")
@@ -73,7 +73,7 @@ async def enable(rt: Runtime, principal: Principal, code: str, client: Client) -
         step = matching_step(secret, code, uow.now.timestamp(), None)
         if step is not None:
             # Conditional: of two enables racing with the same code, one wins and the other gets 409.
-            enabled = await queries.enable_totp(uow.conn, user["id"], {
+            enabled = await queries.update_totp_enabled(uow.conn, user["id"], {
                 "totp_enabled": True,
                 "totp_secret_enc": user["totp_pending_enc"],
                 "totp_last_step": step,
@@ -84,11 +84,12 @@ async def enable(rt: Runtime, principal: Principal, code: str, client: Client) -
                 raise AppError("auth.2fa_already_enabled")
             await store_backup_codes(uow, user["id"], hashes)
             await record_security(uow, "2fa.enable", user["id"], client)
-            fresh = await queries.get_user(uow.conn, user["id"])
+            fresh = await queries.select_user(uow.conn, user["id"])
             assert fresh is not None
             uow.emit(notify_user_update(fresh, rt.keys))
     if step is None:
         raise AppError("auth.invalid_code")
+    assert fresh is not None  # read in the transaction that used the step
     return {"user": user_private(fresh, rt.keys), "backup_codes": codes}
 
 
@@ -99,7 +100,7 @@ async def disable(
         raise permission_denied(None, "Instance administrators must keep two-factor authentication")
     require_step_up(rt, principal)
     async with rt.read() as uow:
-        user = await queries.get_user(uow.conn, principal.user_id)
+        user = await queries.select_user(uow.conn, principal.user_id)
     assert user is not None
     if not user["totp_enabled"]:
         raise AppError("auth.2fa_not_enabled")
@@ -108,7 +109,7 @@ async def disable(
     attempt = await reserve_reverification(rt, user, client)
     codes = await check_second_factor(rt, user, totp_code, backup_code)
     async with rt.uow() as uow:
-        user = await queries.get_user(uow.conn, principal.user_id)
+        user = await queries.select_user(uow.conn, principal.user_id)
         assert user is not None
         if not user["totp_enabled"]:
             await lockout.release(rt, attempt)
@@ -117,7 +118,7 @@ async def disable(
         if ok:
             await turn_off(uow, user["id"])
             await record_security(uow, "2fa.disable", user["id"], client)
-            fresh = await queries.get_user(uow.conn, user["id"])
+            fresh = await queries.select_user(uow.conn, user["id"])
             assert fresh is not None
             uow.emit(notify_user_update(fresh, rt.keys))
     if not ok:
@@ -125,6 +126,7 @@ async def disable(
             await reverification_failed(uow, attempt, principal.user_id, client)
         raise AppError("auth.invalid_code")
     await lockout.succeeded(rt, attempt)
+    assert fresh is not None  # read in the transaction that turned 2FA off
     return {"user": user_private(fresh, rt.keys)}
 
 
@@ -143,7 +145,7 @@ async def regenerate_backup_codes(rt: Runtime, principal: Principal, client: Cli
     require_step_up(rt, principal)
     codes, hashes = await new_backup_codes(rt)
     async with rt.uow() as uow:
-        user = await queries.get_user(uow.conn, principal.user_id)
+        user = await queries.select_user(uow.conn, principal.user_id)
         assert user is not None
         if not user["totp_enabled"]:
             raise AppError("auth.2fa_not_enabled")

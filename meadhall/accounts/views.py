@@ -1,27 +1,32 @@
-"""Serialise account rows into the API objects of API.md 2.1, 2.2, 2.4 and 2.6."""
+"""Serialise account rows into the API's user and security-event objects (OpenAPI: getMe, getUser,
+listSecurityEvents)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import RowMapping
-
+from meadhall.auth.queries import SecurityEventRow
 from meadhall.core.clock import as_utc, iso
 from meadhall.core.crypto import Keys, decrypt
+
+# The user views read the columns of `users` (accounts.queries.UserRow); other domains pass rows of
+# their own joins that carry those columns, so the views accept any mapping of them.
+UserColumns = Mapping[str, Any]
 
 PRESENCE_TIMEOUT = timedelta(minutes=2)
 
 
-def badges(row: RowMapping) -> list[str]:
+def badges(row: UserColumns) -> list[str]:
     return ["instance_admin"] if row["is_instance_admin"] else []
 
 
-def email_of(row: RowMapping, keys: Keys) -> str:
+def email_of(row: UserColumns, keys: Keys) -> str:
     return decrypt(keys.email_enc, row["email_enc"], aad=str(row["id"]).encode())
 
 
-def effective_status(row: RowMapping, now: datetime) -> str:
+def effective_status(row: UserColumns, now: datetime) -> str:
     """What others see: `invisible` and more than 2 minutes without activity read as offline."""
     last_seen = as_utc(row["last_seen_at"])
     if row["status"] == "invisible" or last_seen is None or now - last_seen > PRESENCE_TIMEOUT:
@@ -29,7 +34,7 @@ def effective_status(row: RowMapping, now: datetime) -> str:
     return str(row["status"])
 
 
-def user_private(row: RowMapping, keys: Keys) -> dict[str, Any]:
+def user_private(row: UserColumns, keys: Keys) -> dict[str, Any]:
     return {
         "id": str(row["id"]),
         "username": row["username"],
@@ -52,7 +57,7 @@ def user_private(row: RowMapping, keys: Keys) -> dict[str, Any]:
     }
 
 
-def user_summary(row: RowMapping, now: datetime) -> dict[str, Any]:
+def user_summary(row: UserColumns, now: datetime) -> dict[str, Any]:
     if row["deleted_at"] is not None:
         return {
             "id": str(row["id"]),
@@ -84,23 +89,7 @@ def user_summary(row: RowMapping, now: datetime) -> dict[str, Any]:
     }
 
 
-def session_view(row: RowMapping, ttl: timedelta, current_id: int | None) -> dict[str, Any]:
-    last_used = as_utc(row["last_used_at"])
-    assert last_used is not None
-    return {
-        "id": str(row["id"]),
-        "created_at": iso(row["created_at"]),
-        "last_used_at": iso(last_used),
-        "expires_at": iso(last_used + ttl),
-        "ip": row["ip"],
-        "user_agent": row["user_agent"],
-        "method": row["method"],
-        "current": row["id"] == current_id,
-        "step_up_expires_at": iso(row["step_up_expires_at"]),
-    }
-
-
-def security_event_view(row: RowMapping) -> dict[str, Any]:
+def security_event_view(row: SecurityEventRow) -> dict[str, Any]:
     return {
         "id": str(row["id"]),
         "user_id": str(row["user_id"]) if row["user_id"] is not None else None,

@@ -1,5 +1,6 @@
-"""FastAPI dependencies: the caller's identity (session carriers of API.md 0.9), the `global`
-rate-limit bucket, and the client description used by sessions and security events."""
+"""FastAPI dependencies: the caller's identity (a bearer token or the session cookie, see
+docs/architecture.md), the `global` rate-limit bucket, and the client description used by sessions and
+security events."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ from typing import Annotated, Any
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyCookie, HTTPBearer
 
-from meadhall.accounts.security import Client
-from meadhall.accounts.sessions import UNSAFE_METHODS, Principal, authenticate
 from meadhall.api.client import client_ip, client_key
 from meadhall.api.limits import take
 from meadhall.api.middleware import EXTRA_HEADERS_KEY
 from meadhall.auth.cookies import COOKIE_NAME, session_cookie
+from meadhall.auth.security import Client
+from meadhall.auth.sessions import UNSAFE_METHODS, Principal, authenticate
 from meadhall.core.errors import AppError
 
 # Declared so the OpenAPI document carries both schemes; the token is read in `_carrier`.
@@ -42,7 +43,7 @@ async def optional_principal(request: Request) -> Principal | None:
     state = request.scope.setdefault("state", {})
     cached = state.get("principal", _UNSET)
     if cached is not _UNSET:
-        return cached  # type: ignore[no-any-return]
+        return cached
     token, via_cookie = _carrier(request)
     principal: Principal | None = None
     if token:
@@ -57,7 +58,7 @@ async def optional_principal(request: Request) -> Principal | None:
             if result.rotated_token:
                 extra = state.setdefault(EXTRA_HEADERS_KEY, [])
                 extra.append(("X-Session-Token", result.rotated_token))
-                extra.append(("Cache-Control", "no-store"))  # API.md 0.9: answers carrying a token
+                extra.append(("Cache-Control", "no-store"))  # answers carrying a token are never cached
                 if via_cookie:
                     extra.append(("Set-Cookie", session_cookie(rt.settings, result.rotated_token)))
     state["principal"] = principal
@@ -106,8 +107,9 @@ ClientInfo = Annotated[Client, Depends(client_info)]
 
 
 def limited(bucket: str) -> Any:
-    """Route dependency taking one token of `bucket`, keyed as API.md 5.2 says (per user or per
-    address). User-keyed buckets authenticate first, so 401 comes before 429 (API.md 0.7)."""
+    """Route dependency taking one token of `bucket`, keyed per user or per address as the bucket
+    says (docs/reference/limits.md). User-keyed buckets authenticate first, so 401 comes before 429
+    (docs/reference/errors.md)."""
 
     async def dependency(request: Request) -> None:
         kind = request.app.state.runtime.limiter.bucket(bucket).key

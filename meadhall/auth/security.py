@@ -1,11 +1,11 @@
-"""Security events (API.md 2.6, Appendix B): written in the caller's transaction."""
+"""Security events (OpenAPI: listSecurityEvents): written in the caller's transaction."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from meadhall.accounts import queries
+from meadhall.auth import queries
 from meadhall.db.uow import UnitOfWork
 
 

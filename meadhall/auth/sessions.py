@@ -1,22 +1,24 @@
-"""Sessions (API.md 0.9, 2.4): opaque tokens stored as SHA-256 digests, sliding lifetime, rotation with
-a 60 s grace period for the old token, refresh of activity at most once a minute."""
+"""Sessions: opaque tokens stored as SHA-256 digests, sliding lifetime, rotation with a 60 s grace
+period for the old token, refresh of activity at most once a minute (OpenAPI: listSessions,
+docs/architecture.md). The lowest identity layer: accounts builds sign-in on it, never the reverse."""
 
 from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from meadhall.accounts import queries
-from meadhall.accounts.security import Client, record_security
-from meadhall.accounts.views import session_view
+from meadhall.auth import queries
+from meadhall.auth.events import notify_session_invalidated
+from meadhall.auth.queries import SessionRow, SessionWithAccount
+from meadhall.auth.security import Client, record_security
+from meadhall.auth.views import session_view
 from meadhall.core.clock import as_utc
 from meadhall.core.crypto import new_token, token_digest
 from meadhall.core.errors import AppError
 from meadhall.db import dialect
 from meadhall.db.uow import UnitOfWork
-from meadhall.realtime.events import Event, event
 from meadhall.runtime import Runtime
 
 STEP_UP_WINDOW = timedelta(minutes=10)
@@ -49,7 +51,7 @@ class Authenticated:
 @dataclass(frozen=True)
 class IssuedSession:
     token: str
-    row: dict[str, Any]
+    row: SessionRow
 
 
 def ttl(rt: Runtime) -> timedelta:
@@ -57,9 +59,10 @@ def ttl(rt: Runtime) -> timedelta:
 
 
 async def create_session(uow: UnitOfWork, user_id: int, client: Client, method: str) -> IssuedSession:
-    """A new session; sign-in methods other than the CLI start stepped up (API.md 0.10)."""
+    """A new session; sign-in methods other than the CLI start stepped up (a fresh sign-in is a
+    verification of its own)."""
     token = new_token()
-    row = {
+    row: SessionRow = {
         "id": uow.next_id(),
         "user_id": user_id,
         "token_hash": token_digest(token),
@@ -75,14 +78,6 @@ async def create_session(uow: UnitOfWork, user_id: int, client: Client, method: 
     }
     await queries.insert_session(uow.conn, row)
     return IssuedSession(token, row)
-
-
-def session_invalidated(user_id: int, session_ids: list[int], reason: str) -> list[Event]:
-    """SESSION_INVALIDATED `{reason, session_id}`, one per session, to that session's connections."""
-    return [
-        event("SESSION_INVALIDATED", {"reason": reason, "session_id": str(sid)}, [user_id], sessions=(sid,))
-        for sid in session_ids
-    ]
 
 
 async def authenticate(rt: Runtime, token: str, *, via_cookie: bool, client: Client) -> Authenticated:
@@ -102,16 +97,16 @@ async def authenticate(rt: Runtime, token: str, *, via_cookie: bool, client: Cli
         raise
     rotated, written = await _refresh(rt, row, digest, now, client)
     if rotated is None:
-        _remember(cache, digest, epoch, {**row, **written})
+        _remember(cache, digest, epoch, cast(SessionWithAccount, {**row, **written}))
     return Authenticated(_principal(row, via_cookie), rotated)
 
 
-async def live_session(rt: Runtime, digest: str, now: datetime) -> Any:
+async def live_session(rt: Runtime, digest: str, now: datetime) -> SessionWithAccount:
     """The session (with its account's state) presented by this token digest, read fresh; 401
     `auth.unauthorized` when unknown, of a deleted account or expired, 403 `user.banned` for a banned
-    account. An expired session, and the session a banned account presents, are deleted (API.md 0.9)."""
+    account. An expired session, and the session a banned account presents, are deleted."""
     async with rt.read() as uow:
-        row = await queries.session_with_user_by_digest(uow.conn, digest, now)
+        row = await queries.select_session_by_digest(uow.conn, digest, now)
     if row is None or row["deleted_at"] is not None:
         raise AppError("auth.unauthorized")
     last_used = as_utc(row["last_used_at"])
@@ -139,10 +134,11 @@ async def live_session(rt: Runtime, digest: str, now: datetime) -> Any:
 # expiry and refresh are decided on a fresh read.
 
 MAX_CACHED_SESSIONS = 20_000
-_CACHES: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, dict[str, Any]]]] = weakref.WeakKeyDictionary()
+_Cache = dict[str, tuple[int, SessionWithAccount]]  # token digest -> (auth epoch, session as read then)
+_CACHES: weakref.WeakKeyDictionary[Any, _Cache] = weakref.WeakKeyDictionary()
 
 
-def _cache_of(rt: Runtime) -> dict[str, tuple[int, dict[str, Any]]]:
+def _cache_of(rt: Runtime) -> _Cache:
     engine = rt.engine.sync_engine
     cache = _CACHES.get(engine)
     if cache is None:
@@ -150,13 +146,13 @@ def _cache_of(rt: Runtime) -> dict[str, tuple[int, dict[str, Any]]]:
     return cache
 
 
-def _remember(cache: dict[str, tuple[int, dict[str, Any]]], digest: str, epoch: int, row: dict[str, Any]) -> None:
+def _remember(cache: _Cache, digest: str, epoch: int, row: SessionWithAccount) -> None:
     if len(cache) >= MAX_CACHED_SESSIONS:
         cache.pop(next(iter(cache)))  # the oldest entry
     cache[digest] = (epoch, row)
 
 
-def _at_rest(rt: Runtime, row: dict[str, Any], digest: str, now: datetime) -> bool:
+def _at_rest(rt: Runtime, row: SessionWithAccount, digest: str, now: datetime) -> bool:
     """True when answering from `row` is exactly what a fresh read would do: valid token, nothing due."""
     if row["banned_at"] is not None or row["deleted_at"] is not None:
         return False
@@ -172,7 +168,7 @@ def _at_rest(rt: Runtime, row: dict[str, Any], digest: str, now: datetime) -> bo
     return last_used is not None and now - last_used < ACTIVITY_REFRESH and last_used + ttl(rt) > now
 
 
-def _principal(row: Any, via_cookie: bool) -> Principal:
+def _principal(row: SessionWithAccount, via_cookie: bool) -> Principal:
     return Principal(
         user_id=row["user_id"],
         session_id=row["id"],
@@ -182,7 +178,7 @@ def _principal(row: Any, via_cookie: bool) -> Principal:
     )
 
 
-async def _refresh(rt: Runtime, row: Any, digest: str, now: datetime, client: Client
+async def _refresh(rt: Runtime, row: SessionWithAccount, digest: str, now: datetime, client: Client
                    ) -> tuple[str | None, dict[str, Any]]:
     """Activity refresh (at most once a minute) and token rotation (older than SESSION_ROTATE_HOURS):
     (the new token if rotated, the values written)."""
@@ -205,14 +201,14 @@ async def _refresh(rt: Runtime, row: Any, digest: str, now: datetime, client: Cl
     if not values:
         return None, values
     async with rt.uow() as uow:
-        if rotated is not None and not await queries.rotate_session_token(uow.conn, row["id"], digest, values):
+        if rotated is not None and not await queries.update_session_token(uow.conn, row["id"], digest, values):
             # A concurrent request presenting the same token rotated it first and answers with the new
             # token; a second new token here would replace that one and log the client out.
             rotated = None
             values = {"last_used_at": now, "ip": client.ip[:64]}
         if rotated is None:
             await queries.update_session(uow.conn, row["id"], values)
-        await queries.update_user(uow.conn, row["user_id"], {"last_seen_at": now})
+        await queries.update_last_seen(uow.conn, row["user_id"], now)
     return rotated, values
 
 
@@ -221,39 +217,44 @@ async def _refresh(rt: Runtime, row: Any, digest: str, now: datetime, client: Cl
 
 async def list_own(rt: Runtime, principal: Principal) -> list[dict[str, Any]]:
     async with rt.read() as uow:
-        rows = await queries.list_sessions(uow.conn, principal.user_id)
+        rows = await queries.select_sessions(uow.conn, principal.user_id)
     # Expired sessions are deleted only when presented; until then they must not be listed as live.
     now, life = rt.clock.now(), ttl(rt)
-    live = [r for r in rows if as_utc(r["last_used_at"]) + life > now]  # type: ignore[operator]
+    live = [r for r in rows if _used_within(r, life, now)]
     return [session_view(r, life, principal.session_id) for r in live]
+
+
+def _used_within(row: SessionRow, life: timedelta, now: datetime) -> bool:
+    last_used = as_utc(row["last_used_at"])
+    return last_used is not None and last_used + life > now
 
 
 async def revoke_own(rt: Runtime, principal: Principal, session_id: int | None, client: Client) -> None:
     async with rt.uow() as uow:
-        row = None if session_id is None else await queries.get_session(uow.conn, principal.user_id, session_id)
+        row = None if session_id is None else await queries.select_session(uow.conn, principal.user_id, session_id)
         if row is None:
             raise AppError("session.not_found")
         await queries.delete_session(uow.conn, row["id"])
         await record_security(uow, "session.revoke", principal.user_id, client, {"session_id": str(row["id"])})
-        uow.emit(*session_invalidated(principal.user_id, [row["id"]], "revoked"))
+        uow.emit(*notify_session_invalidated(principal.user_id, [row["id"]], "revoked"))
 
 
 async def logout(rt: Runtime, principal: Principal) -> None:
     async with rt.uow() as uow:
         await queries.delete_session(uow.conn, principal.session_id)
-        uow.emit(*session_invalidated(principal.user_id, [principal.session_id], "logout"))
+        uow.emit(*notify_session_invalidated(principal.user_id, [principal.session_id], "logout"))
 
 
 async def logout_all(rt: Runtime, principal: Principal, client: Client) -> None:
     async with rt.uow() as uow:
         ids = await queries.delete_sessions_of(uow.conn, principal.user_id)
         await record_security(uow, "logout_all", principal.user_id, client)
-        uow.emit(*session_invalidated(principal.user_id, ids, "logout_all"))
+        uow.emit(*notify_session_invalidated(principal.user_id, ids, "logout_all"))
 
 
 async def revoke_all(uow: UnitOfWork, user_id: int, reason: str, keep: int | None = None) -> list[int]:
     """Delete the user's sessions (all, or all but `keep`) and tell their connections why."""
     ids = await queries.delete_sessions_of(uow.conn, user_id, keep=keep)
     if ids:
-        uow.emit(*session_invalidated(user_id, ids, reason))
+        uow.emit(*notify_session_invalidated(user_id, ids, reason))
     return ids

@@ -18,12 +18,16 @@ from meadhall.db import dialect
 from meadhall.db.engine import WROTE_FLAG
 
 if TYPE_CHECKING:
+    # Type only: db sits below realtime and imports nothing of it at run time (docs/architecture.md,
+    # the layers). The unit of work holds events; it does not build or deliver them.
     from meadhall.realtime.events import Event
 
 log = structlog.get_logger("meadhall.uow")
 
 
 class Publisher(Protocol):
+    """Where committed events go: the realtime bus satisfies this, so db needs no import of it."""
+
     async def publish(self, events: list[Event]) -> None: ...
 
 

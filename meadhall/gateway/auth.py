@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from meadhall.accounts.sessions import live_session
+from meadhall.auth.sessions import live_session
 from meadhall.core.crypto import token_digest
 from meadhall.core.errors import AppError
 from meadhall.runtime import Runtime

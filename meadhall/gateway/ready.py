@@ -21,7 +21,7 @@ GATEWAY_VERSION = 1
 async def ready_payload(rt: Runtime, who: GatewayIdentity, gateway_session_id: str) -> dict[str, Any] | None:
     """None when the account disappeared meanwhile."""
     async with rt.read() as uow:
-        user = await account_queries.get_user(uow.conn, who.user_id)
+        user = await account_queries.select_user(uow.conn, who.user_id)
         if user is None or user["deleted_at"] is not None:
             return None
         guild_rows = await guild_queries.guilds_of_user(uow.conn, who.user_id)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import structlog
 
-from meadhall.accounts import queries
+from meadhall.auth import queries
 from meadhall.logs import configure_logging
 
 SECRET_AGENT = "agent-s3cr3t-value-0123456789"

@@ -32,10 +32,10 @@ from schemathesis.engine import events, from_schema
 from schemathesis.python import asgi
 from schemathesis.specs.openapi.checks import is_unexpected_http_status_case
 
-from meadhall.accounts.security import Client
-from meadhall.accounts.sessions import create_session, live_session
 from meadhall.api.openapi import RULES_KEY
 from meadhall.app import create_app
+from meadhall.auth.security import Client
+from meadhall.auth.sessions import create_session, live_session
 from meadhall.config import Settings
 from meadhall.core.crypto import token_digest
 from meadhall.core.errors import AppError
