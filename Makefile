@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install install-test run test lint bench clean
+.PHONY: install install-test run test lint bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ test: install-test lint
 
 bench: install-test
 	$(BIN)/python -m bench
+
+# docs/reference/ from the code's registries (tests/test_reference_docs.py fails when it is stale).
+docs: install
+	$(BIN)/python -m meadhall.reference docs/reference
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -364,7 +364,7 @@ async def login(ctx: Context) -> Samples:
         return await ctx.drive(op, concurrency=1)
 
 
-# ---- WebSocket gateway (API.md section 4) ------------------------------------------------------------
+# ---- WebSocket gateway (docs/gateway.md) -------------------------------------------------------------
 
 GATEWAY = "/gateway?v=1&encoding=json"
 OP_DISPATCH, OP_HEARTBEAT, OP_IDENTIFY, OP_INVALID_SESSION, OP_HELLO, OP_HEARTBEAT_ACK = 0, 1, 2, 9, 10, 11
@@ -434,7 +434,7 @@ async def gateway_heartbeat(ctx: Context) -> Samples:
         return await ctx.drive(op, concurrency=workers)
 
 
-# ---- message search (API.md 3.8.3) -------------------------------------------------------------------
+# ---- message search (OpenAPI: searchMessages) ---------------------------------------------------------
 #
 # One room holding SEARCH_ROOM_MESSAGES messages written straight into the database (through the HTTP API
 # this would take hours at the send rate); the search index follows through the triggers (SQLite) or the

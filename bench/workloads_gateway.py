@@ -1,4 +1,4 @@
-"""Gateway fan-out workloads (issue targets for the WebSocket gateway, API.md section 4).
+"""Gateway fan-out workloads (issue targets for the WebSocket gateway, docs/gateway.md).
 
 - `gateway_fanout_1`, `_10`, `_50`: one sender POSTs messages into a room, one at a time; N users each
   hold one identified gateway connection. Latency = POST start -> the last receiver has read the

@@ -47,10 +47,9 @@ class Settings(BaseSettings):
         "(the session cookie is `Secure` always)"))
     HOST: str = Field(default="0.0.0.0", description="listen address of `meadhall serve`")  # noqa: S104 - the documented default
     PORT: int = Field(default=8000, ge=1, le=65535, description="listen port of `meadhall serve`")
-    NODE_ID: int = Field(default=0, ge=0, le=1023, description=(
-        "snowflake node id, 0 to 1023; unique per node"))
+    NODE_ID: int = Field(default=0, ge=0, le=1023, description="snowflake node id; unique per node")
     REGISTRATION_ENABLED: bool = Field(default=True, description="whether anyone may register an account")
-    MAX_UPLOAD_SIZE: int = Field(default=26_214_400, ge=1, description="attachment size limit in bytes (25 MiB)")
+    MAX_UPLOAD_SIZE: int = Field(default=26_214_400, ge=1, description="attachment size limit in bytes; 25 MiB by default")
     UNFURL_ENABLED: bool = Field(default=True, description="`false` disables link previews")
     VAPID_PRIVATE_KEY: str | None = Field(default=None, description=(
         "Web Push key, PKCS#8 (PEM or base64url DER), the public key derived from it; unset = Web Push off"))
