@@ -22,11 +22,11 @@ from meadhall.config import Settings, load_settings
 from meadhall.files import routes as file_routes
 from meadhall.files.setup import install_files
 from meadhall.gateway.setup import install_gateway, start_gateway, stop_gateway
-from meadhall.guilds import members
 from meadhall.guilds import routes as guild_routes
-from meadhall.guilds import routes_audit as audit_routes
-from meadhall.guilds import routes_members as member_routes
-from meadhall.guilds import routes_templates as template_routes
+from meadhall.guilds.audit import routes as audit_routes
+from meadhall.guilds.members import routes as member_routes
+from meadhall.guilds.members import service as member_service
+from meadhall.guilds.templates import routes as template_routes
 from meadhall.guilds.invites import routes as invite_routes
 from meadhall.guilds.rooms import routes as room_routes
 from meadhall.messages import routes as message_routes
@@ -102,7 +102,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     app.include_router(web_pages.pages)
     include_api(app)
     install_gateway(app, rt)
-    profile.on_public_change(members.announce_profile)
+    profile.on_public_change(member_service.announce_profile)
     install_files(app, rt)
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]
     enforce_literal_precedence(app)

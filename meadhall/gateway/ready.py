@@ -24,7 +24,7 @@ async def ready_payload(rt: Runtime, who: GatewayIdentity, gateway_session_id: s
         user = await account_queries.select_user(uow.conn, who.user_id)
         if user is None or user["deleted_at"] is not None:
             return None
-        guild_rows = await guild_queries.guilds_of_user(uow.conn, who.user_id)
+        guild_rows = await guild_queries.select_guilds_of_user(uow.conn, who.user_id)
         guilds = [await snapshot_of(uow, g["id"], who.user_id, who.is_instance_admin) for g in guild_rows]
         read_states = await list_read_states(uow, who.user_id)
     return {

@@ -14,7 +14,8 @@ from meadhall.core import permissions as perms
 from meadhall.core.clock import as_utc, iso
 from meadhall.core.errors import AppError, permission_denied
 from meadhall.core.ids import parse_id
-from meadhall.guilds import queries
+from meadhall.guilds import queries as guild_queries
+from meadhall.guilds.rooms import queries as room_queries
 from meadhall.realtime.guild_state import GuildState, cached_state
 
 
@@ -87,7 +88,7 @@ def _context_from_state(principal: Principal, guild: RowMapping, state: GuildSta
 async def load_guild_context(conn: AsyncConnection, principal: Principal, guild_id: int, now: datetime
                              ) -> GuildContext | None:
     """The caller's view of a guild: one query for the guild row, permission data from the cache."""
-    guild = await queries.get_guild(conn, guild_id)
+    guild = await guild_queries.select_guild(conn, guild_id)
     if guild is None:
         return None
     state = await cached_state(conn, guild_id, int(guild["perm_version"]))
@@ -111,10 +112,10 @@ def channel_permissions(gc: GuildContext, overrides: list[RowMapping]) -> int:
 async def access_guild_channel(conn: AsyncConnection, gc: GuildContext, raw_id: str | int) -> ChannelContext:
     """A room of this guild that the caller may view; else 404 `channel.not_found`."""
     channel_id = parse_id(raw_id)
-    channel = None if channel_id is None else await queries.get_guild_channel(conn, gc.guild_id, channel_id)
+    channel = None if channel_id is None else await room_queries.select_guild_channel(conn, gc.guild_id, channel_id)
     if channel is None:
         raise AppError("channel.not_found")
-    overrides = await queries.overrides_of_channel(conn, channel["id"])
+    overrides = await room_queries.select_overrides(conn, channel["id"])
     mask = channel_permissions(gc, overrides)
     if not mask & perms.P.VIEW_CHANNEL:
         raise AppError("channel.not_found")
@@ -126,7 +127,7 @@ async def access_channel(conn: AsyncConnection, principal: Principal, raw_id: st
     """A guild room by id alone (paths like /channels/{id}); 404 when missing or unseen. One query for
     the room and its guild (and, `with_caller`, the caller's account row); permission data from the cache."""
     channel_id = parse_id(raw_id)
-    found = None if channel_id is None else await queries.get_channel_with_guild(
+    found = None if channel_id is None else await room_queries.select_channel_with_guild(
         conn, channel_id, user_id=principal.user_id if with_caller else None)
     if found is None:
         raise AppError("channel.not_found")

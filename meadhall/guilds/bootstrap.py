@@ -19,8 +19,8 @@ from meadhall.core.crypto import random_password
 from meadhall.core.errors import validation_error
 from meadhall.core.text import check_single_line
 from meadhall.db.schema import guilds
-from meadhall.guilds import queries
-from meadhall.guilds.building import ChannelSpec, RoleSpec, Structure, build_guild
+from meadhall.guilds.members import queries as member_queries
+from meadhall.guilds.structure import ChannelSpec, RoleSpec, Structure, build_guild
 from meadhall.runtime import Runtime
 
 DEFAULT_GUILD_NAME = "Main"
@@ -82,7 +82,7 @@ async def bootstrap_admin(rt: Runtime, username: str, email: str, password: str 
                                   description=None, structure=BOOTSTRAP_STRUCTURE, is_main=True)
         guild_id = int(built.guild["id"])
         [administrator_role] = built.role_ids
-        await queries.add_member_role(uow.conn, guild_id, admin["id"], administrator_role)
+        await member_queries.insert_member_role(uow.conn, guild_id, admin["id"], administrator_role)
         await record(uow, "guild.create", actor_id=None, target_type="guild", target_id=guild_id,
                      guild_id=guild_id, data={"bootstrap": True})
     result: dict[str, Any] = {

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from meadhall.audit.diff import changes
 from meadhall.audit.record import record
 from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
@@ -13,7 +14,7 @@ from meadhall.db.uow import UnitOfWork
 from meadhall.files.slots import Slot
 from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.access import GuildContext, access_guild, require
-from meadhall.guilds.events import changes, notify_guild_update
+from meadhall.guilds.events import notify_guild_update
 from meadhall.guilds.views import guild_view
 from meadhall.realtime.audience import guild_members
 
@@ -49,7 +50,7 @@ class GuildImage:
         await record(uow, "guild.update", actor_id=self.principal.user_id, target_type="guild",
                      target_id=target.guild_id, guild_id=target.guild_id,
                      data={"changes": changes(target.guild, values)})
-        guild = await guild_queries.get_guild(uow.conn, target.guild_id)
+        guild = await guild_queries.select_guild(uow.conn, target.guild_id)
         assert guild is not None
         uow.emit(notify_guild_update(guild_view(guild), await guild_members(uow.conn, target.guild_id)))
         return {"guild": guild_view(guild)}

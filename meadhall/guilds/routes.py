@@ -13,9 +13,10 @@ from meadhall.auth.deps import Session, limited
 from meadhall.core.text import check_single_line
 from meadhall.files import slots
 from meadhall.files.schemas import IMAGE_UPLOAD_BODY
-from meadhall.guilds import channels, lifecycle
 from meadhall.guilds import schemas as s
+from meadhall.guilds import service as guild_service
 from meadhall.guilds.images import GUILD_IMAGES, UPLOAD_ERRORS, GuildImage
+from meadhall.guilds.rooms import service as room_service
 
 guilds = APIRouter(tags=["guilds"])
 rooms = APIRouter(tags=["channels"])
@@ -30,19 +31,19 @@ def _rt(request: Request):  # type: ignore[no-untyped-def]
 @guilds.post("/guilds", status_code=201, response_model=s.GuildResponse, dependencies=[limited("guilds.create")],
              responses=errors("template.not_found", "guild.limit_reached"))
 async def create_guild(request: Request, body: s.GuildCreate, principal: Session) -> dict:
-    return await lifecycle.create_guild(_rt(request), principal, body.name, body.description, body.template_id)
+    return await guild_service.do_create_guild(_rt(request), principal, body.name, body.description, body.template_id)
 
 
 @guilds.get("/guilds/public", operation_id="listPublicGuilds", response_model=s.PublicGuildsResponse)
 async def public_guilds(request: Request, principal: Session, page: Pagination,
                         q: Annotated[str | None, Query(min_length=1, max_length=200),
                                      AfterValidator(check_single_line)] = None) -> dict:
-    return await lifecycle.public_guilds(_rt(request), principal, q, page.before, page.limit)
+    return await guild_service.access_public_guilds(_rt(request), principal, q, page.before, page.limit)
 
 
 @guilds.get("/guilds/{guild_id}", response_model=s.GuildResponse, responses=errors("guild.not_found"))
 async def get_guild(request: Request, guild_id: str, principal: Session) -> dict:
-    return await lifecycle.get_guild(_rt(request), principal, guild_id)
+    return await guild_service.access_guild_view(_rt(request), principal, guild_id)
 
 
 @guilds.patch("/guilds/{guild_id}", response_model=s.GuildResponse,
@@ -50,19 +51,19 @@ async def get_guild(request: Request, guild_id: str, principal: Session) -> dict
                                    "owner_id": "a member of this server"}),
               responses=errors("guild.not_found", "perm.denied", "auth.step_up_required"))
 async def update_guild(request: Request, guild_id: str, body: s.GuildPatch, principal: Session) -> dict:
-    return await lifecycle.update_guild(_rt(request), principal, guild_id, body.changes())
+    return await guild_service.do_update_guild(_rt(request), principal, guild_id, body.changes())
 
 
 @guilds.delete("/guilds/{guild_id}", status_code=204,
                responses=errors("guild.not_found", "perm.denied", "auth.step_up_required"))
 async def delete_guild(request: Request, guild_id: str, principal: Session) -> Response:
-    await lifecycle.delete_guild(_rt(request), principal, guild_id)
+    await guild_service.do_delete_guild(_rt(request), principal, guild_id)
     return Response(status_code=204)
 
 
 @guilds.get("/guilds/{guild_id}/channels", response_model=s.ChannelsResponse, responses=errors("guild.not_found"))
 async def list_channels(request: Request, guild_id: str, principal: Session) -> dict:
-    return await channels.list_channels(_rt(request), principal, guild_id)
+    return await room_service.access_channels(_rt(request), principal, guild_id)
 
 
 @guilds.post("/guilds/{guild_id}/channels", status_code=201, response_model=s.ChannelResponse,
@@ -75,7 +76,7 @@ async def create_channel(request: Request, guild_id: str, body: s.ChannelCreate,
     data["permission_overrides"] = (
         None if body.permission_overrides is None else [o.model_dump() for o in body.permission_overrides]
     )
-    return await channels.create_channel(_rt(request), principal, guild_id, data)
+    return await room_service.do_create_channel(_rt(request), principal, guild_id, data)
 
 
 @guilds.patch("/guilds/{guild_id}/channels", response_model=s.ChannelsResponse,
@@ -83,12 +84,12 @@ async def create_channel(request: Request, guild_id: str, body: s.ChannelCreate,
                                    "channels.parent_id": "a category of this server; none for a category"}),
               responses=errors("guild.not_found", "perm.denied"))
 async def reorder_channels(request: Request, guild_id: str, body: s.ChannelReorder, principal: Session) -> dict:
-    return await channels.reorder_channels(_rt(request), principal, guild_id, body.moves())
+    return await room_service.do_reorder_channels(_rt(request), principal, guild_id, body.moves())
 
 
 @rooms.get("/channels/{channel_id}", response_model=s.ChannelResponse, responses=errors("channel.not_found"))
 async def get_channel(request: Request, channel_id: str, principal: Session) -> dict:
-    return await channels.get_channel(_rt(request), principal, channel_id)
+    return await room_service.access_channel_view(_rt(request), principal, channel_id)
 
 
 @rooms.patch("/channels/{channel_id}", response_model=s.ChannelResponse,
@@ -97,12 +98,12 @@ async def get_channel(request: Request, channel_id: str, principal: Session) -> 
                                   "topic": "none for a category", "slowmode_seconds": "none for a category"}),
              responses=errors("channel.not_found", "perm.denied"))
 async def update_channel(request: Request, channel_id: str, body: s.ChannelPatch, principal: Session) -> dict:
-    return await channels.update_channel(_rt(request), principal, channel_id, body.changes())
+    return await room_service.do_update_channel(_rt(request), principal, channel_id, body.changes())
 
 
 @rooms.delete("/channels/{channel_id}", status_code=204, responses=errors("channel.not_found", "perm.denied"))
 async def delete_channel(request: Request, channel_id: str, principal: Session) -> Response:
-    await channels.delete_channel(_rt(request), principal, channel_id)
+    await room_service.do_delete_channel(_rt(request), principal, channel_id)
     return Response(status_code=204)
 
 
@@ -111,7 +112,7 @@ async def delete_channel(request: Request, channel_id: str, principal: Session) 
            responses=errors("channel.not_found", "perm.denied", "role.not_found", "member.not_found"))
 async def put_override(request: Request, channel_id: str, target_id: str, body: s.OverridePut,
                        principal: Session) -> Response:
-    await channels.put_override(_rt(request), principal, channel_id, target_id, body.type, int(body.allow),
+    await room_service.do_set_override(_rt(request), principal, channel_id, target_id, body.type, int(body.allow),
                                 int(body.deny))
     return Response(status_code=204)
 
@@ -120,19 +121,19 @@ async def put_override(request: Request, channel_id: str, target_id: str, body: 
               status_code=204,
               responses=errors("channel.not_found", "perm.denied", "override.not_found"))
 async def delete_override(request: Request, channel_id: str, target_id: str, principal: Session) -> Response:
-    await channels.delete_override(_rt(request), principal, channel_id, target_id)
+    await room_service.do_delete_override(_rt(request), principal, channel_id, target_id)
     return Response(status_code=204)
 
 
 @me.get("/users/@me/guilds", operation_id="listMyGuilds", response_model=s.GuildsResponse)
 async def my_guilds(request: Request, principal: Session) -> dict:
-    return await lifecycle.my_guilds(_rt(request), principal)
+    return await guild_service.access_own_guilds(_rt(request), principal)
 
 
 @me.delete("/users/@me/guilds/{guild_id}", status_code=204,
            responses=errors("guild.not_found", "guild.owner_cannot_leave"))
 async def leave_guild(request: Request, guild_id: str, principal: Session) -> Response:
-    await lifecycle.leave_guild(_rt(request), principal, guild_id)
+    await guild_service.do_leave_guild(_rt(request), principal, guild_id)
     return Response(status_code=204)
 
 

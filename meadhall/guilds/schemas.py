@@ -20,7 +20,7 @@ from meadhall.api.openapi import ID_PATTERN, PERMISSIONS_PATTERN, not_null
 from meadhall.core import permissions as perms
 from meadhall.core.limits import ROOM_POSITION_MAX
 from meadhall.core.text import check_multiline, check_single_line
-from meadhall.guilds.invite_schemas import InviteGuild
+from meadhall.guilds.invites.schemas import InviteGuild
 
 
 def _permission_mask(value: object) -> int:

@@ -7,15 +7,18 @@ from typing import Any
 from meadhall.accounts import queries as account_queries
 from meadhall.auth.sessions import Principal
 from meadhall.db.uow import UnitOfWork
-from meadhall.guilds import queries
 from meadhall.guilds.access import GuildContext, load_guild_context, visible_channels
-from meadhall.guilds.views import channel_view, guild_view, member_view, role_view
+from meadhall.guilds.members.views import member_view
+from meadhall.guilds.roles.views import role_view
+from meadhall.guilds.rooms import queries as room_queries
+from meadhall.guilds.rooms.views import channel_view
+from meadhall.guilds.views import guild_view
 
 
 async def snapshot_for(uow: UnitOfWork, gc: GuildContext) -> dict[str, Any]:
     conn = uow.conn
-    channel_rows = await queries.channels_of(conn, gc.guild_id)
-    overrides = await queries.overrides_of_guild(conn, gc.guild_id)
+    channel_rows = await room_queries.select_channels(conn, gc.guild_id)
+    overrides = await room_queries.select_guild_overrides(conn, gc.guild_id)
     member: dict[str, Any] | None = None
     if gc.member is not None:
         user = await account_queries.select_user(conn, gc.actor.user_id)

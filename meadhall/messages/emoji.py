@@ -15,7 +15,7 @@ from meadhall.api.openapi import ID_PATTERN
 from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError, permission_denied
 from meadhall.core.ids import parse_id
-from meadhall.guilds import queries as guild_queries
+from meadhall.guilds.members import queries as member_queries
 from meadhall.messages.rooms import MessageRoom
 
 P = perms.P
@@ -178,5 +178,5 @@ async def check_custom_emoji_use(conn: AsyncConnection, room: MessageRoom, user_
     if emoji.guild_id == room.guild_id:
         return
     room.require(P.USE_EXTERNAL_EMOJIS)
-    if not room.is_instance_admin and await guild_queries.get_member(conn, emoji.guild_id, user_id) is None:
+    if not room.is_instance_admin and await member_queries.select_member(conn, emoji.guild_id, user_id) is None:
         raise permission_denied(None, "This emoji belongs to a server you are not a member of")

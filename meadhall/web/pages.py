@@ -20,7 +20,7 @@ from meadhall.api.limits import take
 from meadhall.api.openapi import errors
 from meadhall.auth.deps import optional_principal
 from meadhall.core.errors import AppError
-from meadhall.guilds.invites import service as invites
+from meadhall.guilds.invites import service as invite_service
 
 pages = APIRouter(tags=["pages"])
 
@@ -96,7 +96,7 @@ async def invite_page(request: Request, code: str) -> HTMLResponse:
     await take(request, "invites.preview", client_key(request))
     principal = await optional_principal(request)
     try:
-        preview = await invites.preview_invite(request.app.state.runtime, principal, code)
+        preview = await invite_service.access_invite_preview(request.app.state.runtime, principal, code)
     except AppError as err:
         if err.code != "invite.not_found":
             raise

@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 
 from meadhall.core import permissions as perms
 from meadhall.db.schema import audit_log, channels, guilds, member_roles, members, messages, roles, users
-from meadhall.guilds.lifecycle import snapshot
+from meadhall.guilds.service import snapshot
 
 API = "/api/v1"
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from meadhall.audit.record import record
 from meadhall.core import permissions as perms
-from tests.guilds.helpers import insert_member
-from tests.guilds.test_channels import room, set_default_permissions
-from tests.guilds.test_guild_lifecycle import make_guild
+from tests.support.factories import insert_member, update_default_permissions
+from tests.support.guilds import make_guild, room
 
 P = perms.P
 API = "/api/v1"
@@ -64,7 +63,7 @@ async def test_filters(client, accounts, rt):
     b = await accounts.register("bob")
     g = await make_guild(client, a)
     await insert_member(rt, g["id"], b.id)
-    await set_default_permissions(rt, g["id"], perms.DEFAULT | P.MANAGE_CHANNELS | P.VIEW_AUDIT_LOG)
+    await update_default_permissions(rt, g["id"], perms.DEFAULT | P.MANAGE_CHANNELS | P.VIEW_AUDIT_LOG)
     ra = await room(client, a, g["id"], name="by-alice")
     rb = await room(client, b, g["id"], name="by-bob")
     await room(client, b, g["id"], name="by-bob-2")
@@ -131,9 +130,9 @@ async def test_requires_view_audit_log_and_membership(client, accounts, rt):
     r = await audit(client, b, g["id"])
     assert r.status_code == 403
     assert r.json()["error"]["code"] == "perm.denied" and r.json()["error"]["permission"] == "VIEW_AUDIT_LOG"
-    await set_default_permissions(rt, g["id"], perms.DEFAULT | P.VIEW_AUDIT_LOG)
+    await update_default_permissions(rt, g["id"], perms.DEFAULT | P.VIEW_AUDIT_LOG)
     assert (await audit(client, b, g["id"])).status_code == 200
-    await set_default_permissions(rt, g["id"], perms.DEFAULT | P.ADMINISTRATOR)
+    await update_default_permissions(rt, g["id"], perms.DEFAULT | P.ADMINISTRATOR)
     assert (await audit(client, b, g["id"])).status_code == 200
     assert (await client.get(f"{API}/guilds/{g['id']}/audit-logs")).status_code == 401
 

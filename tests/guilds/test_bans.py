@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from meadhall.guilds.bans import is_banned
-from tests.guilds.helpers import audit_rows, denied, error, give, hall, join, make_admin
+from meadhall.guilds.moderation.service import is_banned
+from tests.support.factories import add_member, audit_rows, make_admin
+from tests.support.guilds import give
+from tests.support.http import denied, error
+from tests.support.personas import staffed_hall
 
 MOD = "BAN_MEMBERS|KICK_MEMBERS"
 
 
 async def test_ban_member(client, accounts, rt, capture_events):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     capture_events.clear()
     r = await client.put(h.url(f"/bans/{h.member.id}"), json={"reason": "spam"}, headers=h.mod.headers)
     assert r.status_code == 204, r.text
@@ -46,7 +49,7 @@ async def test_ban_member(client, accounts, rt, capture_events):
 
 
 async def test_ban_non_member_repeat_updates_reason_and_unban(client, accounts, rt, clock, capture_events):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     capture_events.clear()
     r = await client.put(h.url(f"/bans/{h.outsider.id}"), headers=h.mod.headers)  # no body, no reason
     assert r.status_code == 204, r.text
@@ -75,12 +78,12 @@ async def test_ban_non_member_repeat_updates_reason_and_unban(client, accounts, 
         404, "ban.not_found")
     assert (await client.get(h.url("/bans"), headers=h.mod.headers)).json()["bans"] == []
     # Unbanned means "not a member": they can be added again.
-    await join(rt, h.id, h.outsider)
+    await add_member(rt, h.id, h.outsider)
     assert (await client.get(h.url(), headers=h.outsider.headers)).status_code == 200
 
 
 async def test_ban_list_newest_first(client, accounts, rt, clock):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     others = [await accounts.register(f"x{i}") for i in range(3)]
     for i, account in enumerate(others):
         clock.advance(10)
@@ -91,7 +94,7 @@ async def test_ban_list_newest_first(client, accounts, rt, clock):
 
 
 async def test_ban_refusals(client, accounts, rt):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     target = h.url(f"/bans/{h.mod.id}")
     for method in ("GET", "PUT", "DELETE"):
         denied(await client.request(method, target, headers=h.member.headers), "BAN_MEMBERS")
@@ -101,7 +104,7 @@ async def test_ban_refusals(client, accounts, rt):
     denied(await client.put(h.url(f"/bans/{h.mod.id}"), headers=h.mod.headers), None)  # self
     denied(await client.put(h.url(f"/bans/{h.owner.id}"), headers=h.mod.headers), None)
     peer = await accounts.register("peer")
-    await join(rt, h.id, peer)
+    await add_member(rt, h.id, peer)
     await give(client, h.owner, h.id, peer, h.roles["mod"]["id"])
     denied(await client.put(h.url(f"/bans/{peer.id}"), headers=h.mod.headers), None)  # equal rank
     await give(client, h.owner, h.id, peer, h.roles["top"]["id"])
@@ -116,7 +119,7 @@ async def test_ban_refusals(client, accounts, rt):
 
 
 async def test_instance_admin_bans_without_membership(client, accounts, rt, capture_events):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     admin = await accounts.register("root")
     await make_admin(rt, admin)
     r = await client.put(h.url(f"/bans/{h.mod.id}"), json={"reason": "audit"}, headers=admin.headers)

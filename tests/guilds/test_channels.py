@@ -6,33 +6,11 @@ from sqlalchemy import insert, select, update
 
 from meadhall.core import permissions as perms
 from meadhall.db.schema import audit_log, channels, member_roles, messages, permission_overrides, roles, users
-from tests.guilds.test_guild_lifecycle import add_member, make_guild
+from tests.support.factories import add_member, insert_role, update_default_permissions
+from tests.support.guilds import make_guild, room
 
 API = "/api/v1"
 P = perms.P
-
-
-async def set_default_permissions(rt, guild_id, mask):
-    async with rt.engine.begin() as conn:
-        await conn.execute(update(roles).where(roles.c.id == int(guild_id)).values(permissions=int(mask)))
-
-
-async def make_role(rt, clock, guild_id, role_id, mask, position, holders=()):
-    async with rt.engine.begin() as conn:
-        await conn.execute(insert(roles).values(
-            id=role_id, guild_id=int(guild_id), name=f"r{role_id}", color=0, position=position,
-            permissions=int(mask), hoist=False, is_default=False, created_at=clock.now()))
-        for account in holders:
-            await conn.execute(insert(member_roles).values(guild_id=int(guild_id), user_id=int(account.id),
-                                                           role_id=role_id))
-    return role_id
-
-
-async def room(client, account, guild_id, **body):
-    body.setdefault("type", "text")
-    r = await client.post(f"{API}/guilds/{guild_id}/channels", json=body, headers=account.headers)
-    assert r.status_code == 201, r.text
-    return r.json()["channel"]
 
 
 async def names(client, account, guild_id):
@@ -143,8 +121,8 @@ async def test_role_overrides_deny_then_allow_and_user_override_wins(client, acc
     guild = await make_guild(client, a)
     gid = guild["id"]
     await add_member(rt, gid, b)
-    helper = await make_role(rt, clock, gid, 777, 0, 1, holders=[b])
-    muted = await make_role(rt, clock, gid, 778, 0, 2, holders=[b])
+    helper = await insert_role(rt, clock, gid, 777, 0, 1, holders=[b])
+    muted = await insert_role(rt, clock, gid, 778, 0, 2, holders=[b])
     r1 = await room(client, a, gid, name="r1", permission_overrides=[
         {"id": gid, "type": "role", "deny": "VIEW_CHANNEL"},
         {"id": str(helper), "type": "role", "allow": "VIEW_CHANNEL"},
@@ -194,7 +172,7 @@ async def test_override_refusals(client, accounts, rt, clock):
     r = await client.put(url, json={"type": "role", "deny": "SEND_MESSAGES"}, headers=b.headers)
     assert r.status_code == 403 and r.json()["error"]["permission"] == "MANAGE_ROLES"
     # A manager may only move permissions they hold: MANAGE_ROLES but not BAN_MEMBERS.
-    await make_role(rt, clock, gid, 900, P.MANAGE_ROLES, 1, holders=[b])
+    await insert_role(rt, clock, gid, 900, P.MANAGE_ROLES, 1, holders=[b])
     r = await client.put(url, json={"type": "role", "deny": "BAN_MEMBERS"}, headers=b.headers)
     assert r.status_code == 403 and r.json()["error"]["permission"] is None
     r = await client.put(url, json={"type": "role", "deny": "SEND_MESSAGES"}, headers=b.headers)
@@ -336,7 +314,7 @@ async def test_reorder_never_reveals_rooms_the_caller_cannot_view(client, accoun
     guild = await make_guild(client, a)
     gid, general = guild["id"], guild["system_channel_id"]
     await add_member(rt, gid, b)
-    await set_default_permissions(rt, gid, perms.DEFAULT | P.MANAGE_CHANNELS)
+    await update_default_permissions(rt, gid, perms.DEFAULT | P.MANAGE_CHANNELS)
     hidden_override = [{"id": b.id, "type": "member", "deny": "VIEW_CHANNEL"}]
     private = await room(client, a, gid, name="private", permission_overrides=hidden_override)
     secret_cat = await room(client, a, gid, name="secret", type="category", permission_overrides=hidden_override)

@@ -6,22 +6,10 @@ from sqlalchemy import select, update
 
 from meadhall.core import permissions as perms
 from meadhall.db.schema import audit_log, channels, guilds, members, messages, roles, users
-from meadhall.guilds import queries
-from meadhall.guilds.membership import do_add_member
+from tests.support.factories import add_member
+from tests.support.guilds import make_guild
 
 API = "/api/v1"
-
-
-async def make_guild(client, account, name="Hall"):
-    r = await client.post(f"{API}/guilds", json={"name": name}, headers=account.headers)
-    assert r.status_code == 201, r.text
-    return r.json()["guild"]
-
-
-async def add_member(rt, guild_id, account):
-    async with rt.uow() as uow:
-        guild = await queries.get_guild(uow.conn, int(guild_id))
-        await do_add_member(uow, guild, int(account.id), via="invite")
 
 
 async def audit_actions(rt, guild_id=None):

@@ -12,6 +12,7 @@ from sqlalchemy import insert, select
 
 from meadhall.core.clock import iso
 from meadhall.db.schema import audit_log, guild_bans, guilds, invites, members
+from tests.support.guilds import accept_invite, make_invite
 
 INVITE_KEYS = {"code", "url", "guild_id", "channel_id", "inviter", "max_age_seconds", "max_uses", "uses",
                "expires_at", "is_public", "background_file_id", "created_at"}
@@ -29,16 +30,6 @@ async def make_room(client: Any, owner: Any, guild_id: str, type_: str, name: st
                           headers=owner.headers)
     assert r.status_code == 201, r.text
     return r.json()["channel"]
-
-
-async def make_invite(client: Any, who: Any, channel_id: str, **body: Any) -> dict[str, Any]:
-    r = await client.post(f"/api/v1/channels/{channel_id}/invites", json=body, headers=who.headers)
-    assert r.status_code == 201, r.text
-    return r.json()["invite"]
-
-
-async def join(client: Any, who: Any, code: str) -> Any:
-    return await client.post(f"/api/v1/invites/{code}", headers=who.headers)
 
 
 async def deny_for_everyone(client: Any, owner: Any, guild_id: str, channel_id: str, deny: str) -> None:
@@ -65,7 +56,7 @@ async def hall(client: Any, accounts: Any) -> dict[str, Any]:
     bob = await accounts.register("bob")
     guild = await make_guild(client, alice)
     invite = await make_invite(client, alice, guild["system_channel_id"])
-    assert (await join(client, bob, invite["code"])).status_code == 200
+    assert (await accept_invite(client, bob, invite["code"])).status_code == 200
     return {"alice": alice, "bob": bob, "guild": guild, "room": guild["system_channel_id"]}
 
 
@@ -296,7 +287,7 @@ async def test_expired_invite_no_longer_exists(client, accounts, clock, hall):
     assert r.status_code == 404
     assert error(r) == "invite.not_found"
     carol = await accounts.register("carol")
-    r = await join(client, carol, invite["code"])
+    r = await accept_invite(client, carol, invite["code"])
     assert r.status_code == 404
     assert error(r) == "invite.not_found"
     r = await client.delete(f"/api/v1/invites/{invite['code']}", headers=hall["alice"].headers)
@@ -306,14 +297,14 @@ async def test_expired_invite_no_longer_exists(client, accounts, clock, hall):
 async def test_used_up_invite_no_longer_exists(client, accounts, hall):
     invite = await make_invite(client, hall["alice"], hall["room"], max_uses=2)
     carol, dave, erin = [await accounts.register(n) for n in ("carol", "dave", "erin")]
-    assert (await join(client, carol, invite["code"])).status_code == 200
+    assert (await accept_invite(client, carol, invite["code"])).status_code == 200
     r = await client.get(f"/api/v1/invites/{invite['code']}")
     assert r.json()["invite"]["uses"] == 1
-    assert (await join(client, dave, invite["code"])).status_code == 200
+    assert (await accept_invite(client, dave, invite["code"])).status_code == 200
     r = await client.get(f"/api/v1/invites/{invite['code']}")
     assert r.status_code == 404
     assert error(r) == "invite.not_found"
-    r = await join(client, erin, invite["code"])
+    r = await accept_invite(client, erin, invite["code"])
     assert r.status_code == 404
     assert error(r) == "invite.not_found"
     r = await client.get(f"/api/v1/guilds/{hall['guild']['id']}/invites", headers=hall["alice"].headers)
@@ -330,7 +321,7 @@ async def test_join_makes_a_member_with_events(client, accounts, capture_events)
     invite = await make_invite(client, alice, guild["system_channel_id"])
     await capture_events.settle()
     capture_events.clear()
-    r = await join(client, bob, invite["code"])
+    r = await accept_invite(client, bob, invite["code"])
     assert r.status_code == 200, r.text
     assert r.json() == {"guild_id": guild["id"]}
     await capture_events.settle()
@@ -372,7 +363,7 @@ async def test_joining_again_has_no_effect(client, capture_events, hall):
     await capture_events.settle()
     capture_events.clear()
     for who in (bob, alice):
-        r = await join(client, who, invite["code"])
+        r = await accept_invite(client, who, invite["code"])
         assert r.status_code == 200, r.text
         assert r.json() == {"guild_id": hall["guild"]["id"]}
     await capture_events.settle()
@@ -392,7 +383,7 @@ async def test_banned_user_cannot_join(client, accounts, rt, capture_events, hal
                                                      created_at=datetime.now(UTC)))
     invite = await make_invite(client, hall["alice"], hall["room"])
     capture_events.clear()
-    r = await join(client, carol, invite["code"])
+    r = await accept_invite(client, carol, invite["code"])
     assert r.status_code == 403, r.text
     assert error(r) == "guild.banned"
     await capture_events.settle()
@@ -418,7 +409,7 @@ async def test_join_refused_at_200_memberships(client, accounts, rt, clock):
     async with rt.engine.begin() as conn:
         await conn.execute(insert(guilds), guild_rows)
         await conn.execute(insert(members), member_rows)
-    r = await join(client, bob, invite["code"])
+    r = await accept_invite(client, bob, invite["code"])
     assert r.status_code == 409, r.text
     assert error(r) == "guild.limit_reached"
     r = await client.get(f"/api/v1/invites/{invite['code']}", headers=bob.headers)
@@ -433,7 +424,7 @@ async def test_join_needs_a_session(client, hall):
 
 
 async def test_join_unknown_code_is_404(client, hall):
-    r = await join(client, hall["bob"], "00000000")
+    r = await accept_invite(client, hall["bob"], "00000000")
     assert r.status_code == 404
     assert error(r) == "invite.not_found"
 
@@ -443,7 +434,7 @@ async def test_a_member_who_left_can_rejoin(client, hall):
     invite = await make_invite(client, hall["alice"], hall["room"])
     r = await client.delete(f"/api/v1/users/@me/guilds/{hall['guild']['id']}", headers=bob.headers)
     assert r.status_code == 204, r.text
-    assert (await join(client, bob, invite["code"])).status_code == 200
+    assert (await accept_invite(client, bob, invite["code"])).status_code == 200
     r = await client.get(f"/api/v1/invites/{invite['code']}", headers=bob.headers)
     assert (r.json()["invite"]["uses"], r.json()["guild"]["member_count"]) == (1, 2)
 
@@ -456,7 +447,7 @@ async def test_delete_by_creator_or_manage_guild(client, accounts, hall):
     carol = await accounts.register("carol")
     bobs = await make_invite(client, bob, hall["room"])
     alices = await make_invite(client, alice, hall["room"])
-    assert (await join(client, carol, bobs["code"])).status_code == 200
+    assert (await accept_invite(client, carol, bobs["code"])).status_code == 200
     # carol is a member without MANAGE_GUILD and did not create either invitation.
     r = await client.delete(f"/api/v1/invites/{bobs['code']}", headers=carol.headers)
     assert r.status_code == 403, r.text
@@ -497,7 +488,7 @@ async def test_create_is_rate_limited_per_user(client, accounts, clock):
     guild = await make_guild(client, alice)
     room = guild["system_channel_id"]
     second = await make_invite(client, alice, room)
-    assert (await join(client, bob, second["code"])).status_code == 200
+    assert (await accept_invite(client, bob, second["code"])).status_code == 200
     await make_invite(client, alice, room)
     r = await client.post(f"/api/v1/channels/{room}/invites", json={}, headers=alice.headers)
     assert r.status_code == 429, r.text
@@ -530,8 +521,8 @@ async def test_join_is_rate_limited_per_user(client, accounts):
     bob = await accounts.register("bob")
     guild = await make_guild(client, alice)
     invite = await make_invite(client, alice, guild["system_channel_id"])
-    assert (await join(client, bob, invite["code"])).status_code == 200
-    r = await join(client, bob, invite["code"])
+    assert (await accept_invite(client, bob, invite["code"])).status_code == 200
+    r = await accept_invite(client, bob, invite["code"])
     assert r.status_code == 429, r.text
     assert r.json()["error"]["bucket"] == "invites.join"
     # Without a session the answer is 401 before any bucket is consulted (API.md 0.7).
@@ -543,7 +534,7 @@ async def test_the_same_user_joining_twice_at_once_joins_once(client, accounts, 
     """Concurrent joins by one user: one membership, one use spent, no server error."""
     import asyncio
 
-    from tests.guilds.test_guild_lifecycle import make_guild
+    from tests.support.guilds import make_guild
 
     owner, joiner = await accounts.register("owner9"), await accounts.register("joiner9")
     guild = await make_guild(client, owner)

@@ -5,20 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from meadhall.core.clock import iso
-from tests.guilds.helpers import (
-    API,
-    audit_rows,
-    denied,
-    error,
-    give,
-    hall,
-    join,
-    make_admin,
-    make_guild,
-    make_role,
-    set_default_permissions,
-    users_of,
-)
+from tests.support.factories import add_member, audit_rows, make_admin
+from tests.support.guilds import give, make_guild, make_role, set_default_permissions, users_of
+from tests.support.http import API, denied, error
+from tests.support.personas import staffed_hall
 
 MOD = "KICK_MEMBERS|MANAGE_NICKNAMES|MODERATE_MEMBERS|MANAGE_ROLES"
 
@@ -27,10 +17,10 @@ MOD = "KICK_MEMBERS|MANAGE_NICKNAMES|MODERATE_MEMBERS|MANAGE_ROLES"
 
 
 async def test_list_members_pages_by_user_id_with_roles(client, accounts, rt):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     extra = [await accounts.register(f"zed{i}") for i in range(3)]
     for account in extra:
-        await join(rt, h.id, account)
+        await add_member(rt, h.id, account)
     r = await client.get(h.url("/members"), headers=h.member.headers)
     assert r.status_code == 200, r.text
     body = r.json()
@@ -48,7 +38,7 @@ async def test_list_members_pages_by_user_id_with_roles(client, accounts, rt):
 
 
 async def test_list_members_query_prefix_on_username_display_name_and_nick(client, accounts, rt):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     r = await client.patch(h.url("/members/@me"), json={"nick": "Ёжик"}, headers=h.member.headers)
     assert r.status_code == 200, r.text
     r = await client.patch(f"{API}/users/@me", json={"display_name": "Brünhilde"}, headers=h.mod.headers)
@@ -67,7 +57,7 @@ async def test_list_members_query_prefix_on_username_display_name_and_nick(clien
 
 
 async def test_list_and_get_refusals(client, accounts, rt):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     assert error(await client.get(h.url("/members"), headers=h.outsider.headers)) == (404, "guild.not_found")
     assert error(await client.get(h.url(f"/members/{h.member.id}"), headers=h.outsider.headers)) == (
         404, "guild.not_found")
@@ -82,7 +72,7 @@ async def test_list_and_get_refusals(client, accounts, rt):
 
 
 async def test_get_member_and_me(client, accounts, rt):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     r = await client.get(h.url(f"/members/{h.mod.id}"), headers=h.member.headers)
     assert r.status_code == 200, r.text
     assert r.json()["member"]["roles"] == [h.roles["mod"]["id"]]
@@ -91,7 +81,7 @@ async def test_get_member_and_me(client, accounts, rt):
 
 
 async def test_instance_admin_lists_and_moderates_without_membership(client, accounts, rt, capture_events):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     admin = await accounts.register("root")
     await make_admin(rt, admin)
     r = await client.get(h.url("/members"), headers=admin.headers)
@@ -115,7 +105,7 @@ async def test_instance_admin_lists_and_moderates_without_membership(client, acc
 
 
 async def test_own_nickname_set_and_clear(client, accounts, rt, capture_events):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     capture_events.clear()
     r = await client.patch(h.url("/members/@me"), json={"nick": "  Sigrid  "}, headers=h.member.headers)
     assert r.status_code == 200, r.text
@@ -134,7 +124,7 @@ async def test_own_nickname_set_and_clear(client, accounts, rt, capture_events):
 
 
 async def test_own_nickname_needs_change_nickname(client, accounts, rt):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     await set_default_permissions(client, h.owner, h.id, "VIEW_CHANNEL|SEND_MESSAGES")
     denied(await client.patch(h.url("/members/@me"), json={"nick": "x"}, headers=h.member.headers),
            "CHANGE_NICKNAME")
@@ -148,7 +138,7 @@ async def test_own_nickname_needs_change_nickname(client, accounts, rt):
 
 
 async def test_nickname_of_others(client, accounts, rt, capture_events):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     capture_events.clear()
     r = await client.patch(h.url(f"/members/{h.member.id}"), json={"nick": "Renamed"}, headers=h.mod.headers)
     assert r.status_code == 200, r.text
@@ -163,7 +153,7 @@ async def test_nickname_of_others(client, accounts, rt, capture_events):
            "MANAGE_NICKNAMES")
     denied(await client.patch(h.url(f"/members/{h.owner.id}"), json={"nick": "x"}, headers=h.mod.headers), None)
     peer = await accounts.register("peer")
-    await join(rt, h.id, peer)
+    await add_member(rt, h.id, peer)
     await give(client, h.owner, h.id, peer, h.roles["mod"]["id"])
     denied(await client.patch(h.url(f"/members/{peer.id}"), json={"nick": "x"}, headers=h.mod.headers), None)
     await give(client, h.owner, h.id, peer, h.roles["top"]["id"])
@@ -179,7 +169,7 @@ async def test_nickname_of_others(client, accounts, rt, capture_events):
 
 
 async def test_timeout_set_shown_expires_and_clears(client, accounts, rt, clock, capture_events):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     capture_events.clear()
     until = clock.now() + timedelta(hours=1)
     r = await client.patch(h.url(f"/members/{h.member.id}"), json={"timeout_until": iso(until)},
@@ -214,9 +204,9 @@ async def test_timeout_set_shown_expires_and_clears(client, accounts, rt, clock,
 
 
 async def test_timed_out_member_is_refused_manage_actions(client, accounts, rt, clock):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     peer = await accounts.register("peer")
-    await join(rt, h.id, peer)
+    await add_member(rt, h.id, peer)
     await give(client, h.owner, h.id, peer, h.roles["top"]["id"])
     until = iso(clock.now() + timedelta(minutes=10))
     r = await client.patch(h.url(f"/members/{h.mod.id}"), json={"timeout_until": until}, headers=peer.headers)
@@ -233,7 +223,7 @@ async def test_timed_out_member_is_refused_manage_actions(client, accounts, rt, 
 
 
 async def test_timeout_refusals(client, accounts, rt, clock):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     soon = {"timeout_until": iso(clock.now() + timedelta(hours=1))}
     for bad in (clock.now() - timedelta(seconds=1), clock.now() + timedelta(days=28, seconds=1)):
         r = await client.patch(h.url(f"/members/{h.member.id}"), json={"timeout_until": iso(bad)},
@@ -252,7 +242,7 @@ async def test_timeout_refusals(client, accounts, rt, clock):
     denied(await client.patch(h.url(f"/members/{h.member.id}"), json=soon, headers=h.owner.headers), None)
     # Equal and higher rank.
     peer = await accounts.register("peer")
-    await join(rt, h.id, peer)
+    await add_member(rt, h.id, peer)
     await give(client, h.owner, h.id, peer, h.roles["mod"]["id"])
     roles = {r["name"]: r for r in (await client.get(h.url("/roles"), headers=h.owner.headers)).json()["roles"]}
     assert roles["mod"]["position"] > roles["admins"]["position"]
@@ -266,7 +256,7 @@ async def test_timeout_refusals(client, accounts, rt, clock):
 
 
 async def test_kick(client, accounts, rt, capture_events):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     capture_events.clear()
     r = await client.delete(h.url(f"/members/{h.member.id}"), headers=h.mod.headers)
     assert r.status_code == 204, r.text
@@ -289,12 +279,12 @@ async def test_kick(client, accounts, rt, capture_events):
 
 
 async def test_kick_refusals(client, accounts, rt):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     denied(await client.delete(h.url(f"/members/{h.mod.id}"), headers=h.member.headers), "KICK_MEMBERS")
     denied(await client.delete(h.url(f"/members/{h.mod.id}"), headers=h.mod.headers), None)  # self
     denied(await client.delete(h.url(f"/members/{h.owner.id}"), headers=h.mod.headers), None)
     peer = await accounts.register("peer")
-    await join(rt, h.id, peer)
+    await add_member(rt, h.id, peer)
     await give(client, h.owner, h.id, peer, h.roles["mod"]["id"])
     denied(await client.delete(h.url(f"/members/{peer.id}"), headers=h.mod.headers), None)  # equal rank
     await give(client, h.owner, h.id, peer, h.roles["top"]["id"])
@@ -314,7 +304,7 @@ async def test_list_members_query_count_is_bounded(client, accounts, rt, assert_
     role = await make_role(client, owner, guild["id"], "r")
     for i in range(12):
         account = await accounts.register(f"m{i}")
-        await join(rt, guild["id"], account)
+        await add_member(rt, guild["id"], account)
         await give(client, owner, guild["id"], account, role["id"])
     with assert_query_count(9):
         r = await client.get(f"{API}/guilds/{guild['id']}/members", params={"limit": 100}, headers=owner.headers)

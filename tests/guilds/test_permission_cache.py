@@ -10,7 +10,8 @@ from sqlalchemy import insert, update
 from meadhall.core import permissions as perms
 from meadhall.db.schema import guilds, permission_overrides, roles, users
 from meadhall.guilds.access import access_channel
-from tests.guilds.test_guild_lifecycle import add_member, make_guild
+from tests.support.factories import add_member
+from tests.support.guilds import make_guild
 
 API = "/api/v1"
 

@@ -234,7 +234,7 @@ async def test_listing_pages_newest_first(client, accounts):
 
 async def test_deleting_the_public_invitation_room_keeps_the_server_public(client, accounts):
     """The permanent invitation moves to another text room; with no text room left, `public` ends."""
-    from tests.guilds.test_guild_lifecycle import make_guild
+    from tests.support.guilds import make_guild
 
     a = await accounts.register("owner1")
     guild = await make_guild(client, a)

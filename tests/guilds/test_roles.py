@@ -5,19 +5,10 @@ from __future__ import annotations
 from sqlalchemy import insert, select
 
 from meadhall.db.schema import member_roles, permission_overrides, roles
-from tests.guilds.helpers import (
-    API,
-    audit_rows,
-    denied,
-    error,
-    give,
-    hall,
-    join,
-    make_admin,
-    make_guild,
-    make_role,
-    users_of,
-)
+from tests.support.factories import add_member, audit_rows, make_admin
+from tests.support.guilds import give, make_guild, make_role, users_of
+from tests.support.http import API, denied, error
+from tests.support.personas import staffed_hall
 
 MOD = "KICK_MEMBERS|MANAGE_ROLES|MANAGE_CHANNELS|VIEW_CHANNEL|SEND_MESSAGES"
 
@@ -32,7 +23,7 @@ async def positions(client, h) -> dict[str, int]:
 
 
 async def test_list_and_get(client, accounts, rt):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     r = await client.get(h.url("/roles"), headers=h.member.headers)
     assert r.status_code == 200, r.text
     listed = r.json()["roles"]
@@ -61,7 +52,7 @@ async def test_list_and_get(client, accounts, rt):
 
 
 async def test_create_places_at_one_and_shifts(client, accounts, rt, capture_events):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     capture_events.clear()
     r = await client.post(h.url("/roles"), json={"name": " Scout ", "color": 0xFF8800, "hoist": True,
                                                  "permissions": "SEND_MESSAGES | KICK_MEMBERS"},
@@ -88,7 +79,7 @@ async def test_create_places_at_one_and_shifts(client, accounts, rt, capture_eve
 
 
 async def test_create_refusals(client, accounts, rt):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     denied(await client.post(h.url("/roles"), json={"name": "x"}, headers=h.member.headers), "MANAGE_ROLES")
     # Only permissions the caller holds.
     denied(await client.post(h.url("/roles"), json={"name": "x", "permissions": "BAN_MEMBERS"},
@@ -135,7 +126,7 @@ async def test_role_limit(client, accounts, rt, clock):
 
 
 async def test_update(client, accounts, rt, capture_events):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     helper = h.roles["helper"]
     capture_events.clear()
     r = await client.patch(h.url(f"/roles/{helper['id']}"),
@@ -160,7 +151,7 @@ async def test_update(client, accounts, rt, capture_events):
 
 
 async def test_update_refusals(client, accounts, rt):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     helper, mod, top = h.roles["helper"], h.roles["mod"], h.roles["top"]
     denied(await client.patch(h.url(f"/roles/{helper['id']}"), json={"name": "x"}, headers=h.member.headers),
            "MANAGE_ROLES")
@@ -183,7 +174,7 @@ async def test_update_refusals(client, accounts, rt):
 
 
 async def test_default_role_rules(client, accounts, rt):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     r = await client.patch(h.url(f"/roles/{h.id}"), json={"name": "everyone"}, headers=h.owner.headers)
     assert error(r) == (422, "role.default_role")
     # Its permissions may be changed by a MANAGE_ROLES holder, within their own permissions.
@@ -207,7 +198,7 @@ async def test_default_role_rules(client, accounts, rt):
 
 
 async def test_reorder(client, accounts, rt, capture_events):
-    h = await hall(client, accounts, rt, "MANAGE_ROLES")
+    h = await staffed_hall(client, accounts, rt, "MANAGE_ROLES")
     low = await make_role(client, h.owner, h.id, "low")
     assert await positions(client, h) == {"@user": 0, "low": 1, "helper": 2, "mod": 3, "top": 4}
     capture_events.clear()
@@ -232,7 +223,7 @@ async def test_reorder(client, accounts, rt, capture_events):
 
 
 async def test_reorder_refusals(client, accounts, rt):
-    h = await hall(client, accounts, rt, "MANAGE_ROLES")
+    h = await staffed_hall(client, accounts, rt, "MANAGE_ROLES")
     helper, mod, top = h.roles["helper"], h.roles["mod"], h.roles["top"]
     move = {"roles": [{"id": helper["id"], "position": 1}]}
     denied(await client.patch(h.url("/roles"), json=move, headers=h.member.headers), "MANAGE_ROLES")
@@ -249,7 +240,7 @@ async def test_reorder_refusals(client, accounts, rt):
 
 
 async def test_instance_admin_reorders_without_membership(client, accounts, rt):
-    h = await hall(client, accounts, rt, "MANAGE_ROLES")
+    h = await staffed_hall(client, accounts, rt, "MANAGE_ROLES")
     admin = await accounts.register("root")
     await make_admin(rt, admin)
     r = await client.patch(h.url("/roles"), json={"roles": [{"id": h.roles["top"]["id"], "position": 1}]},
@@ -262,7 +253,7 @@ async def test_instance_admin_reorders_without_membership(client, accounts, rt):
 
 
 async def test_delete_removes_overrides_and_updates_holders(client, accounts, rt, capture_events):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     helper = h.roles["helper"]
     await give(client, h.owner, h.id, h.member, helper["id"])
     rooms = (await client.get(h.url("/channels"), headers=h.owner.headers)).json()["channels"]
@@ -296,7 +287,7 @@ async def test_delete_removes_overrides_and_updates_holders(client, accounts, rt
 
 
 async def test_delete_refusals(client, accounts, rt):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     denied(await client.delete(h.url(f"/roles/{h.roles['helper']['id']}"), headers=h.member.headers),
            "MANAGE_ROLES")
     denied(await client.delete(h.url(f"/roles/{h.roles['mod']['id']}"), headers=h.mod.headers), None)
@@ -310,7 +301,7 @@ async def test_delete_refusals(client, accounts, rt):
 
 
 async def test_assign_and_remove(client, accounts, rt, capture_events):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     helper = h.roles["helper"]
     url = h.url(f"/members/{h.member.id}/roles/{helper['id']}")
     capture_events.clear()
@@ -343,7 +334,7 @@ async def test_assign_and_remove(client, accounts, rt, capture_events):
 
 
 async def test_assign_refusals(client, accounts, rt):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     for method in (client.put, client.delete):
         denied(await method(h.url(f"/members/{h.mod.id}/roles/{h.roles['helper']['id']}"),
                             headers=h.member.headers), "MANAGE_ROLES")
@@ -360,7 +351,7 @@ async def test_assign_refusals(client, accounts, rt):
 
 
 async def test_role_that_grants_view_sends_channel_create(client, accounts, rt, capture_events):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     r = await client.post(h.url("/channels"), json={"name": "secret", "type": "text", "permission_overrides": [
         {"id": h.id, "type": "role", "deny": "VIEW_CHANNEL"},
         {"id": h.roles["helper"]["id"], "type": "role", "allow": "VIEW_CHANNEL"}]}, headers=h.owner.headers)
@@ -383,9 +374,9 @@ async def test_role_that_grants_view_sends_channel_create(client, accounts, rt, 
 
 
 async def test_new_member_sees_roles_in_list(client, accounts, rt):
-    h = await hall(client, accounts, rt, MOD)
+    h = await staffed_hall(client, accounts, rt, MOD)
     late = await accounts.register("late")
-    await join(rt, h.id, late)
+    await add_member(rt, h.id, late)
     r = await client.get(h.url("/roles"), headers=late.headers)
     assert len(r.json()["roles"]) == 4
 
@@ -393,7 +384,7 @@ async def test_new_member_sees_roles_in_list(client, accounts, rt):
 async def test_roles_created_at_once_get_distinct_positions(client, accounts):
     import asyncio
 
-    from tests.guilds.test_guild_lifecycle import make_guild
+    from tests.support.guilds import make_guild
 
     owner = await accounts.register("rolesowner")
     guild = await make_guild(client, owner)

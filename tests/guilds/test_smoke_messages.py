@@ -1,4 +1,4 @@
-from tests.guilds.test_guild_lifecycle import make_guild
+from tests.support.guilds import make_guild
 
 
 async def test_send_and_list(client, accounts, capture_events):

@@ -6,11 +6,11 @@ from sqlalchemy import func, insert, select, update
 
 from meadhall.core import permissions as perms
 from meadhall.db.schema import audit_log, channels, guilds, member_roles, roles, templates
-from meadhall.guilds import queries
-from meadhall.guilds.templates import capture_structure, structure_size
-from tests.guilds.helpers import insert_member
-from tests.guilds.test_channels import set_default_permissions
-from tests.guilds.test_guild_lifecycle import make_guild
+from meadhall.guilds.roles import queries as role_queries
+from meadhall.guilds.rooms import queries as room_queries
+from meadhall.guilds.templates.service import capture_structure, structure_size
+from tests.support.factories import insert_member, update_default_permissions
+from tests.support.guilds import make_guild
 
 P = perms.P
 API = "/api/v1"
@@ -43,7 +43,7 @@ async def built_source(client, rt, owner):
     """A guild with a custom default role, two roles, two categories and rooms inside and outside them."""
     g = await make_guild(client, owner)
     default_mask = perms.DEFAULT & ~P.SEND_SCREAMS
-    await set_default_permissions(rt, g["id"], default_mask)
+    await update_default_permissions(rt, g["id"], default_mask)
     await add_role(rt, g["id"], "Moderator", 1, P.KICK_MEMBERS | P.BAN_MEMBERS, color=3447003, hoist=True)
     await add_role(rt, g["id"], "Admin", 2, P.ADMINISTRATOR)
     talk = await create_room(client, owner, g["id"], name="Talk", type="category", position=0)
@@ -136,7 +136,7 @@ async def test_requires_manage_guild_and_membership(client, accounts, rt):
     assert r.status_code == 403
     assert r.json()["error"] == {"code": "perm.denied", "message": r.json()["error"]["message"],
                                  "permission": "MANAGE_GUILD"}
-    await set_default_permissions(rt, g["id"], perms.DEFAULT | P.MANAGE_GUILD)
+    await update_default_permissions(rt, g["id"], perms.DEFAULT | P.MANAGE_GUILD)
     r = await save_template(client, b, g["id"])
     assert r.status_code == 201
     assert r.json()["template"]["owner_id"] == b.id
@@ -152,7 +152,7 @@ async def test_limit_of_twenty_per_user(client, accounts, rt):
     # The limit is per user: another user saving the same guild is not affected.
     b = await accounts.register("bob")
     await insert_member(rt, g["id"], b.id)
-    await set_default_permissions(rt, g["id"], perms.DEFAULT | P.MANAGE_GUILD)
+    await update_default_permissions(rt, g["id"], perms.DEFAULT | P.MANAGE_GUILD)
     assert (await save_template(client, b, g["id"])).status_code == 201
     # Deleting one frees a place.
     mine = (await client.get(f"{API}/guild-templates/mine", headers=a.headers)).json()["templates"]
@@ -188,8 +188,8 @@ def room_row(rt, guild_id, name, position):
 
 async def structure_bytes(rt, guild_id):
     async with rt.engine.connect() as conn:
-        return structure_size(capture_structure(await queries.roles_of(conn, int(guild_id)),
-                                                await queries.channels_of(conn, int(guild_id))))
+        return structure_size(capture_structure(await role_queries.select_roles(conn, int(guild_id)),
+                                                await room_queries.select_channels(conn, int(guild_id))))
 
 
 async def test_structure_limit_is_16384_bytes_inclusive(client, accounts, rt):
@@ -238,10 +238,10 @@ async def test_delete_checks_manage_guild_only_while_a_member_of_the_source(clie
     b = await accounts.register("bob")
     g = await make_guild(client, a)
     await insert_member(rt, g["id"], b.id)
-    await set_default_permissions(rt, g["id"], perms.DEFAULT | P.MANAGE_GUILD)
+    await update_default_permissions(rt, g["id"], perms.DEFAULT | P.MANAGE_GUILD)
     first = (await save_template(client, b, g["id"], name="one")).json()["template"]
     second = (await save_template(client, b, g["id"], name="two")).json()["template"]
-    await set_default_permissions(rt, g["id"], perms.DEFAULT)
+    await update_default_permissions(rt, g["id"], perms.DEFAULT)
     r = await client.delete(f"{API}/guild-templates/{first['id']}", headers=b.headers)
     assert r.status_code == 403 and r.json()["error"]["permission"] == "MANAGE_GUILD"
     # After leaving the source guild there is no check.

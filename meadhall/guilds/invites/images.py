@@ -13,8 +13,8 @@ from meadhall.core import permissions as perms
 from meadhall.core.errors import permission_denied
 from meadhall.db.uow import UnitOfWork
 from meadhall.files.slots import Slot
-from meadhall.guilds import invite_queries
 from meadhall.guilds.access import load_guild_context, require
+from meadhall.guilds.invites import queries as invite_queries
 from meadhall.guilds.invites.service import access_invite, invite_view
 from meadhall.runtime import Runtime
 
@@ -53,5 +53,5 @@ class InviteBackground:
                          target_id=None, guild_id=target["guild_id"],
                          data={"code": target["code"], "background_file_id": None if new_id is None else str(new_id)})
             row = await access_invite(uow.conn, target["code"], uow.now)
-        inviters = await invite_queries.users_by_id(uow.conn, {row["inviter_id"]} - {None})
+        inviters = await invite_queries.select_users_by_id(uow.conn, {row["inviter_id"]} - {None})
         return {"invite": invite_view(row, inviters.get(row["inviter_id"]), self.rt.settings.public_origin, uow.now)}

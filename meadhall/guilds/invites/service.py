@@ -18,10 +18,12 @@ from meadhall.core import permissions as perms
 from meadhall.core.clock import iso
 from meadhall.core.errors import AppError, permission_denied
 from meadhall.files.cleanup import drop_files
-from meadhall.guilds import invite_queries, queries
+from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.access import access_channel, access_guild, load_guild_context, require, require_in
-from meadhall.guilds.invite_codes import insert_invite
-from meadhall.guilds.membership import do_add_member
+from meadhall.guilds.invites import queries as invite_queries
+from meadhall.guilds.invites.codes import insert_invite
+from meadhall.guilds.members import queries as member_queries
+from meadhall.guilds.members.service import do_add_member
 from meadhall.guilds.views import sid
 from meadhall.runtime import Runtime
 
@@ -72,20 +74,20 @@ def invite_guild_view(guild: RowMapping, is_member: bool) -> dict[str, Any]:
 
 
 async def _views(conn: AsyncConnection, rows: list[RowMapping], origin: str, now: datetime) -> list[dict[str, Any]]:
-    inviters = await invite_queries.users_by_id(conn, {r["inviter_id"] for r in rows if r["inviter_id"] is not None})
+    inviters = await invite_queries.select_users_by_id(conn, {r["inviter_id"] for r in rows if r["inviter_id"] is not None})
     return [invite_view(r, inviters.get(r["inviter_id"]), origin, now) for r in rows]
 
 
 async def access_invite(conn: AsyncConnection, raw_code: str, now: datetime) -> RowMapping:
     """A live invitation by code; unknown, expired and used-up ones answer 404 alike."""
     code = parse_code(raw_code)
-    row = None if code is None else await invite_queries.get_live_invite(conn, code, now)
+    row = None if code is None else await invite_queries.select_live_invite(conn, code, now)
     if row is None:
         raise AppError("invite.not_found")
     return row
 
 
-async def create_invite(rt: Runtime, principal: Principal, raw_channel_id: str, max_age_seconds: int,
+async def do_create_invite(rt: Runtime, principal: Principal, raw_channel_id: str, max_age_seconds: int,
                         max_uses: int) -> dict[str, Any]:
     async with rt.uow() as uow:
         cc = await access_channel(uow.conn, principal, raw_channel_id, uow.now)
@@ -93,7 +95,7 @@ async def create_invite(rt: Runtime, principal: Principal, raw_channel_id: str, 
         if cc.channel["type"] not in ("text", "voice"):
             raise AppError("channel.wrong_type", "Invitations are created for text or voice rooms")
         guild_id = cc.guild.guild_id
-        await invite_queries.purge_dead_invites(uow.conn, guild_id, uow.now)
+        await invite_queries.delete_dead_invites(uow.conn, guild_id, uow.now)
         if await invite_queries.count_live_invites(uow.conn, guild_id, uow.now) >= MAX_INVITES_PER_GUILD:
             raise AppError("invite.limit_reached")
         row = await insert_invite(uow, guild_id=guild_id, channel_id=cc.channel_id, inviter_id=principal.user_id,
@@ -105,45 +107,45 @@ async def create_invite(rt: Runtime, principal: Principal, raw_channel_id: str, 
     return {"invite": views[0]}
 
 
-async def list_invites(rt: Runtime, principal: Principal, raw_guild_id: str) -> dict[str, Any]:
+async def access_invites(rt: Runtime, principal: Principal, raw_guild_id: str) -> dict[str, Any]:
     async with rt.read() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
         require(gc, P.MANAGE_GUILD)
-        rows = await invite_queries.live_invites_of_guild(uow.conn, gc.guild_id, uow.now)
+        rows = await invite_queries.select_live_invites(uow.conn, gc.guild_id, uow.now)
         views = await _views(uow.conn, rows, rt.settings.public_origin, uow.now)
     return {"invites": views}
 
 
-async def preview_invite(rt: Runtime, principal: Principal | None, raw_code: str) -> dict[str, Any]:
+async def access_invite_preview(rt: Runtime, principal: Principal | None, raw_code: str) -> dict[str, Any]:
     """`{invite, guild}` for anyone; a session only decides `guild.is_member`."""
     async with rt.read() as uow:
         row = await access_invite(uow.conn, raw_code, uow.now)
-        guild = await queries.get_guild(uow.conn, row["guild_id"])
+        guild = await guild_queries.select_guild(uow.conn, row["guild_id"])
         assert guild is not None  # invitations go with their guild (ON DELETE CASCADE)
-        is_member = principal is not None and await queries.get_member(
+        is_member = principal is not None and await member_queries.select_member(
             uow.conn, guild["id"], principal.user_id) is not None
         views = await _views(uow.conn, [row], rt.settings.public_origin, uow.now)
     return {"invite": views[0], "guild": invite_guild_view(guild, is_member)}
 
 
-async def join_invite(rt: Runtime, principal: Principal, raw_code: str) -> dict[str, Any]:
+async def do_join_invite(rt: Runtime, principal: Principal, raw_code: str) -> dict[str, Any]:
     """Join by invitation: banned users are refused, members get the same answer with no effect,
     everyone else becomes a member and uses one use (`via: "public"` for the public invitation)."""
     try:
         async with rt.uow() as uow:
             row = await access_invite(uow.conn, raw_code, uow.now)
-            guild = await queries.get_guild(uow.conn, row["guild_id"])
+            guild = await guild_queries.select_guild(uow.conn, row["guild_id"])
             assert guild is not None
-            if await invite_queries.is_banned(uow.conn, guild["id"], principal.user_id):
+            if await invite_queries.select_ban_exists(uow.conn, guild["id"], principal.user_id):
                 raise AppError("guild.banned")
-            if await queries.get_member(uow.conn, guild["id"], principal.user_id) is not None:
+            if await member_queries.select_member(uow.conn, guild["id"], principal.user_id) is not None:
                 return {"guild_id": str(guild["id"])}
-            if not await invite_queries.claim_use(uow.conn, row["code"], uow.now):
+            if not await invite_queries.update_invite_use(uow.conn, row["code"], uow.now):
                 raise AppError("invite.not_found")  # another joiner took the last use meanwhile
             # Claiming the use waited for any concurrent join through this invitation (PostgreSQL row
             # lock): look again, so the same user joining twice at once gets the member answer, not a
             # key conflict, and spends no use.
-            if await queries.get_member(uow.conn, guild["id"], principal.user_id) is not None:
+            if await member_queries.select_member(uow.conn, guild["id"], principal.user_id) is not None:
                 raise _AlreadyMember
             await do_add_member(uow, guild, principal.user_id, "public" if row["is_public"] else "invite")
     except _AlreadyMember:
@@ -155,7 +157,7 @@ class _AlreadyMember(Exception):
     """Rolls the join transaction back (the claimed use is returned)."""
 
 
-async def delete_invite(rt: Runtime, principal: Principal, raw_code: str) -> None:
+async def do_delete_invite(rt: Runtime, principal: Principal, raw_code: str) -> None:
     """By its creator or a holder of MANAGE_GUILD; the public invitation only through the guild's
     `public` flag (409 `invite.public`)."""
     async with rt.uow() as uow:

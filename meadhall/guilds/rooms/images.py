@@ -11,10 +11,10 @@ from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError
 from meadhall.db.uow import UnitOfWork
 from meadhall.files.slots import Slot
-from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.access import ChannelContext, access_channel, require_in
-from meadhall.guilds.events import notify_channel
-from meadhall.guilds.views import channel_view
+from meadhall.guilds.rooms import queries as room_queries
+from meadhall.guilds.rooms.events import notify_channel
+from meadhall.guilds.rooms.views import channel_view
 from meadhall.realtime.audience import GuildViewers
 
 P = perms.P
@@ -45,13 +45,13 @@ class RoomBackground:
         if new_id == old_id:
             return {"channel": channel_view(target.channel, target.overrides)}
         guild_id = target.guild.guild_id
-        await guild_queries.update_channel(uow.conn, target.channel_id, {"background_file_id": new_id})
+        await room_queries.update_channel(uow.conn, target.channel_id, {"background_file_id": new_id})
         await record(uow, "channel.background_update", actor_id=self.principal.user_id, target_type="channel",
                      target_id=target.channel_id, guild_id=guild_id,
                      data={"background_file_id": None if new_id is None else str(new_id)})
-        channel = await guild_queries.get_channel(uow.conn, target.channel_id)
+        channel = await room_queries.select_channel(uow.conn, target.channel_id)
         assert channel is not None
-        view = channel_view(channel, await guild_queries.overrides_of_channel(uow.conn, target.channel_id))
+        view = channel_view(channel, await room_queries.select_overrides(uow.conn, target.channel_id))
         viewers = (await GuildViewers.load(uow.conn, guild_id, uow.now)).viewers(target.channel_id)
         uow.emit(notify_channel("CHANNEL_UPDATE", view, viewers))
         return {"channel": view}

@@ -16,10 +16,10 @@ from meadhall.core import permissions as perms
 from meadhall.core.clock import iso
 from meadhall.core.errors import AppError, permission_denied
 from meadhall.core.ids import parse_id
-from meadhall.guilds import queries
 from meadhall.guilds.access import access_guild, require
-from meadhall.guilds.members import load_target
-from meadhall.guilds.membership import do_remove_member
+from meadhall.guilds.members import queries as member_queries
+from meadhall.guilds.members.service import do_remove_member, load_target
+from meadhall.guilds.moderation import queries as ban_queries
 from meadhall.runtime import Runtime
 
 P = perms.P
@@ -27,7 +27,7 @@ P = perms.P
 
 async def is_banned(conn: AsyncConnection, guild_id: int, user_id: int) -> bool:
     """For joins (invitations, public servers): a banned user answers 403 `guild.banned`."""
-    return await queries.get_ban(conn, guild_id, user_id) is not None
+    return await ban_queries.select_ban(conn, guild_id, user_id) is not None
 
 
 def ban_view(row: RowMapping, users: dict[int, RowMapping], now: datetime) -> dict[str, Any]:
@@ -42,33 +42,33 @@ def ban_view(row: RowMapping, users: dict[int, RowMapping], now: datetime) -> di
 
 async def _ban_views(conn: AsyncConnection, rows: list[RowMapping], now: datetime) -> list[dict[str, Any]]:
     ids = [r["user_id"] for r in rows] + [r["author_id"] for r in rows if r["author_id"] is not None]
-    users = await queries.users_by_id(conn, ids)
+    users = await ban_queries.select_users_by_id(conn, ids)
     # A user row is never removed (soft deletion keeps it); skip a ban whose user vanished anyway.
     return [ban_view(r, users, now) for r in rows if r["user_id"] in users]
 
 
-async def list_bans(rt: Runtime, principal: Principal, raw_guild_id: str) -> dict[str, Any]:
+async def access_bans(rt: Runtime, principal: Principal, raw_guild_id: str) -> dict[str, Any]:
     async with rt.read() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
         require(gc, P.BAN_MEMBERS)
-        rows = await queries.bans_of(uow.conn, gc.guild_id)
+        rows = await ban_queries.select_bans(uow.conn, gc.guild_id)
         views = await _ban_views(uow.conn, rows, uow.now)
     return {"bans": views}
 
 
-async def get_ban(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str) -> dict[str, Any]:
+async def access_ban_view(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str) -> dict[str, Any]:
     async with rt.read() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
         require(gc, P.BAN_MEMBERS)
         user_id = parse_id(raw_user_id)
-        row = None if user_id is None else await queries.get_ban(uow.conn, gc.guild_id, user_id)
+        row = None if user_id is None else await ban_queries.select_ban(uow.conn, gc.guild_id, user_id)
         views = [] if row is None else await _ban_views(uow.conn, [row], uow.now)
     if not views:
         raise AppError("ban.not_found")
     return {"ban": views[0]}
 
 
-async def ban_user(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str,
+async def do_ban_user(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str,
                    reason: str | None) -> None:
     """Ban a member (hierarchy applies; they are removed) or a non-member; repeating updates the reason."""
     async with rt.uow() as uow:
@@ -82,24 +82,24 @@ async def ban_user(rt: Runtime, principal: Principal, raw_guild_id: str, raw_use
             raise permission_denied(None, "You cannot ban yourself")
         if user_id == gc.guild["owner_id"]:
             raise permission_denied(None, "The owner cannot be banned")
-        is_member = await queries.get_member(uow.conn, gc.guild_id, user_id) is not None
+        is_member = await member_queries.select_member(uow.conn, gc.guild_id, user_id) is not None
         if is_member:
             target, _ = await load_target(uow, gc, user_id)
             if not perms.can_act_on(gc.actor, target, gc.roles):
                 raise permission_denied(None, "You can only ban members ranked below you")
-        await queries.put_ban(uow.conn, gc.guild_id, user_id, reason, principal.user_id, uow.now)
+        await ban_queries.upsert_ban(uow.conn, gc.guild_id, user_id, reason, principal.user_id, uow.now)
         if is_member:
             await do_remove_member(uow, gc.guild, user_id, "banned", actor_id=principal.user_id)
         await record(uow, "member.ban", actor_id=principal.user_id, target_type="user", target_id=user_id,
                      guild_id=gc.guild_id, reason=reason, data={"was_member": is_member})
 
 
-async def unban_user(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str) -> None:
+async def do_unban_user(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str) -> None:
     async with rt.uow() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
         require(gc, P.BAN_MEMBERS)
         user_id = parse_id(raw_user_id)
-        if user_id is None or not await queries.delete_ban(uow.conn, gc.guild_id, user_id):
+        if user_id is None or not await ban_queries.delete_ban(uow.conn, gc.guild_id, user_id):
             raise AppError("ban.not_found")
         await record(uow, "member.unban", actor_id=principal.user_id, target_type="user", target_id=user_id,
                      guild_id=gc.guild_id)

@@ -8,6 +8,7 @@ from sqlalchemy import select
 
 from meadhall.accounts import queries as account_queries
 from meadhall.accounts.signin import require_step_up
+from meadhall.audit.diff import changes
 from meadhall.audit.record import record
 from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
@@ -16,27 +17,29 @@ from meadhall.core.ids import parse_id
 from meadhall.core.text import escape_like, norm
 from meadhall.db.schema import guilds, members
 from meadhall.files.cleanup import drop_guild_files
-from meadhall.guilds import queries
+from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.access import access_guild, require
-from meadhall.guilds.building import Structure, build_guild
-from meadhall.guilds.events import changes, notify_guild_delete, notify_guild_update
-from meadhall.guilds.invite_codes import delete_public_invite, insert_invite
-from meadhall.guilds.membership import check_membership_limit, do_remove_member
-from meadhall.guilds.roles import ViewWatch
+from meadhall.guilds.events import notify_guild_delete, notify_guild_update
+from meadhall.guilds.invites.codes import delete_public_invite, insert_invite
+from meadhall.guilds.members import queries as member_queries
+from meadhall.guilds.members.service import check_membership_limit, do_remove_member
+from meadhall.guilds.roles.service import ViewWatch
+from meadhall.guilds.rooms import queries as room_queries
 from meadhall.guilds.snapshot import snapshot_of
+from meadhall.guilds.structure import Structure, build_guild
 from meadhall.guilds.views import guild_view
 from meadhall.realtime.audience import guild_members
 from meadhall.realtime.events import event
 from meadhall.runtime import Runtime
 
 
-async def create_guild(rt: Runtime, principal: Principal, name: str, description: str | None,
+async def do_create_guild(rt: Runtime, principal: Principal, name: str, description: str | None,
                        template_id: str | None) -> dict[str, Any]:
     async with rt.uow() as uow:
         await check_membership_limit(uow, principal.user_id)
         structure, template_ref = Structure(), None
         if template_id is not None:
-            from meadhall.guilds.templates import load_personal_template
+            from meadhall.guilds.templates.service import load_personal_template
 
             structure = await load_personal_template(uow, principal.user_id, template_id)
             template_ref = template_id
@@ -52,19 +55,19 @@ async def create_guild(rt: Runtime, principal: Principal, name: str, description
     return {"guild": guild_view(built.guild)}
 
 
-async def get_guild(rt: Runtime, principal: Principal, raw_id: str) -> dict[str, Any]:
+async def access_guild_view(rt: Runtime, principal: Principal, raw_id: str) -> dict[str, Any]:
     async with rt.read() as uow:
         gc = await access_guild(uow.conn, principal, raw_id, uow.now)
     return {"guild": guild_view(gc.guild)}
 
 
-async def my_guilds(rt: Runtime, principal: Principal) -> dict[str, Any]:
+async def access_own_guilds(rt: Runtime, principal: Principal) -> dict[str, Any]:
     async with rt.read() as uow:
-        rows = await queries.guilds_of_user(uow.conn, principal.user_id)
+        rows = await guild_queries.select_guilds_of_user(uow.conn, principal.user_id)
     return {"guilds": [guild_view(r) for r in rows]}
 
 
-async def public_guilds(rt: Runtime, principal: Principal, q: str | None, before: int | None, limit: int
+async def access_public_guilds(rt: Runtime, principal: Principal, q: str | None, before: int | None, limit: int
                         ) -> dict[str, Any]:
     stmt = select(guilds).where(guilds.c.public.is_(True))
     if q:
@@ -87,7 +90,7 @@ async def public_guilds(rt: Runtime, principal: Principal, q: str | None, before
     return {"guilds": items, "has_more": len(rows) > limit}
 
 
-async def update_guild(rt: Runtime, principal: Principal, raw_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+async def do_update_guild(rt: Runtime, principal: Principal, raw_id: str, fields: dict[str, Any]) -> dict[str, Any]:
     async with rt.uow() as uow:
         gc = await access_guild(uow.conn, principal, raw_id, uow.now)
         require(gc, perms.P.MANAGE_GUILD)
@@ -106,8 +109,8 @@ async def update_guild(rt: Runtime, principal: Principal, raw_id: str, fields: d
         diff = changes(gc.guild, values)
         diff.pop("name_norm", None)
         if values:
-            await queries.update_guild(uow.conn, gc.guild_id, values)
-        guild = await queries.get_guild(uow.conn, gc.guild_id)
+            await guild_queries.update_guild(uow.conn, gc.guild_id, values)
+        guild = await guild_queries.select_guild(uow.conn, gc.guild_id)
         assert guild is not None
         if diff:
             await record(uow, "guild.update", actor_id=principal.user_id, target_type="guild",
@@ -126,13 +129,13 @@ async def _validated_changes(uow: Any, gc: Any, fields: dict[str, Any]) -> dict[
     values = dict(fields)
     if "system_channel_id" in values and values["system_channel_id"] is not None:
         channel_id = parse_id(values["system_channel_id"])
-        room = None if channel_id is None else await queries.get_guild_channel(uow.conn, gc.guild_id, channel_id)
+        room = None if channel_id is None else await room_queries.select_guild_channel(uow.conn, gc.guild_id, channel_id)
         if room is None or room["type"] != "text":
             raise validation_error("system_channel_id", "must be a text room of this server")
         values["system_channel_id"] = channel_id
     if "owner_id" in values:
         owner_id = parse_id(values["owner_id"])
-        if owner_id is None or await queries.get_member(uow.conn, gc.guild_id, owner_id) is None:
+        if owner_id is None or await member_queries.select_member(uow.conn, gc.guild_id, owner_id) is None:
             raise validation_error("owner_id", "the new owner must be a member")
         values["owner_id"] = owner_id
         if owner_id == gc.guild["owner_id"]:
@@ -145,7 +148,7 @@ async def _toggle_public(uow: Any, guild: Any, actor_id: int, public: bool) -> s
     if not public:
         await delete_public_invite(uow, guild["id"])
         return None
-    rooms = await queries.channels_of(uow.conn, guild["id"])
+    rooms = await room_queries.select_channels(uow.conn, guild["id"])
     room_id = guild["system_channel_id"] or next((r["id"] for r in rooms if r["type"] == "text"), None)
     if room_id is None:
         raise validation_error("public", "a public server needs a text room")
@@ -154,7 +157,7 @@ async def _toggle_public(uow: Any, guild: Any, actor_id: int, public: bool) -> s
     return str(invite["code"])
 
 
-async def delete_guild(rt: Runtime, principal: Principal, raw_id: str) -> None:
+async def do_delete_guild(rt: Runtime, principal: Principal, raw_id: str) -> None:
     async with rt.uow() as uow:
         gc = await access_guild(uow.conn, principal, raw_id, uow.now)
         if not gc.actor.is_owner:
@@ -163,16 +166,16 @@ async def delete_guild(rt: Runtime, principal: Principal, raw_id: str) -> None:
         audience = await guild_members(uow.conn, gc.guild_id)
         await record(uow, "guild.delete", actor_id=principal.user_id, target_type="guild",
                      target_id=gc.guild_id, guild_id=gc.guild_id, data={"name": gc.guild["name"]})
-        await queries.delete_guild(uow.conn, gc.guild_id)
+        await guild_queries.delete_guild(uow.conn, gc.guild_id)
         await drop_guild_files(uow, rt.files, gc.guild_id)
         uow.emit(notify_guild_delete(gc.guild_id, "deleted", audience))
 
 
-async def leave_guild(rt: Runtime, principal: Principal, raw_id: str) -> None:
+async def do_leave_guild(rt: Runtime, principal: Principal, raw_id: str) -> None:
     async with rt.uow() as uow:
         guild_id = parse_id(raw_id)
-        guild = None if guild_id is None else await queries.get_guild(uow.conn, guild_id)
-        if guild is None or await queries.get_member(uow.conn, guild["id"], principal.user_id) is None:
+        guild = None if guild_id is None else await guild_queries.select_guild(uow.conn, guild_id)
+        if guild is None or await member_queries.select_member(uow.conn, guild["id"], principal.user_id) is None:
             raise AppError("guild.not_found")
         if guild["owner_id"] == principal.user_id:
             raise AppError("guild.owner_cannot_leave")

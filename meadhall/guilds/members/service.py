@@ -1,5 +1,6 @@
-"""Members of a guild: list, read, nicknames, timeouts and kicks (API.md 3.6), and the Member payloads
-shared with the role and ban services."""
+"""Members of a guild: joining and leaving (shared by invitations, public servers, leave, kick and ban),
+list, read, nicknames and timeouts (OpenAPI: listMembers, updateMember), and the Member payloads shared
+with the role and moderation services."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Any
 from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.accounts import queries as account_queries
+from meadhall.accounts.views import user_summary
 from meadhall.audit.record import record
 from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
@@ -18,16 +21,69 @@ from meadhall.core.errors import AppError, permission_denied, validation_error
 from meadhall.core.ids import parse_id
 from meadhall.core.text import norm
 from meadhall.db.uow import UnitOfWork
-from meadhall.guilds import queries
+from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.access import GuildContext, access_guild, member_context, require
-from meadhall.guilds.events import notify_member
-from meadhall.guilds.membership import do_remove_member
-from meadhall.guilds.views import member_view
+from meadhall.guilds.events import notify_guild_delete
+from meadhall.guilds.members import queries as member_queries
+from meadhall.guilds.members.events import notify_member, notify_member_remove
+from meadhall.guilds.members.views import member_view
+from meadhall.guilds.snapshot import snapshot_of
+from meadhall.messages.system import post_system_message
 from meadhall.realtime.audience import guild_members
+from meadhall.realtime.events import event
 from meadhall.runtime import Runtime
 
 P = perms.P
 MAX_TIMEOUT = timedelta(days=28)
+
+
+# ---- joining and leaving (invitations, public servers, leave, kick, ban) -------------------------
+
+MAX_MEMBERSHIPS = 200
+
+
+async def check_membership_limit(uow: UnitOfWork, user_id: int) -> None:
+    if await member_queries.count_memberships(uow.conn, user_id) >= MAX_MEMBERSHIPS:
+        raise AppError("guild.limit_reached")
+
+
+async def do_add_member(uow: UnitOfWork, guild: RowMapping, user_id: int, via: str) -> None:
+    """Insert the membership; MEMBER_ADD to members (the joiner included), GUILD_CREATE to the joiner,
+    system message `member_join` in the system room."""
+    await check_membership_limit(uow, user_id)
+    conn = uow.conn
+    await member_queries.insert_member(conn, {"guild_id": guild["id"], "user_id": user_id, "nick": None, "nick_norm": None,
+                                       "joined_at": uow.now, "timeout_until": None})
+    await guild_queries.update_member_count(conn, guild["id"], 1)
+    user = await account_queries.select_user(conn, user_id)
+    member = await member_queries.select_member(conn, guild["id"], user_id)
+    assert user is not None and member is not None
+    audience = await guild_members(conn, guild["id"])
+    uow.emit(notify_member("MEMBER_ADD", member_view(member, user, [], uow.now), audience))
+    # As in READY: an instance administrator's snapshot lists every room (they view them all).
+    snapshot = await snapshot_of(uow, guild["id"], user_id, bool(user["is_instance_admin"]))
+    uow.emit(event("GUILD_CREATE", snapshot, [user_id]))
+    await post_system_message(uow, guild_id=guild["id"], channel_id=guild["system_channel_id"],
+                              type_="member_join", user_id=user_id, display_name=user["display_name"], via=via)
+
+
+async def do_remove_member(uow: UnitOfWork, guild: RowMapping, user_id: int, reason: str,
+                           actor_id: int | None = None) -> None:
+    """Remove the membership (its roles go with it); MEMBER_REMOVE to the remaining members,
+    GUILD_DELETE with the reason (`left`, `kicked`, `banned`) to the removed user, system message."""
+    conn = uow.conn
+    if not await member_queries.delete_member(conn, guild["id"], user_id):
+        raise AppError("member.not_found")
+    await guild_queries.update_member_count(conn, guild["id"], -1)
+    user = await account_queries.select_user(conn, user_id)
+    assert user is not None
+    remaining = await guild_members(conn, guild["id"])
+    uow.emit(notify_member_remove(guild["id"], user_summary(user, uow.now), remaining))
+    uow.emit(notify_guild_delete(guild["id"], reason, [user_id]))
+    system_type = {"left": "member_leave", "kicked": "member_kick", "banned": "member_ban"}[reason]
+    await post_system_message(uow, guild_id=guild["id"], channel_id=guild["system_channel_id"],
+                              type_=system_type, user_id=user_id, display_name=user["display_name"],
+                              actor_id=actor_id)
 
 
 # ---- payloads shared with roles and bans -------------------------------------------------------
@@ -39,9 +95,9 @@ async def member_views(conn: AsyncConnection, guild_id: int, user_ids: Iterable[
     ids = sorted(set(user_ids))
     if not ids:
         return {}
-    rows = await queries.members_with_users(conn, guild_id, user_ids=ids, limit=len(ids))
-    held = await queries.role_ids_by_member(conn, guild_id, ids)
-    return {r["user_id"]: member_view(r, queries.user_part(r), held.get(r["user_id"], []), now) for r in rows}
+    rows = await member_queries.select_members_with_users(conn, guild_id, user_ids=ids, limit=len(ids))
+    held = await member_queries.select_role_ids_by_member(conn, guild_id, ids)
+    return {r["user_id"]: member_view(r, member_queries.user_part(r), held.get(r["user_id"], []), now) for r in rows}
 
 
 async def emit_member_updates(uow: UnitOfWork, guild_id: int, user_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
@@ -56,7 +112,7 @@ async def emit_member_updates(uow: UnitOfWork, guild_id: int, user_ids: Iterable
 
 async def announce_profile(uow: UnitOfWork, user_id: int) -> None:
     """A user's public profile changed: MEMBER_UPDATE in every guild they belong to."""
-    for guild in await queries.guilds_of_user(uow.conn, user_id):
+    for guild in await guild_queries.select_guilds_of_user(uow.conn, user_id):
         await emit_member_updates(uow, guild["id"], [user_id])
 
 
@@ -65,10 +121,10 @@ async def load_target(uow: UnitOfWork, gc: GuildContext, user_id: int | None
     """A member of this guild as the target of a moderation action; 404 `member.not_found`.
 
     As a target an instance administrator has their ordinary rank (the bypass is for acting)."""
-    member = None if user_id is None else await queries.get_member(uow.conn, gc.guild_id, user_id)
+    member = None if user_id is None else await member_queries.select_member(uow.conn, gc.guild_id, user_id)
     if member is None or user_id is None:
         raise AppError("member.not_found")
-    role_ids = await queries.member_role_ids(uow.conn, gc.guild_id, user_id)
+    role_ids = await member_queries.select_member_role_ids(uow.conn, gc.guild_id, user_id)
     return member_context(user_id, False, gc.guild, member, role_ids, uow.now), member
 
 
@@ -79,7 +135,7 @@ def _target_id(principal: Principal, raw: str) -> int | None:
 # ---- reads -------------------------------------------------------------------------------------
 
 
-async def list_members(rt: Runtime, principal: Principal, raw_guild_id: str, after: str | None, limit: int,
+async def access_members(rt: Runtime, principal: Principal, raw_guild_id: str, after: str | None, limit: int,
                        q: str | None) -> dict[str, Any]:
     """User id ascending from `after`; `q` is a case-insensitive prefix of username, display name or nick."""
     after_id = None
@@ -90,17 +146,17 @@ async def list_members(rt: Runtime, principal: Principal, raw_guild_id: str, aft
     query_norm = norm(q.strip()) if q and q.strip() else None
     async with rt.read() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
-        rows = await queries.members_with_users(uow.conn, gc.guild_id, after=after_id, limit=limit + 1,
+        rows = await member_queries.select_members_with_users(uow.conn, gc.guild_id, after=after_id, limit=limit + 1,
                                                 query_norm=query_norm)
         page = rows[:limit]
-        held = await queries.role_ids_by_member(uow.conn, gc.guild_id, [r["user_id"] for r in page]) if page else {}
+        held = await member_queries.select_role_ids_by_member(uow.conn, gc.guild_id, [r["user_id"] for r in page]) if page else {}
     return {
-        "members": [member_view(r, queries.user_part(r), held.get(r["user_id"], []), uow.now) for r in page],
+        "members": [member_view(r, member_queries.user_part(r), held.get(r["user_id"], []), uow.now) for r in page],
         "has_more": len(rows) > limit,
     }
 
 
-async def get_member(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str) -> dict[str, Any]:
+async def access_member_view(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str) -> dict[str, Any]:
     async with rt.read() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
         user_id = _target_id(principal, raw_user_id)
@@ -144,7 +200,7 @@ def _check_timeout(gc: GuildContext, target: perms.MemberContext) -> None:
         raise permission_denied(None, "You can only time out members ranked below you")
 
 
-async def update_member(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str,
+async def do_update_member(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str,
                         fields: dict[str, Any]) -> dict[str, Any]:
     """PATCH a member (`@me` for oneself): `nick` and/or `timeout_until`, each with its own rule."""
     async with rt.uow() as uow:
@@ -184,14 +240,14 @@ async def _apply(uow: UnitOfWork, gc: GuildContext, principal: Principal, member
             action = "member.timeout" if until is not None else "member.timeout_clear"
             await record(uow, action, **audit, data={"timeout_until": iso(until), "previous": iso(active)})
     if values:
-        await queries.update_member(uow.conn, gc.guild_id, user_id, values)
+        await member_queries.update_member(uow.conn, gc.guild_id, user_id, values)
     return visible
 
 
 # ---- kick --------------------------------------------------------------------------------------
 
 
-async def kick_member(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str) -> None:
+async def do_kick_member(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str) -> None:
     async with rt.uow() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
         target, _ = await load_target(uow, gc, parse_id(raw_user_id))

@@ -10,17 +10,23 @@ from typing import Any
 from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.audit.diff import changes
 from meadhall.audit.record import record
 from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError, permission_denied, validation_error
 from meadhall.core.ids import parse_id
 from meadhall.db.uow import UnitOfWork
-from meadhall.guilds import queries
+from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.access import GuildContext, access_guild, require
-from meadhall.guilds.events import changes, notify_channel, notify_role, notify_role_delete
-from meadhall.guilds.members import emit_member_updates, load_target
-from meadhall.guilds.views import channel_view, role_view
+from meadhall.guilds.members import queries as member_queries
+from meadhall.guilds.members.service import emit_member_updates, load_target
+from meadhall.guilds.roles import queries as role_queries
+from meadhall.guilds.roles.events import notify_role, notify_role_delete
+from meadhall.guilds.roles.views import role_view
+from meadhall.guilds.rooms import queries as room_queries
+from meadhall.guilds.rooms.events import notify_channel
+from meadhall.guilds.rooms.views import channel_view
 from meadhall.realtime.audience import GuildViewers, guild_members
 from meadhall.runtime import Runtime
 
@@ -53,15 +59,15 @@ class ViewWatch:
                    users: Iterable[int] | None = None) -> ViewWatch:
         watched = None if users is None else frozenset(users)
         viewers = _only(await GuildViewers.load(conn, guild_id, now), watched)
-        rooms = await queries.channels_of(conn, guild_id)
+        rooms = await room_queries.select_channels(conn, guild_id)
         return cls(guild_id, watched, {r["id"]: set(viewers.viewers(r["id"])) for r in rooms})
 
     async def emit(self, uow: UnitOfWork, changed_rooms: Iterable[int] = ()) -> None:
         changed = set(changed_rooms)
         everyone = await GuildViewers.load(uow.conn, self.guild_id, uow.now)
         watched = _only(everyone, self.users)
-        rooms = await queries.channels_of(uow.conn, self.guild_id)
-        overrides = await queries.overrides_of_guild(uow.conn, self.guild_id)
+        rooms = await room_queries.select_channels(uow.conn, self.guild_id)
+        overrides = await room_queries.select_guild_overrides(uow.conn, self.guild_id)
         for room in rooms:
             old, new = self.before.get(room["id"], set()), set(watched.viewers(room["id"]))
             if old == new and room["id"] not in changed:
@@ -114,13 +120,13 @@ def _audit_changes(before: RowMapping, values: dict[str, Any]) -> dict[str, list
 # ---- reads -------------------------------------------------------------------------------------
 
 
-async def list_roles(rt: Runtime, principal: Principal, raw_guild_id: str) -> dict[str, Any]:
+async def access_roles(rt: Runtime, principal: Principal, raw_guild_id: str) -> dict[str, Any]:
     async with rt.read() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
     return {"roles": [role_view(r) for r in gc.role_rows]}
 
 
-async def get_role(rt: Runtime, principal: Principal, raw_guild_id: str, raw_role_id: str) -> dict[str, Any]:
+async def access_role_view(rt: Runtime, principal: Principal, raw_guild_id: str, raw_role_id: str) -> dict[str, Any]:
     async with rt.read() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
     return {"role": role_view(_role(gc, raw_role_id))}
@@ -129,7 +135,7 @@ async def get_role(rt: Runtime, principal: Principal, raw_guild_id: str, raw_rol
 # ---- create, update, delete --------------------------------------------------------------------
 
 
-async def create_role(rt: Runtime, principal: Principal, raw_guild_id: str, body: dict[str, Any]
+async def do_create_role(rt: Runtime, principal: Principal, raw_guild_id: str, body: dict[str, Any]
                       ) -> dict[str, Any]:
     """The new role takes position 1; the roles at 1 and above move up by one (ROLE_UPDATE each)."""
     async with rt.uow() as uow:
@@ -138,16 +144,16 @@ async def create_role(rt: Runtime, principal: Principal, raw_guild_id: str, body
         _check_cosmetics(body)
         _check_grant(gc, body["permissions"])
         # Concurrent creations would both take position 1 and both pass the count (PostgreSQL).
-        await queries.lock_guild(uow.conn, gc.guild_id)
-        if await queries.count_roles(uow.conn, gc.guild_id) >= MAX_ROLES:
+        await guild_queries.lock_guild(uow.conn, gc.guild_id)
+        if await role_queries.count_roles(uow.conn, gc.guild_id) >= MAX_ROLES:
             raise AppError("role.limit_reached")
-        current = await queries.roles_of(uow.conn, gc.guild_id)
+        current = await role_queries.select_roles(uow.conn, gc.guild_id)
         shifted = [r for r in current if not r["is_default"] and r["position"] >= 1]
-        await queries.shift_roles_up(uow.conn, gc.guild_id, 1)
+        await role_queries.update_role_positions_up(uow.conn, gc.guild_id, 1)
         row = {"id": uow.next_id(), "guild_id": gc.guild_id, "name": body["name"], "color": body["color"],
                "position": 1, "permissions": body["permissions"], "hoist": body["hoist"], "frame_id": None,
                "icon_id": None, "is_default": False, "created_at": uow.now}
-        await queries.insert_roles(uow.conn, [row])
+        await role_queries.insert_roles(uow.conn, [row])
         audience = await guild_members(uow.conn, gc.guild_id)
         view = role_view(row)  # type: ignore[arg-type]
         uow.emit(notify_role("ROLE_CREATE", view, audience))
@@ -161,7 +167,7 @@ async def create_role(rt: Runtime, principal: Principal, raw_guild_id: str, body
     return {"role": view}
 
 
-async def update_role(rt: Runtime, principal: Principal, raw_guild_id: str, raw_role_id: str,
+async def do_update_role(rt: Runtime, principal: Principal, raw_guild_id: str, raw_role_id: str,
                       fields: dict[str, Any]) -> dict[str, Any]:
     async with rt.uow() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
@@ -180,13 +186,13 @@ async def update_role(rt: Runtime, principal: Principal, raw_guild_id: str, raw_
         if diff:
             watch = None
             if "permissions" in diff:
-                holders = None if role["is_default"] else await queries.holders_of_role(uow.conn, gc.guild_id,
+                holders = None if role["is_default"] else await role_queries.select_role_holders(uow.conn, gc.guild_id,
                                                                                          role["id"])
                 watch = await ViewWatch.take(uow.conn, gc.guild_id, uow.now, holders)
-            await queries.update_role(uow.conn, gc.guild_id, role["id"], fields)
+            await role_queries.update_role(uow.conn, gc.guild_id, role["id"], fields)
             await record(uow, "role.update", actor_id=principal.user_id, target_type="role", target_id=role["id"],
                          guild_id=gc.guild_id, data={"changes": diff})
-            updated = await queries.get_role(uow.conn, gc.guild_id, role["id"])
+            updated = await role_queries.select_role(uow.conn, gc.guild_id, role["id"])
             assert updated is not None
             role = updated
             uow.emit(notify_role("ROLE_UPDATE", role_view(role), await guild_members(uow.conn, gc.guild_id)))
@@ -195,7 +201,7 @@ async def update_role(rt: Runtime, principal: Principal, raw_guild_id: str, raw_
     return {"role": role_view(role)}
 
 
-async def delete_role(rt: Runtime, principal: Principal, raw_guild_id: str, raw_role_id: str) -> None:
+async def do_delete_role(rt: Runtime, principal: Principal, raw_guild_id: str, raw_role_id: str) -> None:
     """Its overrides go with it; holders get MEMBER_UPDATE, the rooms that had an override CHANNEL_UPDATE."""
     async with rt.uow() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
@@ -205,11 +211,11 @@ async def delete_role(rt: Runtime, principal: Principal, raw_guild_id: str, raw_
             raise AppError("role.default_role", "The default role cannot be deleted")
         _check_manageable(gc, role)
         role_id = int(role["id"])
-        holders = await queries.holders_of_role(uow.conn, gc.guild_id, role_id)
+        holders = await role_queries.select_role_holders(uow.conn, gc.guild_id, role_id)
         watch = await ViewWatch.take(uow.conn, gc.guild_id, uow.now, holders)
-        rooms = await queries.delete_overrides_for_target(uow.conn, gc.guild_id, role_id)
-        await queries.delete_role_assignments(uow.conn, gc.guild_id, role_id)
-        await queries.delete_role(uow.conn, gc.guild_id, role_id)
+        rooms = await room_queries.delete_overrides_for_target(uow.conn, gc.guild_id, role_id)
+        await role_queries.delete_role_assignments(uow.conn, gc.guild_id, role_id)
+        await role_queries.delete_role(uow.conn, gc.guild_id, role_id)
         uow.emit(notify_role_delete(gc.guild_id, role_id, await guild_members(uow.conn, gc.guild_id)))
         await emit_member_updates(uow, gc.guild_id, holders)
         await watch.emit(uow, rooms)
@@ -248,7 +254,7 @@ def _requested_moves(gc: GuildContext, moves: list[dict[str, Any]]) -> dict[int,
     return requested
 
 
-async def reorder_roles(rt: Runtime, principal: Principal, raw_guild_id: str, moves: list[dict[str, Any]]
+async def do_reorder_roles(rt: Runtime, principal: Principal, raw_guild_id: str, moves: list[dict[str, Any]]
                         ) -> dict[str, Any]:
     """Positions are renumbered 1..n in the requested order; ROLE_UPDATE for each role that moved."""
     async with rt.uow() as uow:
@@ -262,8 +268,8 @@ async def reorder_roles(rt: Runtime, principal: Principal, raw_guild_id: str, mo
                                                                                      gc.rank), start=1)
                  if old[role_id] != position]
         for role_id, position in moved:
-            await queries.update_role(uow.conn, gc.guild_id, role_id, {"position": position})
-        rows = await queries.roles_of(uow.conn, gc.guild_id)
+            await role_queries.update_role(uow.conn, gc.guild_id, role_id, {"position": position})
+        rows = await role_queries.select_roles(uow.conn, gc.guild_id)
         if moved:
             audience = await guild_members(uow.conn, gc.guild_id)
             ids = {role_id for role_id, _ in moved}
@@ -279,7 +285,7 @@ async def reorder_roles(rt: Runtime, principal: Principal, raw_guild_id: str, mo
 # ---- assignment --------------------------------------------------------------------------------
 
 
-async def set_member_role(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str,
+async def do_set_member_role(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str,
                           raw_role_id: str, assign: bool) -> None:
     """PUT / DELETE of a member's role: idempotent; MEMBER_UPDATE and audit only when it changed."""
     async with rt.uow() as uow:
@@ -292,9 +298,9 @@ async def set_member_role(rt: Runtime, principal: Principal, raw_guild_id: str, 
         _check_manageable(gc, role)
         watch = await ViewWatch.take(uow.conn, gc.guild_id, uow.now, [target.user_id])
         if assign:
-            changed = await queries.add_member_role_once(uow.conn, gc.guild_id, target.user_id, role["id"])
+            changed = await member_queries.insert_member_role_once(uow.conn, gc.guild_id, target.user_id, role["id"])
         else:
-            changed = await queries.remove_member_role(uow.conn, gc.guild_id, target.user_id, role["id"])
+            changed = await member_queries.delete_member_role(uow.conn, gc.guild_id, target.user_id, role["id"])
         if changed:
             await record(uow, "member.role_add" if assign else "member.role_remove", actor_id=principal.user_id,
                          target_type="user", target_id=target.user_id, guild_id=gc.guild_id,

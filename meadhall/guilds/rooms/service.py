@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import RowMapping
 
 from meadhall.accounts import queries as account_queries
+from meadhall.audit.diff import changes
 from meadhall.audit.record import record
 from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
@@ -15,7 +16,7 @@ from meadhall.core.ids import parse_id
 from meadhall.core.limits import ROOM_POSITION_MAX
 from meadhall.db.uow import UnitOfWork
 from meadhall.files.cleanup import drop_channel_files
-from meadhall.guilds import queries
+from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.access import (
     ChannelContext,
     GuildContext,
@@ -26,9 +27,13 @@ from meadhall.guilds.access import (
     require_in,
     visible_channels,
 )
-from meadhall.guilds.building import channel_row
-from meadhall.guilds.events import changes, notify_channel
-from meadhall.guilds.views import channel_view
+from meadhall.guilds.invites import queries as invite_queries
+from meadhall.guilds.members import queries as member_queries
+from meadhall.guilds.roles import queries as role_queries
+from meadhall.guilds.rooms import queries as room_queries
+from meadhall.guilds.rooms.events import notify_channel
+from meadhall.guilds.rooms.views import channel_view
+from meadhall.guilds.structure import channel_row
 from meadhall.messages.system import post_system_message
 from meadhall.realtime.audience import GuildViewers
 from meadhall.runtime import Runtime
@@ -37,16 +42,16 @@ MAX_CHANNELS = 500
 P = perms.P
 
 
-async def list_channels(rt: Runtime, principal: Principal, raw_guild_id: str) -> dict[str, Any]:
+async def access_channels(rt: Runtime, principal: Principal, raw_guild_id: str) -> dict[str, Any]:
     """Only what the caller may view: three queries for the whole guild, whatever its size."""
     async with rt.read() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
-        rows = await queries.channels_of(uow.conn, gc.guild_id)
-        overrides = await queries.overrides_of_guild(uow.conn, gc.guild_id)
+        rows = await room_queries.select_channels(uow.conn, gc.guild_id)
+        overrides = await room_queries.select_guild_overrides(uow.conn, gc.guild_id)
     return {"channels": [channel_view(r, overrides.get(r["id"], [])) for r in visible_channels(gc, rows, overrides)]}
 
 
-async def get_channel(rt: Runtime, principal: Principal, raw_id: str) -> dict[str, Any]:
+async def access_channel_view(rt: Runtime, principal: Principal, raw_id: str) -> dict[str, Any]:
     async with rt.read() as uow:
         cc = await access_channel(uow.conn, principal, raw_id, uow.now)
     return {"channel": channel_view(cc.channel, cc.overrides)}
@@ -55,8 +60,8 @@ async def get_channel(rt: Runtime, principal: Principal, raw_id: str) -> dict[st
 async def _seen_rooms(uow: UnitOfWork, gc: GuildContext) -> dict[int, RowMapping]:
     """The guild's rooms and categories the caller may view (1.4). The others do not exist for the caller:
     naming one as a room to move or as a parent is answered like an unknown id, so nothing about it leaks."""
-    rows = await queries.channels_of(uow.conn, gc.guild_id)
-    overrides = await queries.overrides_of_guild(uow.conn, gc.guild_id)
+    rows = await room_queries.select_channels(uow.conn, gc.guild_id)
+    overrides = await room_queries.select_guild_overrides(uow.conn, gc.guild_id)
     return {r["id"]: r for r in visible_channels(gc, rows, overrides)}
 
 
@@ -84,15 +89,15 @@ def _check_overrides(gc: GuildContext, specs: list[dict[str, Any]], room_overrid
 
 
 async def _viewers_and_emit(uow: UnitOfWork, type_: str, gc: GuildContext, channel_id: int) -> list[int]:
-    channel = await queries.get_channel(uow.conn, channel_id)
+    channel = await room_queries.select_channel(uow.conn, channel_id)
     assert channel is not None
-    overrides = await queries.overrides_of_channel(uow.conn, channel_id)
+    overrides = await room_queries.select_overrides(uow.conn, channel_id)
     viewers = (await GuildViewers.load(uow.conn, gc.guild_id, uow.now)).viewers(channel_id)
     uow.emit(notify_channel(type_, channel_view(channel, overrides), viewers))
     return viewers
 
 
-async def create_channel(rt: Runtime, principal: Principal, raw_guild_id: str, body: dict[str, Any]
+async def do_create_channel(rt: Runtime, principal: Principal, raw_guild_id: str, body: dict[str, Any]
                          ) -> dict[str, Any]:
     async with rt.uow() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
@@ -101,25 +106,25 @@ async def create_channel(rt: Runtime, principal: Principal, raw_guild_id: str, b
         if type_ != "voice" and body.get("user_limit") is not None:
             raise validation_error("user_limit", "only voice rooms have a user limit")
         parent_id = await _parent(uow, gc, body.get("parent_id"), type_)
-        if await queries.count_channels(uow.conn, gc.guild_id) >= MAX_CHANNELS:
+        if await room_queries.count_channels(uow.conn, gc.guild_id) >= MAX_CHANNELS:
             raise AppError("channel.limit_reached")
         specs = body.get("permission_overrides")
         if specs is None and parent_id is not None:
             # A room created in a category starts with a copy of the category's overrides (1.4).
             specs = [{"id": o["target_id"], "type": o["kind"], "allow": int(o["allow"]), "deny": int(o["deny"])}
-                     for o in await queries.overrides_of_channel(uow.conn, parent_id)]
+                     for o in await room_queries.select_overrides(uow.conn, parent_id)]
         elif specs:
             await _validate_targets(uow, gc, specs)
             _check_overrides(gc, specs, [])
-        siblings = [r for r in await queries.channels_of(uow.conn, gc.guild_id) if r["parent_id"] == parent_id]
+        siblings = [r for r in await room_queries.select_channels(uow.conn, gc.guild_id) if r["parent_id"] == parent_id]
         position = body.get("position")
         if position is None:
             position = min(max((r["position"] for r in siblings), default=-1) + 1, ROOM_POSITION_MAX)
         row = channel_row(uow, gc.guild_id, name=body["name"], type_=type_, topic=body.get("topic"),
                           position=position, parent_id=parent_id,
                           slowmode_seconds=body.get("slowmode_seconds") or 0, user_limit=body.get("user_limit"))
-        await queries.insert_channel(uow.conn, row)
-        await queries.insert_overrides(uow.conn, [
+        await room_queries.insert_channel(uow.conn, row)
+        await room_queries.insert_overrides(uow.conn, [
             {"channel_id": row["id"], "target_id": int(s["id"]), "kind": s["type"], "allow": s["allow"],
              "deny": s["deny"]} for s in specs or []
         ])
@@ -132,8 +137,8 @@ async def create_channel(rt: Runtime, principal: Principal, raw_guild_id: str, b
                                       viewers=viewers)
         await record(uow, "channel.create", actor_id=principal.user_id, target_type="channel",
                      target_id=row["id"], guild_id=gc.guild_id, data={"name": row["name"], "type": type_})
-        channel = await queries.get_channel(uow.conn, row["id"])
-        overrides = await queries.overrides_of_channel(uow.conn, row["id"])
+        channel = await room_queries.select_channel(uow.conn, row["id"])
+        overrides = await room_queries.select_overrides(uow.conn, row["id"])
     assert channel is not None
     return {"channel": channel_view(channel, overrides)}
 
@@ -143,13 +148,13 @@ async def _validate_targets(uow: UnitOfWork, gc: GuildContext, specs: list[dict[
         target = parse_id(spec["id"])
         if target is None:
             raise validation_error("permission_overrides.id", "must be an id")
-        if spec["type"] == "role" and await queries.get_role(uow.conn, gc.guild_id, target) is None:
+        if spec["type"] == "role" and await role_queries.select_role(uow.conn, gc.guild_id, target) is None:
             raise AppError("role.not_found")
-        if spec["type"] == "member" and await queries.get_member(uow.conn, gc.guild_id, target) is None:
+        if spec["type"] == "member" and await member_queries.select_member(uow.conn, gc.guild_id, target) is None:
             raise AppError("member.not_found")
 
 
-async def update_channel(rt: Runtime, principal: Principal, raw_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+async def do_update_channel(rt: Runtime, principal: Principal, raw_id: str, fields: dict[str, Any]) -> dict[str, Any]:
     async with rt.uow() as uow:
         cc = await access_channel(uow.conn, principal, raw_id, uow.now)
         require_in(cc, P.MANAGE_CHANNELS)
@@ -165,16 +170,16 @@ async def update_channel(rt: Runtime, principal: Principal, raw_id: str, fields:
                     raise validation_error(field, "categories have no " + field)
         diff = changes(cc.channel, values)
         if diff:
-            await queries.update_channel(uow.conn, cc.channel_id, values)
+            await room_queries.update_channel(uow.conn, cc.channel_id, values)
             await record(uow, "channel.update", actor_id=principal.user_id, target_type="channel",
                          target_id=cc.channel_id, guild_id=cc.guild.guild_id, data={"changes": diff})
             await _viewers_and_emit(uow, "CHANNEL_UPDATE", cc.guild, cc.channel_id)
-        channel = await queries.get_channel(uow.conn, cc.channel_id)
+        channel = await room_queries.select_channel(uow.conn, cc.channel_id)
     assert channel is not None
     return {"channel": channel_view(channel, cc.overrides)}
 
 
-async def reorder_channels(rt: Runtime, principal: Principal, raw_guild_id: str, moves: list[dict[str, Any]]
+async def do_reorder_channels(rt: Runtime, principal: Principal, raw_guild_id: str, moves: list[dict[str, Any]]
                            ) -> dict[str, Any]:
     async with rt.uow() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
@@ -189,13 +194,13 @@ async def reorder_channels(rt: Runtime, principal: Principal, raw_guild_id: str,
             if "parent_id" in move:
                 values["parent_id"] = await _parent(uow, gc, move["parent_id"], rows[channel_id]["type"], rows)
             if changes(rows[channel_id], values):
-                await queries.update_channel(uow.conn, channel_id, values)
+                await room_queries.update_channel(uow.conn, channel_id, values)
                 changed.append(channel_id)
         viewers = await GuildViewers.load(uow.conn, gc.guild_id, uow.now)
         result = []
         for channel_id in changed:
-            channel = await queries.get_channel(uow.conn, channel_id)
-            overrides = await queries.overrides_of_channel(uow.conn, channel_id)
+            channel = await room_queries.select_channel(uow.conn, channel_id)
+            overrides = await room_queries.select_overrides(uow.conn, channel_id)
             assert channel is not None
             view = channel_view(channel, overrides)
             result.append(view)
@@ -207,23 +212,23 @@ async def reorder_channels(rt: Runtime, principal: Principal, raw_guild_id: str,
     return {"channels": result}
 
 
-async def delete_channel(rt: Runtime, principal: Principal, raw_id: str) -> None:
+async def do_delete_channel(rt: Runtime, principal: Principal, raw_id: str) -> None:
     async with rt.uow() as uow:
         cc = await access_channel(uow.conn, principal, raw_id, uow.now)
         require_in(cc, P.MANAGE_CHANNELS)
         gc = cc.guild
         viewers = (await GuildViewers.load(uow.conn, gc.guild_id, uow.now)).viewers(cc.channel_id)
         view = channel_view(cc.channel, cc.overrides)
-        orphans = [r for r in await queries.channels_of(uow.conn, gc.guild_id) if r["parent_id"] == cc.channel_id]
+        orphans = [r for r in await room_queries.select_channels(uow.conn, gc.guild_id) if r["parent_id"] == cc.channel_id]
         await _rehome_public_invite(uow, gc, cc.channel_id)
-        await queries.delete_channel(uow.conn, cc.channel_id)
+        await room_queries.delete_channel(uow.conn, cc.channel_id)
         await drop_channel_files(uow, rt.files, cc.channel_id)
         if gc.guild["system_channel_id"] == cc.channel_id:
-            await queries.update_guild(uow.conn, gc.guild_id, {"system_channel_id": None})
+            await guild_queries.update_guild(uow.conn, gc.guild_id, {"system_channel_id": None})
         uow.emit(notify_channel("CHANNEL_DELETE", view, viewers))
         for orphan in orphans:
             # Rooms of a deleted category lose their category.
-            await queries.update_channel(uow.conn, orphan["id"], {"parent_id": None})
+            await room_queries.update_channel(uow.conn, orphan["id"], {"parent_id": None})
             await _viewers_and_emit(uow, "CHANNEL_UPDATE", gc, orphan["id"])
         await record(uow, "channel.delete", actor_id=principal.user_id, target_type="channel",
                      target_id=cc.channel_id, guild_id=gc.guild_id, data={"name": cc.channel["name"]})
@@ -234,19 +239,19 @@ async def _rehome_public_invite(uow: UnitOfWork, gc: GuildContext, channel_id: i
     the public flag when none is left (the invitation rows of a room go with it)."""
     if not gc.guild["public"]:
         return
-    others = [r for r in await queries.channels_of(uow.conn, gc.guild_id) if r["type"] == "text" and r["id"] != channel_id]
+    others = [r for r in await room_queries.select_channels(uow.conn, gc.guild_id) if r["type"] == "text" and r["id"] != channel_id]
     if others:
-        await queries.move_public_invite(uow.conn, gc.guild_id, channel_id, others[0]["id"])
-    elif await queries.public_invite_room(uow.conn, gc.guild_id) == channel_id:
-        await queries.update_guild(uow.conn, gc.guild_id, {"public": False, "public_invite_code": None})
+        await invite_queries.update_public_invite_room(uow.conn, gc.guild_id, channel_id, others[0]["id"])
+    elif await invite_queries.select_public_invite_room(uow.conn, gc.guild_id) == channel_id:
+        await guild_queries.update_guild(uow.conn, gc.guild_id, {"public": False, "public_invite_code": None})
 
 
-async def put_override(rt: Runtime, principal: Principal, raw_id: str, raw_target: str, kind: str,
+async def do_set_override(rt: Runtime, principal: Principal, raw_id: str, raw_target: str, kind: str,
                        allow: int, deny: int) -> None:
     await _change_override(rt, principal, raw_id, raw_target, {"type": kind, "allow": allow, "deny": deny})
 
 
-async def delete_override(rt: Runtime, principal: Principal, raw_id: str, raw_target: str) -> None:
+async def do_delete_override(rt: Runtime, principal: Principal, raw_id: str, raw_target: str) -> None:
     await _change_override(rt, principal, raw_id, raw_target, None)
 
 
@@ -265,7 +270,7 @@ async def _change_override(rt: Runtime, principal: Principal, raw_id: str, raw_t
             if existing is None or target_id is None:
                 raise AppError("override.not_found")
             _check_overrides(gc, [{"allow": int(existing["allow"]), "deny": int(existing["deny"])}], cc.overrides)
-            await queries.delete_override(uow.conn, cc.channel_id, target_id)
+            await room_queries.delete_override(uow.conn, cc.channel_id, target_id)
             action, data = "channel.override_delete", {"target_id": str(target_id), "type": existing["kind"]}
         else:
             if target_id is None:
@@ -273,7 +278,7 @@ async def _change_override(rt: Runtime, principal: Principal, raw_id: str, raw_t
             spec["id"] = target_id
             await _validate_targets(uow, gc, [spec])
             _check_overrides(gc, [spec], cc.overrides)
-            await queries.set_override(uow.conn, cc.channel_id, target_id, spec["type"], spec["allow"], spec["deny"])
+            await room_queries.upsert_override(uow.conn, cc.channel_id, target_id, spec["type"], spec["allow"], spec["deny"])
             action = "channel.override_update"
             data = {"target_id": str(target_id), "type": spec["type"], "allow": perms.to_string(spec["allow"]),
                     "deny": perms.to_string(spec["deny"])}
@@ -283,7 +288,7 @@ async def _change_override(rt: Runtime, principal: Principal, raw_id: str, raw_t
 
 
 async def _emit_visibility_change(uow: UnitOfWork, gc: GuildContext, cc: ChannelContext, before: list[int]) -> None:
-    overrides = await queries.overrides_of_channel(uow.conn, cc.channel_id)
+    overrides = await room_queries.select_overrides(uow.conn, cc.channel_id)
     view = channel_view(cc.channel, overrides)
     after = (await GuildViewers.load(uow.conn, gc.guild_id, uow.now)).viewers(cc.channel_id)
     old, new = set(before), set(after)

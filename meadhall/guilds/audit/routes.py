@@ -13,8 +13,8 @@ from meadhall.api.pagination import query_id
 from meadhall.auth.deps import Session
 from meadhall.core.limits import PAGE_DEFAULT, PAGE_MAX
 from meadhall.core.text import check_single_line
-from meadhall.guilds import audit_log
-from meadhall.guilds.schemas_audit import AuditEntriesResponse
+from meadhall.guilds.audit import service as audit_service
+from meadhall.guilds.audit.schemas import AuditEntriesResponse
 
 audit = APIRouter(tags=["guilds"])
 
@@ -44,6 +44,6 @@ def audit_query(
            responses=errors("guild.not_found", "perm.denied"))
 async def guild_audit_log(request: Request, guild_id: str, principal: Session,
                           q: Annotated[AuditQuery, Depends(audit_query)]) -> dict:
-    return await audit_log.guild_audit_log(request.app.state.runtime, principal, guild_id, action=q.action,
+    return await audit_service.access_guild_audit_log(request.app.state.runtime, principal, guild_id, action=q.action,
                                            actor_id=q.actor_id, target_id=q.target_id, before_id=q.before_id,
                                            limit=q.limit)

@@ -13,7 +13,7 @@ from meadhall.guilds.access import access_guild, require
 from meadhall.runtime import Runtime
 
 
-async def guild_audit_log(rt: Runtime, principal: Principal, raw_guild_id: str, *, action: str | None,
+async def access_guild_audit_log(rt: Runtime, principal: Principal, raw_guild_id: str, *, action: str | None,
                           actor_id: int | None, target_id: int | None, before_id: int | None, limit: int
                           ) -> dict[str, Any]:
     async with rt.read() as uow:

@@ -25,12 +25,12 @@ async def insert_template(conn: AsyncConnection, values: dict[str, Any]) -> None
     await conn.execute(insert(templates).values(values))
 
 
-async def get_template(conn: AsyncConnection, owner_id: int, template_id: int) -> RowMapping | None:
+async def select_template(conn: AsyncConnection, owner_id: int, template_id: int) -> RowMapping | None:
     stmt = select(templates).where(templates.c.owner_id == owner_id, templates.c.id == template_id)
     return (await conn.execute(stmt)).mappings().first()
 
 
-async def templates_of(conn: AsyncConnection, owner_id: int) -> list[RowMapping]:
+async def select_templates(conn: AsyncConnection, owner_id: int) -> list[RowMapping]:
     stmt = select(templates).where(templates.c.owner_id == owner_id).order_by(templates.c.id.desc())
     return list((await conn.execute(stmt)).mappings())
 

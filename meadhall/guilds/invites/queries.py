@@ -18,12 +18,12 @@ def _live(now: datetime) -> ColumnElement[bool]:
     )
 
 
-async def get_live_invite(conn: AsyncConnection, code: str, now: datetime) -> RowMapping | None:
+async def select_live_invite(conn: AsyncConnection, code: str, now: datetime) -> RowMapping | None:
     stmt = select(invites).where(invites.c.code == code, _live(now))
     return (await conn.execute(stmt)).mappings().first()
 
 
-async def live_invites_of_guild(conn: AsyncConnection, guild_id: int, now: datetime) -> list[RowMapping]:
+async def select_live_invites(conn: AsyncConnection, guild_id: int, now: datetime) -> list[RowMapping]:
     """Newest first; the code breaks ties of invitations created in the same instant."""
     stmt = (
         select(invites)
@@ -38,12 +38,12 @@ async def count_live_invites(conn: AsyncConnection, guild_id: int, now: datetime
     return int((await conn.execute(stmt)).scalar_one())
 
 
-async def purge_dead_invites(conn: AsyncConnection, guild_id: int, now: datetime) -> None:
+async def delete_dead_invites(conn: AsyncConnection, guild_id: int, now: datetime) -> None:
     """Drop the guild's expired and used-up rows, which no longer exist for any reader."""
     await conn.execute(delete(invites).where(invites.c.guild_id == guild_id, not_(_live(now))))
 
 
-async def claim_use(conn: AsyncConnection, code: str, now: datetime) -> bool:
+async def update_invite_use(conn: AsyncConnection, code: str, now: datetime) -> bool:
     """`uses + 1` only while the invitation is live, in one statement: two joiners racing for the last
     use cannot both get it."""
     result = await conn.execute(
@@ -56,7 +56,7 @@ async def delete_invite(conn: AsyncConnection, code: str) -> None:
     await conn.execute(delete(invites).where(invites.c.code == code))
 
 
-async def users_by_id(conn: AsyncConnection, user_ids: set[int]) -> dict[int, RowMapping]:
+async def select_users_by_id(conn: AsyncConnection, user_ids: set[int]) -> dict[int, RowMapping]:
     """The inviters of a list of invitations, in one query."""
     if not user_ids:
         return {}
@@ -64,10 +64,23 @@ async def users_by_id(conn: AsyncConnection, user_ids: set[int]) -> dict[int, Ro
     return {row["id"]: row for row in rows}
 
 
-async def is_banned(conn: AsyncConnection, guild_id: int, user_id: int) -> bool:
+async def select_ban_exists(conn: AsyncConnection, guild_id: int, user_id: int) -> bool:
     stmt = select(guild_bans.c.user_id).where(guild_bans.c.guild_id == guild_id, guild_bans.c.user_id == user_id)
     return (await conn.execute(stmt)).first() is not None
 
 
 async def update_invite_background(conn: AsyncConnection, code: str, file_id: int | None) -> None:
     await conn.execute(update(invites).where(invites.c.code == code).values(background_file_id=file_id))
+
+
+async def select_public_invite_room(conn: AsyncConnection, guild_id: int) -> int | None:
+    stmt = select(invites.c.channel_id).where(invites.c.guild_id == guild_id, invites.c.is_public.is_(True))
+    return (await conn.execute(stmt)).scalar()
+
+
+async def update_public_invite_room(conn: AsyncConnection, guild_id: int, from_channel: int, to_channel: int) -> None:
+    await conn.execute(
+        update(invites)
+        .where(invites.c.guild_id == guild_id, invites.c.is_public.is_(True), invites.c.channel_id == from_channel)
+        .values(channel_id=to_channel)
+    )

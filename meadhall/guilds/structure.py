@@ -11,7 +11,10 @@ from sqlalchemy import RowMapping
 from meadhall.core import permissions as perms
 from meadhall.core.text import norm
 from meadhall.db.uow import UnitOfWork
-from meadhall.guilds import queries
+from meadhall.guilds import queries as guild_queries
+from meadhall.guilds.members import queries as member_queries
+from meadhall.guilds.roles import queries as role_queries
+from meadhall.guilds.rooms import queries as room_queries
 from meadhall.messages.system import post_system_message
 
 
@@ -76,7 +79,7 @@ async def build_guild(uow: UnitOfWork, *, owner_id: int, owner_name: str, name: 
                       structure: Structure, is_main: bool = False) -> BuiltGuild:
     guild_id = uow.next_id()
     conn = uow.conn
-    await queries.insert_guild(conn, {
+    await guild_queries.insert_guild(conn, {
         "id": guild_id, "name": name, "name_norm": norm(name), "description": description,
         "icon_file_id": None, "banner_file_id": None, "splash_file_id": None, "owner_id": owner_id,
         "member_count": 1, "system_channel_id": None, "public": False, "public_invite_code": None,
@@ -86,30 +89,30 @@ async def build_guild(uow: UnitOfWork, *, owner_id: int, owner_name: str, name: 
     for position, spec in enumerate(structure.roles, start=1):
         role_rows.append(_role_row(uow, guild_id, uow.next_id(), spec.name, spec.permissions, position,
                                    spec.color, spec.hoist))
-    await queries.insert_roles(conn, role_rows)
-    await queries.insert_member(conn, {"guild_id": guild_id, "user_id": owner_id, "nick": None, "nick_norm": None,
+    await role_queries.insert_roles(conn, role_rows)
+    await member_queries.insert_member(conn, {"guild_id": guild_id, "user_id": owner_id, "nick": None, "nick_norm": None,
                                        "joined_at": uow.now, "timeout_until": None})
     category_ids: dict[str, int] = {}
     for cat_name, position in structure.categories:
         row = channel_row(uow, guild_id, name=cat_name, type_="category", position=position)
-        await queries.insert_channel(conn, row)
+        await room_queries.insert_channel(conn, row)
         category_ids.setdefault(cat_name, row["id"])
     rooms = []
     for spec in structure.channels:
         row = channel_row(uow, guild_id, name=spec.name, type_=spec.type, topic=spec.topic, position=spec.position,
                           parent_id=category_ids.get(spec.category or ""), slowmode_seconds=spec.slowmode_seconds,
                           user_limit=spec.user_limit)
-        await queries.insert_channel(conn, row)
+        await room_queries.insert_channel(conn, row)
         rooms.append(row)
     system_channel = next((r["id"] for r in rooms if r["type"] == "text"), None)
     if system_channel is not None:
-        await queries.update_guild(conn, guild_id, {"system_channel_id": system_channel})
+        await guild_queries.update_guild(conn, guild_id, {"system_channel_id": system_channel})
     for room in rooms:
         if room["type"] == "text":
             # The owner is the only member, and owners view every room.
             await post_system_message(uow, guild_id=guild_id, channel_id=room["id"], type_="channel_create",
                                       user_id=owner_id, display_name=owner_name, viewers=[owner_id])
-    guild = await queries.get_guild(conn, guild_id)
+    guild = await guild_queries.select_guild(conn, guild_id)
     assert guild is not None
     return BuiltGuild(guild, [r["id"] for r in role_rows[1:]], [r["id"] for r in rooms], system_channel)
 

@@ -17,10 +17,12 @@ from meadhall.core.clock import iso
 from meadhall.core.errors import AppError, validation_error
 from meadhall.core.ids import parse_id
 from meadhall.db.uow import UnitOfWork
-from meadhall.guilds import queries
-from meadhall.guilds import queries_templates as tq
 from meadhall.guilds.access import access_guild, load_guild_context, require
-from meadhall.guilds.building import ChannelSpec, RoleSpec, Structure
+from meadhall.guilds.members import queries as member_queries
+from meadhall.guilds.roles import queries as role_queries
+from meadhall.guilds.rooms import queries as room_queries
+from meadhall.guilds.structure import ChannelSpec, RoleSpec, Structure
+from meadhall.guilds.templates import queries as template_queries
 from meadhall.runtime import Runtime
 
 MAX_TEMPLATES = 20
@@ -93,7 +95,7 @@ def parse_template_ref(template_ref: str) -> int:
 
 async def load_personal_template(uow: UnitOfWork, owner_id: int, template_ref: str) -> Structure:
     """The Structure of the caller's own template; 404 `template.not_found` for unknown or foreign ones."""
-    row = await tq.get_template(uow.conn, owner_id, parse_template_ref(template_ref))
+    row = await template_queries.select_template(uow.conn, owner_id, parse_template_ref(template_ref))
     if row is None:
         raise AppError("template.not_found")
     return structure_of(row["structure"])
@@ -119,45 +121,45 @@ def template_view(row: RowMapping | dict[str, Any]) -> dict[str, Any]:
 
 
 async def _guild_structure(conn: AsyncConnection, guild_id: int) -> dict[str, Any]:
-    return capture_structure(await queries.roles_of(conn, guild_id), await queries.channels_of(conn, guild_id))
+    return capture_structure(await role_queries.select_roles(conn, guild_id), await room_queries.select_channels(conn, guild_id))
 
 
-async def create_template(rt: Runtime, principal: Principal, guild_id: int, name: str, description: str | None
+async def do_create_template(rt: Runtime, principal: Principal, guild_id: int, name: str, description: str | None
                           ) -> dict[str, Any]:
     async with rt.uow() as uow:
         gc = await access_guild(uow.conn, principal, guild_id, uow.now)
         require(gc, perms.P.MANAGE_GUILD)
-        await tq.lock_owner(uow.conn, principal.user_id)
-        if await tq.count_templates(uow.conn, principal.user_id) >= MAX_TEMPLATES:
+        await template_queries.lock_owner(uow.conn, principal.user_id)
+        if await template_queries.count_templates(uow.conn, principal.user_id) >= MAX_TEMPLATES:
             raise AppError("template.limit_reached")
         structure = await _guild_structure(uow.conn, gc.guild_id)
         if structure_size(structure) > MAX_STRUCTURE_BYTES:
             raise AppError("template.too_large")
         row = {"id": uow.next_id(), "owner_id": principal.user_id, "name": name, "description": description,
                "source_guild_id": gc.guild_id, "structure": structure, "created_at": uow.now}
-        await tq.insert_template(uow.conn, row)
+        await template_queries.insert_template(uow.conn, row)
         await record(uow, "template.create", actor_id=principal.user_id, target_type="template",
                      target_id=row["id"], guild_id=gc.guild_id, data={"name": name})
     return {"template": template_view(row)}
 
 
-async def my_templates(rt: Runtime, principal: Principal) -> dict[str, Any]:
+async def access_own_templates(rt: Runtime, principal: Principal) -> dict[str, Any]:
     async with rt.read() as uow:
-        rows = await tq.templates_of(uow.conn, principal.user_id)
+        rows = await template_queries.select_templates(uow.conn, principal.user_id)
     return {"templates": [template_view(r) for r in rows]}
 
 
-async def delete_template(rt: Runtime, principal: Principal, raw_id: str) -> None:
+async def do_delete_template(rt: Runtime, principal: Principal, raw_id: str) -> None:
     """Own templates only (another's answers 404). MANAGE_GUILD is checked in the source guild while it
     exists and the caller is its member; otherwise the owner may always delete."""
     async with rt.uow() as uow:
         template_id = parse_id(raw_id)
-        row = None if template_id is None else await tq.get_template(uow.conn, principal.user_id, template_id)
+        row = None if template_id is None else await template_queries.select_template(uow.conn, principal.user_id, template_id)
         if row is None:
             raise AppError("template.not_found")
         source_id = row["source_guild_id"]
-        if source_id is not None and await queries.get_member(uow.conn, source_id, principal.user_id) is not None:
+        if source_id is not None and await member_queries.select_member(uow.conn, source_id, principal.user_id) is not None:
             gc = await load_guild_context(uow.conn, principal, source_id, uow.now)
             assert gc is not None
             require(gc, perms.P.MANAGE_GUILD)
-        await tq.delete_template(uow.conn, principal.user_id, row["id"])
+        await template_queries.delete_template(uow.conn, principal.user_id, row["id"])

@@ -1,0 +1,21 @@
+"""The `changes` of an audit entry: `{"field": [old, new]}` (docs/architecture.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import RowMapping
+
+
+def changes(before: RowMapping, after: dict[str, Any]) -> dict[str, list[Any]]:
+    """`{"field": [old, new]}` for audit data (API.md 2.29)."""
+    out: dict[str, list[Any]] = {}
+    for key, new in after.items():
+        old = before[key] if key in before else None
+        if old != new:
+            out[key] = [_plain(old), _plain(new)]
+    return out
+
+
+def _plain(value: Any) -> Any:
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) and value > 2**53 else value

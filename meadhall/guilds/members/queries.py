@@ -1,0 +1,122 @@
+"""SQL for memberships and the roles members hold. Never commits."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import RowMapping, delete, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from meadhall.core.text import escape_like
+from meadhall.db import dialect
+from meadhall.db.schema import (
+    member_roles,
+    members,
+    users,
+)
+
+Row = RowMapping
+
+
+async def count_memberships(conn: AsyncConnection, user_id: int) -> int:
+    stmt = select(func.count()).select_from(members).where(members.c.user_id == user_id)
+    return int((await conn.execute(stmt)).scalar_one())
+
+
+# ---- members -----------------------------------------------------------------------------------
+
+
+async def select_member(conn: AsyncConnection, guild_id: int, user_id: int) -> Row | None:
+    stmt = select(members).where(members.c.guild_id == guild_id, members.c.user_id == user_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def select_member_role_ids(conn: AsyncConnection, guild_id: int, user_id: int) -> list[int]:
+    stmt = select(member_roles.c.role_id).where(
+        member_roles.c.guild_id == guild_id, member_roles.c.user_id == user_id
+    )
+    return list((await conn.execute(stmt)).scalars())
+
+
+async def select_role_ids_by_member(conn: AsyncConnection, guild_id: int, user_ids: Iterable[int] | None = None
+                             ) -> dict[int, list[int]]:
+    """user id -> held role ids for the whole guild (or the given members), in one query."""
+    stmt = select(member_roles.c.user_id, member_roles.c.role_id).where(member_roles.c.guild_id == guild_id)
+    if user_ids is not None:
+        stmt = stmt.where(member_roles.c.user_id.in_(list(user_ids)))
+    held: dict[int, list[int]] = defaultdict(list)
+    for user_id, role_id in (await conn.execute(stmt)).all():
+        held[user_id].append(role_id)
+    return held
+
+
+async def insert_member(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await conn.execute(insert(members).values(values))
+
+
+async def update_member(conn: AsyncConnection, guild_id: int, user_id: int, values: dict[str, Any]) -> None:
+    await conn.execute(
+        update(members).where(members.c.guild_id == guild_id, members.c.user_id == user_id).values(values)
+    )
+
+
+async def delete_member(conn: AsyncConnection, guild_id: int, user_id: int) -> bool:
+    result = await conn.execute(
+        delete(members).where(members.c.guild_id == guild_id, members.c.user_id == user_id)
+    )
+    return result.rowcount == 1
+
+
+async def insert_member_role(conn: AsyncConnection, guild_id: int, user_id: int, role_id: int) -> None:
+    await conn.execute(insert(member_roles).values(guild_id=guild_id, user_id=user_id, role_id=role_id))
+
+
+async def delete_member_role(conn: AsyncConnection, guild_id: int, user_id: int, role_id: int) -> bool:
+    result = await conn.execute(
+        delete(member_roles).where(
+            member_roles.c.guild_id == guild_id, member_roles.c.user_id == user_id, member_roles.c.role_id == role_id
+        )
+    )
+    return result.rowcount == 1
+
+
+async def select_member_user_ids(conn: AsyncConnection, guild_id: int) -> list[int]:
+    stmt = select(members.c.user_id).where(members.c.guild_id == guild_id).order_by(members.c.user_id)
+    return list((await conn.execute(stmt)).scalars())
+
+
+async def select_members_with_users(conn: AsyncConnection, guild_id: int, *, after: int | None = None,
+                             limit: int = 50, query_norm: str | None = None,
+                             user_ids: list[int] | None = None) -> list[Row]:
+    """Members joined with their user rows (one query), user id ascending."""
+    stmt = (
+        select(members, users.c.id.label("u_id"), *[c.label(f"u_{c.name}") for c in users.c if c.name != "id"])
+        .join(users, users.c.id == members.c.user_id)
+        .where(members.c.guild_id == guild_id)
+    )
+    if after is not None:
+        stmt = stmt.where(members.c.user_id > after)
+    if user_ids is not None:
+        stmt = stmt.where(members.c.user_id.in_(user_ids))
+    if query_norm:
+        pattern = escape_like(query_norm) + "%"
+        stmt = stmt.where(
+            users.c.username_norm.like(pattern, escape="\\")
+            | users.c.display_name_norm.like(pattern, escape="\\")
+            | members.c.nick_norm.like(pattern, escape="\\")
+        )
+    stmt = stmt.order_by(members.c.user_id).limit(limit)
+    return list((await conn.execute(stmt)).mappings())
+
+
+def user_part(row: Row) -> dict[str, Any]:
+    """The users columns of a `select_members_with_users` row, keyed as in the users table."""
+    return {key[2:]: row[key] for key in row.keys() if key.startswith("u_")}
+
+
+async def insert_member_role_once(conn: AsyncConnection, guild_id: int, user_id: int, role_id: int) -> bool:
+    """Assign a role unless held; True when a row was written (idempotent PUT, safe under races)."""
+    stmt = dialect.insert_ignore(conn, member_roles, {"guild_id": guild_id, "user_id": user_id, "role_id": role_id})
+    return (await conn.execute(stmt)).rowcount == 1

@@ -1,0 +1,154 @@
+"""SQL for rooms, categories and their permission overrides. Never commits."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from sqlalchemy import RowMapping, and_, bindparam, delete, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from meadhall.db.schema import (
+    channels,
+    guilds,
+    permission_overrides,
+    users,
+)
+
+Row = RowMapping
+
+
+# ---- rooms and overrides -----------------------------------------------------------------------
+
+
+async def select_channels(conn: AsyncConnection, guild_id: int) -> list[Row]:
+    stmt = select(channels).where(channels.c.guild_id == guild_id).order_by(channels.c.position, channels.c.id)
+    return list((await conn.execute(stmt)).mappings())
+
+
+async def select_channel(conn: AsyncConnection, channel_id: int) -> Row | None:
+    return (await conn.execute(select(channels).where(channels.c.id == channel_id))).mappings().first()
+
+
+_CHANNEL_WITH_GUILD = (
+    select(channels, *[c.label(f"g__{c.name}") for c in guilds.c])
+    .join(guilds, guilds.c.id == channels.c.guild_id)
+    .where(channels.c.id == bindparam("channel_id"))
+)
+# The same with the caller's own account row: a send shows its author, and this spares it a statement.
+_CHANNEL_WITH_GUILD_AND_USER = (
+    select(channels, *[c.label(f"g__{c.name}") for c in guilds.c], *[c.label(f"u__{c.name}") for c in users.c])
+    .join(guilds, guilds.c.id == channels.c.guild_id)
+    .outerjoin(users, users.c.id == bindparam("user_id"))
+    .where(channels.c.id == bindparam("channel_id"))
+)
+_CHANNEL_KEYS = [(c.name, c.name) for c in channels.c]
+_GUILD_KEYS = [(c.name, f"g__{c.name}") for c in guilds.c]
+_USER_KEYS = [(c.name, f"u__{c.name}") for c in users.c]
+
+
+def _part(row: RowMapping, keys: list[tuple[str, str]]) -> dict[str, Any]:
+    return {name: row[label] for name, label in keys}
+
+
+async def select_channel_with_guild(conn: AsyncConnection, channel_id: int, *, user_id: int | None = None
+                                 ) -> tuple[Row, Row, Row | None] | None:
+    """A guild room, its guild and (when `user_id` is given) that user's row, in one prebuilt query (every
+    room request starts here); None for unknown ids and conversations."""
+    if user_id is None:
+        row = (await conn.execute(_CHANNEL_WITH_GUILD, {"channel_id": channel_id})).mappings().first()
+    else:
+        row = (await conn.execute(_CHANNEL_WITH_GUILD_AND_USER,
+                                  {"channel_id": channel_id, "user_id": user_id})).mappings().first()
+    if row is None:
+        return None
+    user = None if user_id is None or row["u__id"] is None else _part(row, _USER_KEYS)
+    return _part(row, _CHANNEL_KEYS), _part(row, _GUILD_KEYS), user  # type: ignore[return-value]
+
+
+async def select_guild_channel(conn: AsyncConnection, guild_id: int, channel_id: int) -> Row | None:
+    stmt = select(channels).where(channels.c.guild_id == guild_id, channels.c.id == channel_id)
+    return (await conn.execute(stmt)).mappings().first()
+
+
+async def insert_channel(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await conn.execute(insert(channels).values(values))
+
+
+async def update_channel(conn: AsyncConnection, channel_id: int, values: dict[str, Any]) -> None:
+    await conn.execute(update(channels).where(channels.c.id == channel_id).values(values))
+
+
+async def delete_channel(conn: AsyncConnection, channel_id: int) -> None:
+    await conn.execute(delete(channels).where(channels.c.id == channel_id))
+
+
+async def count_channels(conn: AsyncConnection, guild_id: int) -> int:
+    stmt = select(func.count()).select_from(channels).where(channels.c.guild_id == guild_id)
+    return int((await conn.execute(stmt)).scalar_one())
+
+
+async def select_guild_overrides(conn: AsyncConnection, guild_id: int) -> dict[int, list[Row]]:
+    """channel id -> its overrides, for every room of the guild in one query."""
+    stmt = (
+        select(permission_overrides)
+        .join(channels, channels.c.id == permission_overrides.c.channel_id)
+        .where(channels.c.guild_id == guild_id)
+        .order_by(permission_overrides.c.channel_id, permission_overrides.c.target_id)
+    )
+    result: dict[int, list[Row]] = defaultdict(list)
+    for row in (await conn.execute(stmt)).mappings():
+        result[row["channel_id"]].append(row)
+    return result
+
+
+async def select_overrides(conn: AsyncConnection, channel_id: int) -> list[Row]:
+    stmt = (
+        select(permission_overrides)
+        .where(permission_overrides.c.channel_id == channel_id)
+        .order_by(permission_overrides.c.target_id)
+    )
+    return list((await conn.execute(stmt)).mappings())
+
+
+async def upsert_override(conn: AsyncConnection, channel_id: int, target_id: int, kind: str, allow: int,
+                       deny: int) -> None:
+    await conn.execute(
+        delete(permission_overrides).where(
+            permission_overrides.c.channel_id == channel_id, permission_overrides.c.target_id == target_id
+        )
+    )
+    await conn.execute(
+        insert(permission_overrides).values(channel_id=channel_id, target_id=target_id, kind=kind, allow=allow,
+                                            deny=deny)
+    )
+
+
+async def insert_overrides(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        await conn.execute(insert(permission_overrides), rows)
+
+
+async def delete_override(conn: AsyncConnection, channel_id: int, target_id: int) -> bool:
+    result = await conn.execute(
+        delete(permission_overrides).where(
+            and_(permission_overrides.c.channel_id == channel_id, permission_overrides.c.target_id == target_id)
+        )
+    )
+    return result.rowcount == 1
+
+
+async def delete_overrides_for_target(conn: AsyncConnection, guild_id: int, target_id: int) -> list[int]:
+    """Remove a role's (or member's) overrides in every room of the guild; returns the room ids."""
+    room_ids = select(channels.c.id).where(channels.c.guild_id == guild_id)
+    stmt = select(permission_overrides.c.channel_id).where(
+        permission_overrides.c.target_id == target_id, permission_overrides.c.channel_id.in_(room_ids)
+    )
+    ids = list((await conn.execute(stmt)).scalars())
+    if ids:
+        await conn.execute(
+            delete(permission_overrides).where(
+                permission_overrides.c.target_id == target_id, permission_overrides.c.channel_id.in_(ids)
+            )
+        )
+    return ids
