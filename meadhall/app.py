@@ -29,6 +29,7 @@ from meadhall.guilds.members import service as member_service
 from meadhall.guilds.templates import routes as template_routes
 from meadhall.guilds.invites import routes as invite_routes
 from meadhall.guilds.rooms import routes as room_routes
+from meadhall.messages import guild_hooks
 from meadhall.messages import routes as message_routes
 from meadhall.messages import routes_reactions as reaction_routes
 from meadhall.runtime import Runtime
@@ -103,6 +104,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     include_api(app)
     install_gateway(app, rt)
     profile.on_public_change(member_service.announce_profile)
+    guild_hooks.register()
     install_files(app, rt)
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]
     enforce_literal_precedence(app)

@@ -12,10 +12,10 @@ from meadhall.core import permissions as perms
 from meadhall.core.text import norm
 from meadhall.db.uow import UnitOfWork
 from meadhall.guilds import queries as guild_queries
+from meadhall.guilds.hooks import GuildNotice, announce_in_room
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.roles import queries as role_queries
 from meadhall.guilds.rooms import queries as room_queries
-from meadhall.messages.system import post_system_message
 
 
 @dataclass(frozen=True)
@@ -110,8 +110,8 @@ async def build_guild(uow: UnitOfWork, *, owner_id: int, owner_name: str, name: 
     for room in rooms:
         if room["type"] == "text":
             # The owner is the only member, and owners view every room.
-            await post_system_message(uow, guild_id=guild_id, channel_id=room["id"], type_="channel_create",
-                                      user_id=owner_id, display_name=owner_name, viewers=[owner_id])
+            await announce_in_room(uow, GuildNotice(guild_id, room["id"], "channel_create", owner_id, owner_name,
+                                                    viewers=[owner_id]))
     guild = await guild_queries.select_guild(conn, guild_id)
     assert guild is not None
     return BuiltGuild(guild, [r["id"] for r in role_rows[1:]], [r["id"] for r in rooms], system_channel)

@@ -24,11 +24,11 @@ from meadhall.db.uow import UnitOfWork
 from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.access import GuildContext, access_guild, member_context, require
 from meadhall.guilds.events import notify_guild_delete
+from meadhall.guilds.hooks import GuildNotice, NoticeType, announce_in_room
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.members.events import notify_member, notify_member_remove
 from meadhall.guilds.members.views import member_view
 from meadhall.guilds.snapshot import snapshot_of
-from meadhall.messages.system import post_system_message
 from meadhall.realtime.audience import guild_members
 from meadhall.realtime.events import event
 from meadhall.runtime import Runtime
@@ -63,8 +63,8 @@ async def do_add_member(uow: UnitOfWork, guild: RowMapping, user_id: int, via: s
     # As in READY: an instance administrator's snapshot lists every room (they view them all).
     snapshot = await snapshot_of(uow, guild["id"], user_id, bool(user["is_instance_admin"]))
     uow.emit(event("GUILD_CREATE", snapshot, [user_id]))
-    await post_system_message(uow, guild_id=guild["id"], channel_id=guild["system_channel_id"],
-                              type_="member_join", user_id=user_id, display_name=user["display_name"], via=via)
+    await announce_in_room(uow, GuildNotice(guild["id"], guild["system_channel_id"], "member_join", user_id,
+                                            user["display_name"], via=via))
 
 
 async def do_remove_member(uow: UnitOfWork, guild: RowMapping, user_id: int, reason: str,
@@ -80,10 +80,9 @@ async def do_remove_member(uow: UnitOfWork, guild: RowMapping, user_id: int, rea
     remaining = await guild_members(conn, guild["id"])
     uow.emit(notify_member_remove(guild["id"], user_summary(user, uow.now), remaining))
     uow.emit(notify_guild_delete(guild["id"], reason, [user_id]))
-    system_type = {"left": "member_leave", "kicked": "member_kick", "banned": "member_ban"}[reason]
-    await post_system_message(uow, guild_id=guild["id"], channel_id=guild["system_channel_id"],
-                              type_=system_type, user_id=user_id, display_name=user["display_name"],
-                              actor_id=actor_id)
+    system_type: NoticeType = {"left": "member_leave", "kicked": "member_kick", "banned": "member_ban"}[reason]
+    await announce_in_room(uow, GuildNotice(guild["id"], guild["system_channel_id"], system_type, user_id,
+                                            user["display_name"], actor_id=actor_id))
 
 
 # ---- payloads shared with roles and bans -------------------------------------------------------

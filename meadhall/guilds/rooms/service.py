@@ -27,6 +27,7 @@ from meadhall.guilds.access import (
     require_in,
     visible_channels,
 )
+from meadhall.guilds.hooks import GuildNotice, announce_in_room
 from meadhall.guilds.invites import queries as invite_queries
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.roles import queries as role_queries
@@ -34,7 +35,6 @@ from meadhall.guilds.rooms import queries as room_queries
 from meadhall.guilds.rooms.events import notify_channel
 from meadhall.guilds.rooms.views import channel_view
 from meadhall.guilds.structure import channel_row
-from meadhall.messages.system import post_system_message
 from meadhall.realtime.audience import GuildViewers
 from meadhall.runtime import Runtime
 
@@ -132,9 +132,8 @@ async def do_create_channel(rt: Runtime, principal: Principal, raw_guild_id: str
         if type_ in ("text", "voice"):
             actor = await account_queries.select_user(uow.conn, principal.user_id)
             assert actor is not None
-            await post_system_message(uow, guild_id=gc.guild_id, channel_id=row["id"], type_="channel_create",
-                                      user_id=principal.user_id, display_name=actor["display_name"],
-                                      viewers=viewers)
+            await announce_in_room(uow, GuildNotice(gc.guild_id, row["id"], "channel_create", principal.user_id,
+                                                    actor["display_name"], viewers=viewers))
         await record(uow, "channel.create", actor_id=principal.user_id, target_type="channel",
                      target_id=row["id"], guild_id=gc.guild_id, data={"name": row["name"], "type": type_})
         channel = await room_queries.select_channel(uow.conn, row["id"])

@@ -1,0 +1,43 @@
+"""What a guild change causes in higher layers, offered as hooks (house rule 9: guilds never import
+messages). Today one kind: a guild change that the room reports with a system message (a room created,
+a member joined, left, was kicked or banned). `meadhall.messages.guild_hooks.register` fills the slot at
+start; the hook runs inside the caller's unit of work, so the message is written in the same transaction
+as the change it reports."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from meadhall.db.uow import UnitOfWork
+
+NoticeType = Literal["channel_create", "member_join", "member_leave", "member_kick", "member_ban"]
+
+
+@dataclass(frozen=True)
+class GuildNotice:
+    """A change to report in a room. `channel_id` None: the guild has no system room, nothing is posted."""
+
+    guild_id: int
+    channel_id: int | None
+    type: NoticeType
+    user_id: int
+    display_name: str
+    actor_id: int | None = None
+    via: str | None = None  # how a member joined ("invite", "public")
+    viewers: list[int] | None = None  # who sees the room, when the caller knows it already
+
+
+NoticeHook = Callable[[UnitOfWork, GuildNotice], Awaitable[None]]
+_notice_hooks: dict[str, NoticeHook] = {}
+
+
+def on_guild_notice(name: str, hook: NoticeHook) -> None:
+    """Register (or replace, by name: `create_app` may run more than once in a process) a hook."""
+    _notice_hooks[name] = hook
+
+
+async def announce_in_room(uow: UnitOfWork, notice: GuildNotice) -> None:
+    for hook in list(_notice_hooks.values()):
+        await hook(uow, notice)
