@@ -87,3 +87,14 @@ def test_readme_docs_and_benchmarks_cite_the_project_documents_not_the_outside_c
     sources = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "bench").rglob("*.py")]
     citing = sorted(str(p.relative_to(ROOT)) for p in sources if "API.md" in p.read_text(encoding="utf-8"))
     assert not citing, f"these cite API.md, a file outside the repository: {citing}"
+
+
+def test_relative_links_of_the_readme_and_docs_lead_to_files() -> None:
+    broken = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if target.startswith(("http://", "https://", "#", "mailto:")):
+                continue
+            if not (page.parent / target.split("#")[0]).exists():
+                broken.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert not broken, f"links to nothing: {broken}"
