@@ -1,7 +1,8 @@
-"""Pure ASGI middleware: request id (bound to the log context with the client address), access log,
-request metrics, JSON body cap, rate-limit headers, and the last-resort handlers: 503 when a dependency
-is down (api/errors.py `outage`), else 500 (no stack trace in the body; the trace is logged with the
-request id)."""
+"""Pure ASGI middleware run by every HTTP request, in five named steps (see `RequestMiddleware`):
+request id bound to the log context with the client address; the 1 MiB body cap; the response headers
+every answer carries (request id, headers asked for by dependencies, rate-limit headers); the
+last-resort answers (503 when a dependency is down, api/errors.py `outage`, else 500 with no stack
+trace in the body); the access log and request metrics."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import json
 import logging
 import re
 import time
+from collections.abc import Mapping
+from contextvars import Token
 from random import getrandbits
 from typing import Any
 
@@ -25,6 +28,7 @@ from meadhall.core.errors import AppError
 try:
     from fastapi.routing import iter_route_contexts
 except ImportError:  # FastAPI before nested included routers: a route's `path` is already complete
+    # A module-level fallback: mypy sees the function's type and cannot type the None alternative.
     iter_route_contexts = None  # type: ignore[assignment]
 
 MAX_JSON_BODY = 1024 * 1024
@@ -64,8 +68,9 @@ def _included_template(scope: Scope, route: Any) -> str | None:
         return hit[1]
     found = [rc for rc in iter_route_contexts(app.routes) if rc.original_route is route and rc.path_format]
     if len(found) == 1:
-        cache[id(route)] = (route, found[0].path_format)
-        return found[0].path_format
+        template = str(found[0].path_format)  # `found` holds only contexts with a template
+        cache[id(route)] = (route, template)
+        return template
     path = scope.get("path", "")
     # The same router included twice: the context whose pattern matches this request.
     for rc in found:
@@ -129,7 +134,136 @@ def _access_log() -> Any:
     return bound if enabled is None or enabled(logging.INFO) else None
 
 
+class _Exchange:
+    """One request as the middleware sees it: its id, whether the answer has started and with which
+    status, and how much body came in. Its bound methods wrap `send` and `receive` (steps 2 and 3); a
+    plain object with slots costs no more than the closures it replaces."""
+
+    __slots__ = ("scope", "request_id", "status", "started", "received", "upload", "_send", "_receive")
+
+    def __init__(self, scope: Scope, receive: Receive, send: Send, request_id: str, upload: bool) -> None:
+        self.scope = scope
+        self.request_id = request_id
+        self.status = 500  # what is logged when the app fails before answering
+        self.started = False
+        self.received = 0
+        self.upload = upload
+        self._send = send
+        self._receive = receive
+
+    async def send(self, message: Message) -> None:
+        """Step 3: the response headers every answer carries, added to the app's own."""
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+            self.started = True
+            message["headers"] = _response_headers(self.scope, self.request_id, message.get("headers", []))
+        await self._send(message)
+
+    async def receive(self) -> Message:
+        """Step 2: the 1 MiB cap on bodies that are not streamed by an upload route, counted as the
+        body arrives (a chunked body declares no length)."""
+        message = await self._receive()
+        if message["type"] == "http.request" and not self.scope["state"].get(UPLOAD_BODY_KEY):
+            self.received += len(message.get("body", b""))
+            if self.received > MAX_JSON_BODY:
+                raise _BodyTooLarge()
+        return message
+
+    async def answer_error(self, err: AppError) -> None:
+        """An error envelope, unless the app has already begun its own answer (then nothing can be
+        changed: the client sees the connection end)."""
+        if self.started:
+            return
+        body = _error_bytes(err)
+        await self.send(
+            {
+                "type": "http.response.start",
+                "status": err.status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            *((k.lower().encode(), v.encode()) for k, v in err.headers.items())],
+            }
+        )
+        await self.send({"type": "http.response.body", "body": body})
+
+
+def _bind_request(scope: Scope, headers: dict[str, str]) -> tuple[str, Mapping[str, Token[Any]]]:
+    """Step 1: the request id, kept in the request state and bound with the client address to the log
+    context, so every log line written while this request runs (services, drivers) carries both.
+    Returns the id and the context tokens to reset at the end."""
+    request_id = _request_id(scope, headers)
+    scope.setdefault("state", {})["request_id"] = request_id
+    tokens = structlog.contextvars.bind_contextvars(request_id=request_id,
+                                                    client_ip=client_ip(HTTPConnection(scope)))
+    return request_id, tokens
+
+
+def _refuse_declared_oversize(headers: dict[str, str], upload: bool) -> None:
+    """Step 2, before any byte is read: a declared Content-Length above the cap is refused at once."""
+    try:
+        declared = int(headers.get("content-length", "0") or 0)
+    except ValueError:
+        declared = 0
+    if declared > MAX_JSON_BODY and not upload:
+        raise _BodyTooLarge()
+
+
+def _response_headers(scope: Scope, request_id: str, headers: Any) -> list[tuple[bytes, bytes]]:
+    """X-Request-ID; the headers dependencies asked for (session rotation), on success and error alike,
+    whose Cache-Control replaces the route's (an answer carrying a new token must not be stored); the
+    rate-limit headers of the bucket taken, unless the route set its own."""
+    raw = list(headers)
+    present = {k.lower() for k, _ in raw}
+    raw.append((b"x-request-id", request_id.encode()))
+    state = scope.get("state", {})
+    for name, value in state.get(EXTRA_HEADERS_KEY, []):
+        key = name.lower().encode()
+        if key == b"cache-control":
+            raw = [(k, v) for k, v in raw if k.lower() != key]
+        raw.append((key, value.encode()))
+    decision = state.get(STATE_KEY)
+    if decision is not None and b"x-ratelimit-bucket" not in present:
+        raw.extend((k.lower().encode(), v.encode()) for k, v in decision.headers().items())
+    return raw
+
+
+async def _last_resort(exchange: _Exchange, exc: Exception) -> None:
+    """Step 4, for what no handler answered: 503 when a dependency is down (api/errors.py `outage`),
+    else 500 without a stack trace in the body (the trace is logged with the request id)."""
+    unavailable = outage(exc)
+    if unavailable is not None:
+        log.warning("dependency unavailable", route=_route_template(exchange.scope), error=repr(exc))
+    else:
+        log.exception("unhandled error", request_id=exchange.request_id, route=_route_template(exchange.scope))
+    await exchange.answer_error(unavailable or AppError("internal.error", request_id=exchange.request_id))
+
+
+def _record(exchange: _Exchange, elapsed: float) -> None:
+    """Step 5: the access log line (when its level is on) and the request metrics, by route template."""
+    scope = exchange.scope
+    route = _route_template(scope)
+    access = _access_log()
+    if access is not None:
+        access.info(
+            "request",
+            request_id=exchange.request_id,
+            method=scope.get("method"),
+            route=route,
+            status=exchange.status,
+            latency_ms=round(elapsed * 1000, 2),
+        )
+    app = scope.get("app")
+    metrics = app.state.runtime.metrics if app is not None else None
+    if metrics is not None:
+        metrics.observe_request(scope["method"], route, exchange.status, elapsed)
+
+
 class RequestMiddleware:
+    """Every HTTP request passes five steps here, in this order: (1) request id and log context,
+    (2) the body cap, (3) the common response headers, (4) the last-resort error answers, (5) the access
+    log and metrics. Each is a named function above; this method only sequences them. One pure ASGI
+    middleware instead of five: each Starlette middleware layer costs a call chain and a scope pass per
+    request, and this runs on every request (docs/benchmarks.md, "Per-request overhead")."""
+
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
@@ -139,93 +273,16 @@ class RequestMiddleware:
             return
         started = time.perf_counter()
         headers = _body_headers(scope["headers"])
-        request_id = _request_id(scope, headers)
-        scope.setdefault("state", {})["request_id"] = request_id
-        # Every log line written while this request runs (services, drivers) carries both.
-        tokens = structlog.contextvars.bind_contextvars(request_id=request_id,
-                                                        client_ip=client_ip(HTTPConnection(scope)))
-        status_holder: dict[str, Any] = {"status": 500, "sent": False}
-        is_upload = headers.get("content-type", "").startswith("multipart/")
-
-        async def send_wrapper(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                status_holder["status"] = message["status"]
-                status_holder["sent"] = True
-                raw = list(message.get("headers", []))
-                present = {k.lower() for k, _ in raw}
-                raw.append((b"x-request-id", request_id.encode()))
-                # Headers that dependencies ask for (session rotation), on success and error alike. Their
-                # Cache-Control replaces the route's: an answer carrying a new token must not be stored.
-                for name, value in scope.get("state", {}).get(EXTRA_HEADERS_KEY, []):
-                    key = name.lower().encode()
-                    if key == b"cache-control":
-                        raw = [(k, v) for k, v in raw if k.lower() != key]
-                    raw.append((key, value.encode()))
-                decision = scope.get("state", {}).get(STATE_KEY)
-                if decision is not None and b"x-ratelimit-bucket" not in present:
-                    raw.extend((k.lower().encode(), v.encode()) for k, v in decision.headers().items())
-                message["headers"] = raw
-            await send(message)
-
-        received = 0
-
-        async def receive_wrapper() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request" and not scope["state"].get(UPLOAD_BODY_KEY):
-                received += len(message.get("body", b""))
-                if received > MAX_JSON_BODY:
-                    raise _BodyTooLarge()
-            return message
-
+        request_id, tokens = _bind_request(scope, headers)
+        upload = headers.get("content-type", "").startswith("multipart/")
+        exchange = _Exchange(scope, receive, send, request_id, upload)
         try:
-            declared = int(headers.get("content-length", "0") or 0)
-        except ValueError:
-            declared = 0
-        try:
-            if declared > MAX_JSON_BODY and not is_upload:
-                raise _BodyTooLarge()
-            await self.app(scope, receive_wrapper, send_wrapper)
+            _refuse_declared_oversize(headers, upload)
+            await self.app(scope, exchange.receive, exchange.send)
         except _BodyTooLarge:
-            if not status_holder["sent"]:
-                await self._send_error(send_wrapper, AppError("request.too_large"))
+            await exchange.answer_error(AppError("request.too_large"))
         except Exception as exc:
-            unavailable = outage(exc)
-            if unavailable is not None:
-                log.warning("dependency unavailable", route=_route_template(scope), error=repr(exc))
-            else:
-                log.exception("unhandled error", request_id=request_id, route=_route_template(scope))
-            if not status_holder["sent"]:
-                err = unavailable or AppError("internal.error", request_id=request_id)
-                await self._send_error(send_wrapper, err)
+            await _last_resort(exchange, exc)
         finally:
-            elapsed = time.perf_counter() - started
-            route = _route_template(scope)
-            access = _access_log()
-            if access is not None:
-                access.info(
-                    "request",
-                    request_id=request_id,
-                    method=scope.get("method"),
-                    route=route,
-                    status=status_holder["status"],
-                    latency_ms=round(elapsed * 1000, 2),
-                )
-            app = scope.get("app")
-            metrics = app.state.runtime.metrics if app is not None else None
-            if metrics is not None:
-                metrics.observe_request(scope["method"], route, status_holder["status"], elapsed)
+            _record(exchange, time.perf_counter() - started)
             structlog.contextvars.reset_contextvars(**tokens)
-
-    @staticmethod
-    async def _send_error(send: Send, err: AppError) -> None:
-        body = _error_bytes(err)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": err.status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            *((k.lower().encode(), v.encode()) for k, v in err.headers.items())],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})

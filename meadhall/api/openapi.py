@@ -213,7 +213,7 @@ def _constraints(annotation: Any, metadata: list[Any] | None = None) -> dict[str
     found: dict[str, Any] = {}
     for item in metadata or []:
         if isinstance(item, AfterValidator | BeforeValidator):
-            found.update(VALIDATOR_SCHEMAS.get(item.func, {}))  # type: ignore[arg-type]
+            found.update(VALIDATOR_SCHEMAS.get(item.func, {}))
     if typing.get_origin(annotation) is typing.Annotated:
         found.update(_constraints(None, list(annotation.__metadata__)))
         annotation = typing.get_args(annotation)[0]
@@ -261,8 +261,8 @@ def _validator_constraints(app: FastAPI, doc: dict[str, Any]) -> None:
         for method in getattr(route, "methods", None) or ():
             op = doc.get("paths", {}).get(route.path, {}).get(method.lower())
             for param in (op or {}).get("parameters", []):
-                field = params.get(param["name"]) if param["in"] == "query" else None
-                extra = _constraints(field.field_info.annotation, field.field_info.metadata) if field else {}
+                query = params.get(param["name"]) if param["in"] == "query" else None
+                extra = _constraints(query.field_info.annotation, query.field_info.metadata) if query else {}
                 if extra:
                     _merge(param["schema"], extra)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import typer
@@ -25,10 +25,10 @@ def fail(code: str, message: str, exit_code: int = 1) -> None:
     raise typer.Exit(exit_code)
 
 
-def run(coro_factory: Callable[[], Awaitable[dict[str, Any]]]) -> None:
+def run(coro_factory: Callable[[], Coroutine[Any, Any, dict[str, Any]]]) -> None:
     """Run one command: print its JSON object or its error envelope."""
     try:
-        result = asyncio.run(coro_factory())  # type: ignore[arg-type]
+        result = asyncio.run(coro_factory())
     except AppError as err:
         fail(err.code, err.message)
     except ConfigError as err:

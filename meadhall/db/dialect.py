@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    Insert,
     RowMapping,
     Select,
     Table,
@@ -79,13 +80,14 @@ def write_lock(engine: AsyncEngine) -> Any:
     return lock
 
 
-def insert_ignore(conn: AsyncConnection, table: Table, values: dict[str, Any] | list[dict[str, Any]]):
+def insert_ignore(conn: AsyncConnection, table: Table, values: dict[str, Any] | list[dict[str, Any]]) -> Insert:
     """INSERT ... ON CONFLICT DO NOTHING."""
     mod = sqlite if is_sqlite(conn) else postgresql
     return mod.insert(table).values(values).on_conflict_do_nothing()
 
 
-def upsert(conn: AsyncConnection, table: Table, values: dict[str, Any], keys: list[str], update: list[str]):
+def upsert(conn: AsyncConnection, table: Table, values: dict[str, Any], keys: list[str], update: list[str]
+           ) -> Insert:
     """INSERT ... ON CONFLICT (keys) DO UPDATE SET update columns to the new values."""
     mod = sqlite if is_sqlite(conn) else postgresql
     stmt = mod.insert(table).values(values)
@@ -215,7 +217,7 @@ def create_message_search(op: Any) -> None:
         version = bind.exec_driver_sql("SELECT sqlite_version()").scalar_one()
         if tuple(int(p) for p in version.split(".")[:3]) < _SQLITE_TRIGRAM_SINCE:
             raise RuntimeError(f"message search needs SQLite 3.34 or newer (FTS5 trigram tokenizer); found {version}")
-        statements = _SQLITE_SEARCH_DDL
+        statements: tuple[str, ...] = _SQLITE_SEARCH_DDL
     else:
         statements = _POSTGRES_SEARCH_DDL
     for statement in statements:

@@ -14,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
-SendText = Callable[[str], Awaitable[None]]
-Close = Callable[[int], Awaitable[None]]
+# Coroutine functions, not any awaitable: `_put` starts the coroutine by hand (`send(None)`) to write
+# without a task when the socket accepts at once.
+SendText = Callable[[str], Coroutine[Any, Any, None]]
+Close = Callable[[int], Coroutine[Any, Any, None]]
 
 
 async def _complete(coro: Coroutine[Any, Any, Any], awaiting: Any) -> None:

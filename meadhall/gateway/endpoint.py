@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import structlog
@@ -23,7 +24,7 @@ from meadhall.core.errors import AppError, rate_limited
 from meadhall.gateway import protocol as p
 from meadhall.gateway.auth import GatewayIdentity, Refused, identify
 from meadhall.gateway.connection import Connection
-from meadhall.gateway.hub import EVICT, GatewaySession, Hub, State, new_session_id
+from meadhall.gateway.hub import GatewaySession, Hub, NodeMessage, State, new_session_id
 from meadhall.gateway.ready import ready_payload
 from meadhall.gateway.resume import ATTACHED_TTL, Owner
 from meadhall.realtime.events import Event
@@ -164,7 +165,7 @@ class GatewayReader:
                 log.warning("gateway connection cap entry not released", exc_info=True)
             await self.conn.finish()
 
-    async def _handle(self, message: dict[str, Any], now: float) -> int | None:
+    async def _handle(self, message: Mapping[str, Any], now: float) -> int | None:
         """Handle one client frame; returns a close code to end the connection."""
         text = message.get("text")
         if text is None:
@@ -209,7 +210,7 @@ class GatewayReader:
         stale_before = self.rt.clock.timestamp() - p.stale_after(self.timing)
         evicted = await self.hub.attach(self.conn_id, gs, self.conn, stale_before)
         if evicted:
-            await self.rt.bus.publish([Event(EVICT, {"connections": evicted}, ())])
+            await self.rt.bus.publish([Event(NodeMessage.EVICT, {"connections": evicted}, ())])
 
     async def _who(self, d: Any) -> GatewayIdentity | int:
         """The identity of IDENTIFY/RESUME's token (or the handshake cookie), or the close code after

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import uuid
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any
 
 import structlog
@@ -26,18 +26,26 @@ from meadhall.gateway.caps import ConnectionCaps, MemoryConnectionCaps
 from meadhall.gateway.connection import Connection
 from meadhall.gateway.resume import ATTACHED_TTL, RESUME_WINDOW, Append, ResumeStore, appended_seq
 from meadhall.metrics import Metrics
-from meadhall.realtime.events import Event
+from meadhall.realtime.events import Event, EventType
 
 log = structlog.get_logger("meadhall.gateway")
 
-SESSION_INVALIDATED = "SESSION_INVALIDATED"
-# A stopping node's request that the other nodes hold its gateway sessions (an internal bus message,
-# never dispatched to a client): see `Hub.hand_over`.
-ADOPT = "GATEWAY_ADOPT"
 HAND_OVER_WAIT = 2.0  # seconds a stopping node waits for its request to come back through the bus
-# A node's request that whichever node holds these connections closes them with 4013: the user went over
-# the connection cap (API.md 4.1, gateway/caps.py). Internal, like ADOPT.
-EVICT = "GATEWAY_EVICT"
+
+
+class NodeMessage(StrEnum):
+    """Messages between gateway nodes, carried on the event bus in the same envelope as dispatches.
+
+    They are not dispatches and deliberately not members of `EventType`: no client ever receives one
+    (the hub consumes them before delivery), and docs/reference/events.md, generated from EventType,
+    lists only what clients receive. Their names start with `GATEWAY_` so that they cannot collide
+    with a dispatch type."""
+
+    # A stopping node's request that the other nodes hold its gateway sessions: see `Hub.hand_over`.
+    ADOPT = "GATEWAY_ADOPT"
+    # A node's request that whichever node holds these connections closes them with 4013: the user went
+    # over the connection cap (docs/gateway.md, gateway/caps.py).
+    EVICT = "GATEWAY_EVICT"
 
 
 class State(Enum):
@@ -147,10 +155,10 @@ class Hub:
 
     async def on_event(self, ev: Event) -> None:
         """The bus handler: deliver one event to this node's gateway sessions."""
-        if ev.type == ADOPT:
+        if ev.type == NodeMessage.ADOPT:
             self._adopt(ev)
             return
-        if ev.type == EVICT:
+        if ev.type == NodeMessage.EVICT:
             await self._evict(ev)
             return
         if not self.by_user:
@@ -160,7 +168,7 @@ class Hub:
             if not targets:
                 return
             await self._deliver(ev, targets)
-        if ev.type == SESSION_INVALIDATED:
+        if ev.type == EventType.SESSION_INVALIDATED:
             await self._end(targets, protocol.CLOSE_INVALIDATED)
 
     async def _deliver(self, ev: Event, targets: list[GatewaySession]) -> None:
@@ -208,7 +216,7 @@ class Hub:
         assert gs.conn is not None
         async with self._lock:
             held, gs.held_events = gs.held_events, []
-            items = [Append(gs.id, new_session_id(), "READY", ready, replayable=False)]
+            items = [Append(gs.id, new_session_id(), EventType.READY, ready, replayable=False)]
             items += [Append(gs.id, ev.id or new_session_id(), ev.type, ev.payload_json()) for ev in held]
             results = await self.store.append(items, self.clock.timestamp())
             gs.state = State.LIVE
@@ -235,14 +243,14 @@ class Hub:
                 conn.push(seq, pending[seq])
                 replayed += 1
             payload = f'{{"replayed":{replayed}}}'
-            [result] = await self.store.append([Append(gs.id, new_session_id(), "RESUMED", payload)],
+            [result] = await self.store.append([Append(gs.id, new_session_id(), EventType.RESUMED, payload)],
                                                self.clock.timestamp())
-            seq = appended_seq(result)
+            resumed_seq = appended_seq(result)
             gs.state = State.LIVE
-            if seq is not None:
-                if seq > conn.last_seq + 1:
-                    await self._fill(gs, seq - 1)
-                conn.push(seq, protocol.dispatch(seq, "RESUMED", payload))
+            if resumed_seq is not None:
+                if resumed_seq > conn.last_seq + 1:
+                    await self._fill(gs, resumed_seq - 1)
+                conn.push(resumed_seq, protocol.dispatch(resumed_seq, EventType.RESUMED, payload))
             return replayed
 
     async def _fill(self, gs: GatewaySession, upto: int) -> int:
@@ -309,7 +317,7 @@ class Hub:
             return
         marker = new_session_id()
         self._handing_over = (marker, asyncio.Event())
-        await bus.publish([Event(ADOPT, {"marker": marker, "sessions": sessions}, ())])
+        await bus.publish([Event(NodeMessage.ADOPT, {"marker": marker, "sessions": sessions}, ())])
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._handing_over[1].wait(), HAND_OVER_WAIT)
 

@@ -123,6 +123,8 @@ DESCRIPTIONS: dict[EventType, tuple[str, str]] = {
 
 @dataclass(frozen=True)
 class Event:
+    # An EventType for a dispatch; the gateway's node-to-node messages (gateway/hub.py, NodeMessage)
+    # travel in the same envelope, so the field is the wire string both are.
     type: str
     data: dict[str, Any]
     users: tuple[int, ...]

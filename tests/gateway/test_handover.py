@@ -23,7 +23,7 @@ import pytest
 
 from meadhall.core.clock import MovableClock
 from meadhall.gateway.connection import Connection
-from meadhall.gateway.hub import ADOPT, GatewaySession, Hub, State
+from meadhall.gateway.hub import GatewaySession, Hub, NodeMessage, State
 from meadhall.gateway.resume import ATTACHED_TTL, RESUME_WINDOW, Owner, RedisResumeStore
 from meadhall.realtime.events import Event
 
@@ -193,7 +193,7 @@ async def test_a_stopping_node_hands_its_sessions_over(hubs):
     bus = Bus(node_a, node_b)
     await node_a.hand_over(bus)  # returns once its own request came back (at once here)
     [request] = bus.published
-    assert request.type == ADOPT and request.users == ()
+    assert request.type == NodeMessage.ADOPT and request.users == ()
     assert sorted(s[0] for s in request.data["sessions"]) == sorted([detached.id, attached.id])
     adopted = {gs.id: gs for gs in node_b.sessions.values() if gs.id != own.id}
     assert set(adopted) == {detached.id, attached.id}
