@@ -98,3 +98,13 @@ def test_relative_links_of_the_readme_and_docs_lead_to_files() -> None:
             if not (page.parent / target.split("#")[0]).exists():
                 broken.append(f"{page.relative_to(ROOT)} -> {target}")
     assert not broken, f"links to nothing: {broken}"
+
+
+def test_modules_named_by_the_readme_and_docs_exist() -> None:
+    """A module that moves takes its mentions along (paths are relative to the root or to meadhall/)."""
+    missing = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for path in sorted(set(re.findall(r"`([\w./-]+/[\w.-]+\.py)`", page.read_text(encoding="utf-8")))):
+            if not ((ROOT / path).exists() or (ROOT / "meadhall" / path).exists()):
+                missing.append(f"{page.relative_to(ROOT)}: {path}")
+    assert not missing, f"modules named but not found: {missing}"
