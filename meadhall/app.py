@@ -20,6 +20,7 @@ from meadhall.api.routing import enforce_literal_precedence
 from meadhall.auth.deps import global_limit
 from meadhall.config import Settings, load_settings
 from meadhall.files import routes as file_routes
+from meadhall.files.access import register_fetch_rule
 from meadhall.files.setup import install_files
 from meadhall.gateway.setup import install_gateway, start_gateway, stop_gateway
 from meadhall.guilds import routes as guild_routes
@@ -32,6 +33,7 @@ from meadhall.guilds.rooms import routes as room_routes
 from meadhall.messages import guild_hooks
 from meadhall.messages import routes as message_routes
 from meadhall.messages import routes_reactions as reaction_routes
+from meadhall.messages.attachments import check_fetch_attachment
 from meadhall.runtime import Runtime
 from meadhall.system import routes as system_routes
 from meadhall.web import docs as api_docs
@@ -48,7 +50,8 @@ def api_routers() -> list[APIRouter]:
     return [
         message_routes.router, reaction_routes.router, system_routes.api, guild_routes.me, account_routes.auth,
         account_routes.users, guild_routes.guilds, guild_routes.rooms, member_routes.router,
-        template_routes.templates, audit_routes.audit, invite_routes.router, file_routes.router,
+        template_routes.templates, audit_routes.audit, invite_routes.router, account_routes.avatar, message_routes.files,
+        file_routes.router,
         guild_routes.images, room_routes.images, invite_routes.images,
     ]
 
@@ -104,6 +107,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     include_api(app)
     install_gateway(app, rt)
     profile.on_public_change(member_service.announce_profile)
+    register_fetch_rule("attachment", check_fetch_attachment)  # files know no domain: messages say who sees one
     guild_hooks.register()
     install_files(app, rt)
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]

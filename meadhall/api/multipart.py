@@ -17,7 +17,7 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote
 
 from python_multipart.exceptions import FormParserError
@@ -165,7 +165,7 @@ class _Body:
         self.cap = body_cap
         self.received = 0
         self.collector = _Collector()
-        self.parser = MultipartParser(_boundary(request), self.collector.callbacks())
+        self.parser = MultipartParser(_boundary(request), cast(Any, self.collector.callbacks()))  # a TypedDict of bound methods
 
     async def feed(self) -> bool:
         """Parse the next chunk of the body; False at its end."""

@@ -1,4 +1,4 @@
-"""Deleting files, and finding the ones nobody holds any more (API.md 3.9 "Orphans", 3.20 `orphan-files`).
+"""Deleting files, and finding the ones nobody holds any more (docs/files.md "Maintenance", the `orphan-files` command).
 
 A file row goes in the transaction that drops its holder; its content is removed only after that
 transaction commits (a rollback keeps both). Maintenance finds:
@@ -17,10 +17,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import structlog
-from sqlalchemy import delete
 
 from meadhall.core.clock import iso
-from meadhall.db.schema import files
 from meadhall.db.uow import UnitOfWork
 from meadhall.files import queries
 from meadhall.filestore import FileStore, StoredContent
@@ -49,7 +47,7 @@ async def drop_files(uow: UnitOfWork, store: FileStore, ids: Iterable[int | None
     wanted = sorted({int(i) for i in ids if i is not None})
     if not wanted:
         return []
-    await queries.delete_rows(uow.conn, wanted)
+    await queries.delete_files(uow.conn, wanted)
 
     async def remove() -> None:
         await remove_contents(store, wanted)
@@ -59,20 +57,20 @@ async def drop_files(uow: UnitOfWork, store: FileStore, ids: Iterable[int | None
 
 
 async def drop_message_files(uow: UnitOfWork, store: FileStore, message_id: int) -> None:
-    await drop_files(uow, store, await queries.ids_of_message(uow.conn, message_id))
+    await drop_files(uow, store, await queries.select_file_ids_of_message(uow.conn, message_id))
 
 
 async def drop_channel_files(uow: UnitOfWork, store: FileStore, channel_id: int) -> None:
     """A room's uploads (sent or not) and its images, when the room is deleted."""
-    await drop_files(uow, store, await queries.ids_of_channel(uow.conn, channel_id))
+    await drop_files(uow, store, await queries.select_file_ids_of_channel(uow.conn, channel_id))
 
 
 async def drop_guild_files(uow: UnitOfWork, store: FileStore, guild_id: int) -> None:
     """Everything of a guild: attachments of its rooms, its icon, banner, splash, backgrounds."""
-    await drop_files(uow, store, await queries.ids_of_guild(uow.conn, guild_id))
+    await drop_files(uow, store, await queries.select_file_ids_of_guild(uow.conn, guild_id))
 
 
-def _listed(rows: list[Any]) -> list[dict[str, Any]]:
+def _listed(rows: list[queries.OrphanRow]) -> list[dict[str, Any]]:
     return [{"id": str(r["id"]), "size": int(r["size"]), "created_at": iso(r["created_at"])} for r in rows]
 
 
@@ -83,8 +81,8 @@ async def orphan_files(rt: Runtime, *, older_than_hours: float = ORPHAN_HOURS, r
     now = rt.clock.now()
     cutoff = now - timedelta(hours=older_than_hours)
     async with rt.read() as uow:
-        unbound = await queries.unbound_before(uow.conn, cutoff)
-        dangling = await queries.dangling_before(uow.conn, cutoff)
+        unbound = await queries.select_unbound_before(uow.conn, cutoff)
+        dangling = await queries.select_dangling_before(uow.conn, cutoff)
     stray = await _stray_content(rt, min(cutoff, now - STRAY_MIN_AGE).timestamp())
     listed = _listed(sorted(unbound + dangling, key=lambda r: r["id"]))
     listed += [{"id": str(c.file_id), "size": c.size, "created_at": iso(_utc(c.modified))}
@@ -105,8 +103,7 @@ async def _delete_unbound(rt: Runtime, ids: list[int]) -> int:
     for start in range(0, len(ids), _BATCH):
         batch = ids[start:start + _BATCH]
         async with rt.uow() as uow:
-            stmt = delete(files).where(files.c.id.in_(batch), files.c.owner.is_(None)).returning(files.c.id)
-            gone = list((await uow.conn.execute(stmt)).scalars())
+            gone = await queries.delete_unbound_files(uow.conn, batch)
         await remove_contents(rt.files, gone)
         deleted += len(gone)
     return deleted
@@ -127,7 +124,7 @@ async def _stray_content(rt: Runtime, before: float) -> list[StoredContent]:
     found = [c for c in await rt.files.scan() if c.modified < before]
     numbered = [c.file_id for c in found if c.file_id is not None]
     async with rt.read() as uow:
-        known = await queries.existing_ids(uow.conn, numbered)  # type: ignore[arg-type]
+        known = await queries.select_existing_ids(uow.conn, numbered)
     return [c for c in found if c.file_id is None or c.file_id not in known]
 
 

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from meadhall.files.checks import Checked
+from meadhall.files.queries import FileRow
 from meadhall.files.upload import OpenUpload, Received, receive_file
 from meadhall.runtime import Runtime
 
@@ -27,9 +28,9 @@ class NewFile:
     received: Received
     checked: Checked
 
-    def row(self, now: datetime, **placement: Any) -> dict[str, Any]:
+    def row(self, now: datetime, **placement: Any) -> FileRow:
         """The files row; `placement` sets guild_id, channel_id and the owner columns."""
-        row: dict[str, Any] = {
+        row: FileRow = {
             "id": self.id,
             "purpose": self.purpose,
             "uploader_id": self.uploader_id,
@@ -47,7 +48,7 @@ class NewFile:
             "owner_key": None,
             "created_at": now,
         }
-        row.update(placement)
+        row.update(placement)  # type: ignore[typeddict-item]  # keys checked by insert_file's columns
         return row
 
 

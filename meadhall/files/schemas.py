@@ -27,6 +27,10 @@ class FileResponse(BaseModel):
     file: File
 
 
+# The error answers of every upload route, whoever holds the file.
+UPLOAD_ERRORS = ("file.too_large", "file.unsupported_type", "auth.origin_mismatch")
+
+
 # Upload routes read the body themselves (streamed, never buffered), so FastAPI does not see a body
 # parameter: the multipart body is described here.
 UPLOAD_BODY: dict[str, Any] = {

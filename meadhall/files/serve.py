@@ -1,4 +1,4 @@
-"""`GET/HEAD /files/{id}` and `GET /api/v1/files/{id}` (API.md 3.9).
+"""`GET/HEAD /files/{id}` and `GET /api/v1/files/{id}` (OpenAPI: getFileContent, headFileContent, getFile).
 
 Content leaves in chunks straight from the store (never whole in memory) with headers that keep a browser
 from running it: `X-Content-Type-Options: nosniff`, a sandboxing `Content-Security-Policy`, and
@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 import structlog
-from sqlalchemy import RowMapping
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -21,6 +20,7 @@ from meadhall.auth.sessions import Principal
 from meadhall.core.errors import AppError
 from meadhall.files.access import access_file
 from meadhall.files.names import content_disposition, disposition_kind
+from meadhall.files.queries import FileRow
 from meadhall.files.views import file_view
 from meadhall.filestore import ContentReader
 from meadhall.runtime import Runtime
@@ -56,7 +56,7 @@ class ContentResponse(Response):
             await self.reader.close()
 
 
-def etag_of(row: RowMapping) -> str:
+def etag_of(row: FileRow) -> str:
     return f'"{row["sha256"]}"'
 
 
@@ -71,7 +71,7 @@ def etag_matches(if_none_match: str | None, etag: str) -> bool:
     return False
 
 
-def content_headers(row: RowMapping) -> dict[str, str]:
+def content_headers(row: FileRow) -> dict[str, str]:
     content_type = row["content_type"]
     return {
         "Content-Type": content_type,
@@ -104,7 +104,7 @@ async def content(rt: Runtime, principal: Principal, raw_id: str, *, head: bool,
     return ContentResponse(200, headers, reader)
 
 
-def _lost(row: RowMapping) -> AppError:
+def _lost(row: FileRow) -> AppError:
     log.error("file content missing", file_id=row["id"])
     return AppError("file.not_found")
 

@@ -1,6 +1,7 @@
-"""Image slots: the generic flow behind every image holder (the user avatar here; the guild's icon, banner
-and splash, a room's background and an invitation's background are held by their owners in
-`meadhall.guilds`). Each answers POST (set or replace) and DELETE (remove) with its parent object.
+"""Image slots: the generic flow behind every image holder. The holders live with their owners (the
+avatar in `meadhall.accounts.avatar`; the guild's icon, banner and splash, a room's background and an
+invitation's background in `meadhall.guilds`). Each answers POST (set or replace) and DELETE (remove)
+with its parent object.
 
 One flow for all of them: the holder is loaded and authorised before the body is read (404 / 403 / 422
 come first), the image is received under its media limit (413) and checked (415), and in one transaction
@@ -13,10 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from meadhall.accounts import queries as account_queries
-from meadhall.accounts.events import notify_user_update
-from meadhall.accounts.views import user_private
-from meadhall.auth.sessions import Principal
 from meadhall.db.uow import UnitOfWork
 from meadhall.files import queries
 from meadhall.files.checks import check_image, image_type_allowed
@@ -24,16 +21,14 @@ from meadhall.files.cleanup import drop_files
 from meadhall.files.intake import kept_until_commit, take_upload
 from meadhall.files.limits import media_limits
 from meadhall.files.upload import OpenUpload
-from meadhall.guilds import queries as guild_queries
-from meadhall.guilds.members import emit_member_updates
 from meadhall.runtime import Runtime
 
 
 @dataclass(frozen=True)
 class Slot:
     owner: str  # files.owner
-    purpose: str  # API.md 2.17
-    limit: str  # key of the media limits (5.3)
+    purpose: str  # who may fetch it: the rules of meadhall.files.access (docs/files.md)
+    limit: str  # key of the media limits (docs/reference/limits.md)
 
 
 class Holder(Protocol):
@@ -74,37 +69,3 @@ async def remove_image(rt: Runtime, holder: Holder) -> dict[str, Any]:
         body = await holder.apply(uow, target, None, old)
         await drop_files(uow, rt.files, [old])
     return body
-
-
-# ---- the user avatar ---------------------------------------------------------------------------
-
-
-class Avatar:
-    slot = Slot("user.avatar", "avatar", "avatar_max_bytes")
-
-    def __init__(self, rt: Runtime, principal: Principal) -> None:
-        self.rt, self.user_id = rt, principal.user_id
-
-    async def load(self, uow: UnitOfWork) -> Any:
-        row = await account_queries.select_user(uow.conn, self.user_id)
-        assert row is not None
-        return row
-
-    def current(self, target: Any) -> int | None:
-        return target["avatar_file_id"]  # type: ignore[no-any-return]
-
-    def placement(self, target: Any) -> dict[str, Any]:
-        return {"owner_id": self.user_id}
-
-    async def apply(self, uow: UnitOfWork, target: Any, new_id: int | None, old_id: int | None) -> dict[str, Any]:
-        if new_id == old_id:
-            return {"user": user_private(target, self.rt.keys)}
-        await account_queries.update_user(uow.conn, self.user_id, {"avatar_file_id": new_id})
-        row = await account_queries.select_user(uow.conn, self.user_id)
-        assert row is not None
-        # As a profile change (API.md 3.3): the public summary changed, so members of the user's guilds
-        # see it too.
-        uow.emit(notify_user_update(row, self.rt.keys))
-        for guild in await guild_queries.guilds_of_user(uow.conn, self.user_id):
-            await emit_member_updates(uow, guild["id"], [self.user_id])
-        return {"user": user_private(row, self.rt.keys)}

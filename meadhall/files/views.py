@@ -1,19 +1,18 @@
-"""Serialise file rows into the File object of API.md 2.17."""
+"""Serialise file rows into the File object (OpenAPI: getFile)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import RowMapping
-
 from meadhall.core.clock import iso
+from meadhall.files.queries import FileRow
 
 
 def file_url(file_id: int | str) -> str:
     return f"/files/{file_id}"
 
 
-def file_view(row: RowMapping) -> dict[str, Any]:
+def file_view(row: FileRow) -> dict[str, Any]:
     return {
         "id": str(row["id"]),
         "purpose": row["purpose"],

@@ -14,21 +14,21 @@ from meadhall.core.limits import EDIT_WINDOW_SECONDS
 from meadhall.core.text import norm
 from meadhall.files.cleanup import drop_message_files
 from meadhall.messages import queries
-from meadhall.messages.history import load_visible
+from meadhall.messages.events import notify_message_delete, notify_message_update
+from meadhall.messages.history import access_visible_message
 from meadhall.messages.hydrate import audience_views, hydrate_one
 from meadhall.messages.readstates import drop_mentions
 from meadhall.messages.rooms import access_message_room
-from meadhall.realtime.events import event
 from meadhall.runtime import Runtime
 
 P = perms.P
 
 
-async def edit_message(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str, content: str
+async def do_edit_message(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str, content: str
                        ) -> dict[str, Any]:
     async with rt.uow() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now)
-        row = await load_visible(uow.conn, room.channel_id, principal.user_id, raw_message_id)
+        row = await access_visible_message(uow.conn, room.channel_id, principal.user_id, raw_message_id)
         if row["kind"] == "system" or row["webhook_id"] is not None and row["author_id"] is None:
             raise permission_denied(None, "System and webhook messages cannot be edited")
         if row["author_id"] != principal.user_id:
@@ -47,14 +47,14 @@ async def edit_message(rt: Runtime, principal: Principal, raw_channel_id: str, r
         view = await hydrate_one(uow.conn, fresh, principal.user_id, uow.now)
         audience = await room.audience(uow.conn, uow.now, fresh)
         for shown, receivers in await audience_views(uow.conn, fresh, view, audience, uow.now):
-            uow.emit(event("MESSAGE_UPDATE", shown, receivers))
-    return {"message": view}
+            uow.emit(notify_message_update(shown, receivers))
+    return view
 
 
-async def delete_message(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str) -> None:
+async def do_delete_message(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str) -> None:
     async with rt.uow() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now)
-        row = await load_visible(uow.conn, room.channel_id, principal.user_id, raw_message_id)
+        row = await access_visible_message(uow.conn, room.channel_id, principal.user_id, raw_message_id)
         by_author = row["author_id"] == principal.user_id
         if not by_author:
             room.require(P.MANAGE_MESSAGES)
@@ -71,6 +71,4 @@ async def delete_message(rt: Runtime, principal: Principal, raw_channel_id: str,
                          target_id=row["id"], guild_id=room.guild_id,
                          data={"channel_id": str(room.channel_id),
                                "author_id": None if row["author_id"] is None else str(row["author_id"])})
-        payload = {"id": str(row["id"]), "channel_id": str(room.channel_id),
-                   "guild_id": None if room.guild_id is None else str(room.guild_id)}
-        uow.emit(event("MESSAGE_DELETE", payload, audience))
+        uow.emit(notify_message_delete(row["id"], room.channel_id, room.guild_id, audience))

@@ -1,10 +1,13 @@
-"""Message history by cursor and single messages (API.md 3.8)."""
+"""Message history by cursor and single messages (OpenAPI: listMessages, getMessage)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from meadhall.api.pagination import Page
+from sqlalchemy import RowMapping
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from meadhall.auth.sessions import Principal
 from meadhall.core.errors import AppError
 from meadhall.core.ids import parse_id
@@ -14,21 +17,39 @@ from meadhall.messages.rooms import access_message_room
 from meadhall.runtime import Runtime
 
 
-async def list_messages(rt: Runtime, principal: Principal, raw_channel_id: str, page: Page) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Cursor:
+    """Where a page starts: older than `before`, newer than `after` (at most one), `limit` messages."""
+
+    before: int | None
+    after: int | None
+    limit: int
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    messages: list[dict[str, Any]]  # Message views, newest first
+    has_more: bool  # more messages lie beyond the page in its direction
+
+
+async def access_history(rt: Runtime, principal: Principal, raw_channel_id: str, cursor: Cursor) -> HistoryPage:
     async with rt.read() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now, read_history=True)
-        parts, more = await page_cache.history_page(uow.conn, room.channel, principal.user_id, page)
-        return {"messages": await assemble(uow.conn, parts, principal.user_id, uow.now), "has_more": more}
+        parts, more = await page_cache.history_page(uow.conn, room.channel, principal.user_id, cursor)
+        return HistoryPage(await assemble(uow.conn, parts, principal.user_id, uow.now), more)
 
 
-async def get_message(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str) -> dict[str, Any]:
+async def access_message(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str
+                         ) -> dict[str, Any]:
+    """The Message view of one message the caller may read."""
     async with rt.read() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now, read_history=True)
-        row = await load_visible(uow.conn, room.channel_id, principal.user_id, raw_message_id)
-        return {"message": await hydrate_one(uow.conn, row, principal.user_id, uow.now)}
+        row = await access_visible_message(uow.conn, room.channel_id, principal.user_id, raw_message_id)
+        return await hydrate_one(uow.conn, row, principal.user_id, uow.now)
 
 
-async def load_visible(conn: Any, channel_id: int, viewer_id: int, raw_message_id: str) -> Any:
+async def access_visible_message(conn: AsyncConnection, channel_id: int, viewer_id: int, raw_message_id: str
+                                 ) -> RowMapping:
     """A message of this room the viewer may see; else 404 `message.not_found`."""
     message_id = parse_id(raw_message_id)
     row = None if message_id is None else await queries.get_message(conn, channel_id, message_id)

@@ -12,8 +12,8 @@ from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts.views import user_summary
-from meadhall.files.attachments import attachment_views
 from meadhall.messages import queries
+from meadhall.messages.attachments import attachment_views
 from meadhall.messages.views import message_view, webhook_snapshot
 
 

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.api.pagination import Page
 from meadhall.db.engine import WROTE_FLAG, engine_token
 from meadhall.messages import queries
 from meadhall.messages.hydrate import PageParts, page_parts
+
+if TYPE_CHECKING:
+    from meadhall.messages.history import Cursor
 
 # A page of 50 messages takes about 85 KiB (measured with tracemalloc): at most about 11 MiB in all.
 MAX_CACHED_PAGES = 128
@@ -37,7 +40,7 @@ class _Entry:
 _CACHE: OrderedDict[tuple[int, int, int | None, int | None, int, int], _Entry] = OrderedDict()
 
 
-async def history_page(conn: AsyncConnection, channel: RowMapping, viewer_id: int, page: Page
+async def history_page(conn: AsyncConnection, channel: RowMapping, viewer_id: int, page: Cursor
                        ) -> tuple[PageParts, bool]:
     """(the page's parts, has_more) for this viewer; `channel` is the room row read in this transaction."""
     scope = viewer_id if channel["has_private"] else 0

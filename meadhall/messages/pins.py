@@ -11,18 +11,17 @@ from sqlalchemy import RowMapping
 from meadhall.audit.record import record
 from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
-from meadhall.core.clock import iso
 from meadhall.core.errors import AppError, validation_error
 from meadhall.db.uow import UnitOfWork
 from meadhall.messages import queries
-from meadhall.messages.history import load_visible
+from meadhall.messages.events import notify_pins
+from meadhall.messages.history import access_visible_message
 from meadhall.messages.hydrate import hydrate
 from meadhall.messages.rooms import MessageRoom, access_message_room
-from meadhall.realtime.events import event
 from meadhall.runtime import Runtime
 
 P = perms.P
-PINS_PER_ROOM = 50  # API.md 5.1
+PINS_PER_ROOM = 50  # docs/reference/limits.md
 UNPINNABLE_KINDS = ("private", "system")
 
 
@@ -38,15 +37,10 @@ async def _access_pin(uow: UnitOfWork, principal: Principal, raw_channel_id: str
     """The room and the message, read under the room's lock so the count and the flag stay true."""
     room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now)
     await queries.lock_channel(uow.conn, room.channel_id)
-    message = await load_visible(uow.conn, room.channel_id, principal.user_id, raw_message_id)
+    message = await access_visible_message(uow.conn, room.channel_id, principal.user_id, raw_message_id)
     if room.guild_id is not None:  # any participant may pin in a conversation
         room.require(P.MANAGE_MESSAGES)
     return room, message
-
-
-def notify_pins(room: MessageRoom, message_id: int, pinned: bool, last_pin: datetime | None) -> dict[str, Any]:
-    return {"channel_id": str(room.channel_id), "guild_id": None if room.guild_id is None else str(room.guild_id),
-            "message_id": str(message_id), "pinned": pinned, "last_pin_timestamp": iso(last_pin)}
 
 
 async def _audit_and_notify(uow: UnitOfWork, room: MessageRoom, principal: Principal, message: RowMapping,
@@ -55,8 +49,8 @@ async def _audit_and_notify(uow: UnitOfWork, room: MessageRoom, principal: Princ
         await record(uow, "message.pin" if pinned else "message.unpin", actor_id=principal.user_id,
                      target_type="message", target_id=message["id"], guild_id=room.guild_id,
                      data={"channel_id": str(room.channel_id)})
-    uow.emit(event("CHANNEL_PINS_UPDATE", notify_pins(room, message["id"], pinned, last_pin),
-                   await room.viewers(uow.conn, uow.now)))
+    uow.emit(notify_pins(room.channel_id, room.guild_id, message["id"], pinned, last_pin,
+                         await room.viewers(uow.conn, uow.now)))
 
 
 async def pin_message(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str) -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import RowMapping, bindparam, case, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
+from meadhall.accounts.queries import UserRow
 from meadhall.db import dialect
 from meadhall.db.schema import channels, messages, reactions, users
 
@@ -91,15 +92,15 @@ async def newest_public_id(conn: AsyncConnection, channel_id: int) -> int | None
     return (await conn.execute(stmt)).scalar()
 
 
-async def users_by_ids(conn: AsyncConnection, ids: Iterable[int]) -> dict[int, Row]:
+async def users_by_ids(conn: AsyncConnection, ids: Iterable[int]) -> dict[int, UserRow]:
     wanted = list(set(ids))
     if not wanted:
         return {}
     if len(wanted) == 1:
         # A send's author, or a page by one author: a plain statement, without expanding an IN list.
         row = (await conn.execute(_USER, {"id": wanted[0]})).mappings().first()
-        return {} if row is None else {row["id"]: row}
-    return {r["id"]: r for r in (await conn.execute(_USERS, {"ids": wanted})).mappings()}
+        return {} if row is None else {row["id"]: cast(UserRow, row)}
+    return {r["id"]: cast(UserRow, r) for r in (await conn.execute(_USERS, {"ids": wanted})).mappings()}
 
 
 async def existing_user_ids(conn: AsyncConnection, ids: list[int]) -> list[int]:
@@ -184,13 +185,13 @@ async def remove_reaction(conn: AsyncConnection, message_id: int, emoji: str, us
 
 
 async def reactors(conn: AsyncConnection, message_id: int, emoji: str, *, after: int | None, limit: int
-                   ) -> tuple[list[Row], bool]:
+                   ) -> tuple[list[UserRow], bool]:
     """Users who reacted with `emoji`, by user id ascending; (page, has_more)."""
     stmt = (select(users).join(reactions, reactions.c.user_id == users.c.id)
             .where(reactions.c.message_id == message_id, reactions.c.emoji == emoji))
     if after is not None:
         stmt = stmt.where(users.c.id > after)
-    rows = list((await conn.execute(stmt.order_by(users.c.id).limit(limit + 1))).mappings())
+    rows = [cast(UserRow, r) for r in (await conn.execute(stmt.order_by(users.c.id).limit(limit + 1))).mappings()]
     return rows[:limit], len(rows) > limit
 
 

@@ -16,13 +16,13 @@ from meadhall.core.ids import parse_id
 from meadhall.db.uow import UnitOfWork
 from meadhall.messages import emoji as emojis
 from meadhall.messages import queries
-from meadhall.messages.history import load_visible
+from meadhall.messages.events import notify_reaction
+from meadhall.messages.history import access_visible_message
 from meadhall.messages.rooms import MessageRoom, access_message_room
-from meadhall.realtime.events import event
 from meadhall.runtime import Runtime
 
 P = perms.P
-REACTIONS_PER_MESSAGE = 20  # distinct emojis (API.md 5.1)
+REACTIONS_PER_MESSAGE = 20  # distinct emojis (docs/reference/limits.md)
 
 
 async def _stored_key(conn: AsyncConnection, message_id: int, parsed: emojis.ParsedEmoji) -> str:
@@ -53,15 +53,10 @@ async def _key_to_add(conn: AsyncConnection, room: MessageRoom, user_id: int, me
     return await queries.custom_reaction_key(conn, message_id, parsed.custom_id) or found.token
 
 
-def notify_reaction(room: MessageRoom, message: RowMapping, user_id: int, emoji: str) -> dict[str, Any]:
-    return {"channel_id": str(room.channel_id), "guild_id": None if room.guild_id is None else str(room.guild_id),
-            "message_id": str(message["id"]), "user_id": str(user_id), "emoji": emoji}
-
-
-async def _emit(uow: UnitOfWork, type_: str, room: MessageRoom, message: RowMapping, user_id: int, emoji: str
+async def _emit(uow: UnitOfWork, added: bool, room: MessageRoom, message: RowMapping, user_id: int, emoji: str
                 ) -> None:
-    uow.emit(event(type_, notify_reaction(room, message, user_id, emoji),
-                   await room.audience(uow.conn, uow.now, message)))
+    uow.emit(notify_reaction(added, room.channel_id, room.guild_id, message["id"], user_id, emoji,
+                             await room.audience(uow.conn, uow.now, message)))
 
 
 async def add_reaction(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str,
@@ -69,7 +64,7 @@ async def add_reaction(rt: Runtime, principal: Principal, raw_channel_id: str, r
     parsed = emojis.parse_emoji(raw_emoji)
     async with rt.uow() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now, read_history=True)
-        message = await load_visible(uow.conn, room.channel_id, principal.user_id, raw_message_id)
+        message = await access_visible_message(uow.conn, room.channel_id, principal.user_id, raw_message_id)
         room.require(P.ADD_REACTIONS)
         key = await _key_to_add(uow.conn, room, principal.user_id, message["id"], parsed)
         # Room before message: the first reaction flags the message, whose trigger writes the room row.
@@ -79,7 +74,7 @@ async def add_reaction(rt: Runtime, principal: Principal, raw_channel_id: str, r
         if key not in present and len(present) >= REACTIONS_PER_MESSAGE:
             raise AppError("reaction.limit_reached")
         if await queries.add_reaction(uow.conn, message["id"], key, principal.user_id, uow.now):
-            await _emit(uow, "MESSAGE_REACTION_ADD", room, message, principal.user_id, key)
+            await _emit(uow, True, room, message, principal.user_id, key)
 
 
 async def remove_own_reaction(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str,
@@ -87,10 +82,10 @@ async def remove_own_reaction(rt: Runtime, principal: Principal, raw_channel_id:
     parsed = emojis.parse_emoji(raw_emoji)
     async with rt.uow() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now)
-        message = await load_visible(uow.conn, room.channel_id, principal.user_id, raw_message_id)
+        message = await access_visible_message(uow.conn, room.channel_id, principal.user_id, raw_message_id)
         key = await _stored_key(uow.conn, message["id"], parsed)
         if await queries.remove_reaction(uow.conn, message["id"], key, principal.user_id):
-            await _emit(uow, "MESSAGE_REACTION_REMOVE", room, message, principal.user_id, key)
+            await _emit(uow, False, room, message, principal.user_id, key)
 
 
 async def remove_user_reaction(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str,
@@ -99,14 +94,14 @@ async def remove_user_reaction(rt: Runtime, principal: Principal, raw_channel_id
     parsed = emojis.parse_emoji(raw_emoji)
     async with rt.uow() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now)
-        message = await load_visible(uow.conn, room.channel_id, principal.user_id, raw_message_id)
+        message = await access_visible_message(uow.conn, room.channel_id, principal.user_id, raw_message_id)
         user_id = parse_id(raw_user_id)
         if user_id is None:
             raise AppError("user.not_found")
         room.require(P.MANAGE_MESSAGES)
         key = await _stored_key(uow.conn, message["id"], parsed)
         if await queries.remove_reaction(uow.conn, message["id"], key, user_id):
-            await _emit(uow, "MESSAGE_REACTION_REMOVE", room, message, user_id, key)
+            await _emit(uow, False, room, message, user_id, key)
 
 
 async def list_reactors(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str,
@@ -114,7 +109,7 @@ async def list_reactors(rt: Runtime, principal: Principal, raw_channel_id: str, 
     parsed = emojis.parse_emoji(raw_emoji)
     async with rt.read() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now, read_history=True)
-        message = await load_visible(uow.conn, room.channel_id, principal.user_id, raw_message_id)
+        message = await access_visible_message(uow.conn, room.channel_id, principal.user_id, raw_message_id)
         key = await _stored_key(uow.conn, message["id"], parsed)
         rows, more = await queries.reactors(uow.conn, message["id"], key, after=after, limit=limit)
         return {"users": [user_summary(row, uow.now) for row in rows], "has_more": more}

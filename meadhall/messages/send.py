@@ -14,9 +14,9 @@ from meadhall.core.ids import parse_id
 from meadhall.core.ratelimit import Bucket
 from meadhall.core.text import norm
 from meadhall.db.uow import UnitOfWork
-from meadhall.files.attachments import bind_attachments, check_attachments
 from meadhall.guilds.access import to_overrides
 from meadhall.messages import queries
+from meadhall.messages.attachments import check_attachments, do_bind_attachments
 from meadhall.messages.commands import (
     Parsed,
     mentioned_channel_ids,
@@ -24,10 +24,10 @@ from meadhall.messages.commands import (
     mentions_everyone,
     parse_command,
 )
+from meadhall.messages.events import notify_message_create
 from meadhall.messages.hydrate import audience_views, hydrate, hydrate_one
 from meadhall.messages.readstates import bump_mentions
 from meadhall.messages.rooms import MessageRoom, access_message_room
-from meadhall.realtime.events import event
 from meadhall.runtime import Runtime
 
 P = perms.P
@@ -52,7 +52,7 @@ def _nonce_key(channel_id: int, user_id: int, nonce: str) -> str:
     return f"nonce:{channel_id}:{user_id}:{nonce}"
 
 
-async def send_message(rt: Runtime, principal: Principal, raw_channel_id: str, draft: Draft,
+async def do_send_message(rt: Runtime, principal: Principal, raw_channel_id: str, draft: Draft,
                        bypassed: list[str]) -> Sent:
     """`bypassed` names the rate limits an instance administrator was let through (route layer)."""
     async with rt.uow() as uow:
@@ -68,7 +68,7 @@ async def send_message(rt: Runtime, principal: Principal, raw_channel_id: str, d
         row = await _build_row(uow, room, principal, parsed, draft)
         await queries.insert_message(uow.conn, row)
         if draft.attachment_ids:
-            await bind_attachments(uow.conn, room, principal.user_id, draft.attachment_ids, row["id"])
+            await do_bind_attachments(uow.conn, room, principal.user_id, draft.attachment_ids, row["id"])
         # The insert trigger moves the room's `last_message_id` (db/dialect.py).
         await bump_mentions(uow, room.channel_id, await _notified(uow, room, row))
         for limit in bypassed:
@@ -80,7 +80,7 @@ async def send_message(rt: Runtime, principal: Principal, raw_channel_id: str, d
                                with_attachments=bool(draft.attachment_ids), known_users=_caller(room))
         audience = await room.audience(uow.conn, uow.now, row)
         for shown, receivers in await audience_views(uow.conn, row, view, audience, uow.now):  # type: ignore[arg-type]
-            uow.emit(event("MESSAGE_CREATE", shown, receivers))
+            uow.emit(notify_message_create(shown, receivers))
     if draft.nonce:
         await rt.store.set(_nonce_key(room.channel_id, principal.user_id, draft.nonce), row["id"], NONCE_TTL,
                            rt.now_ts())
@@ -214,4 +214,4 @@ async def check_send_rate(rt: Runtime, principal: Principal, channel_key: str) -
     raise rate_limited("messages.send", decision.retry_after, decision.headers())
 
 
-__all__ = ["Draft", "Sent", "send_message", "check_send_rate", "AppError"]
+__all__ = ["Draft", "Sent", "do_send_message", "check_send_rate", "AppError"]

@@ -10,9 +10,9 @@ from sqlalchemy import insert
 from meadhall.core.text import norm
 from meadhall.db.schema import messages
 from meadhall.db.uow import UnitOfWork
+from meadhall.messages.events import notify_message_create
 from meadhall.messages.views import message_view
 from meadhall.realtime.audience import channel_viewers
-from meadhall.realtime.events import event
 
 CONTENT = {
     "channel_create": "{name} created this room.",
@@ -43,7 +43,7 @@ async def post_system_message(
         return None
     key = "member_join_public" if type_ == "member_join" and via == "public" else type_
     content = CONTENT[key].format(name=display_name)
-    row = {
+    row: dict[str, Any] = {
         "id": uow.next_id(),
         "channel_id": channel_id,
         "guild_id": guild_id,
@@ -77,5 +77,5 @@ async def post_system_message(
     await uow.conn.execute(insert(messages).values(row))  # its trigger moves the room's last_message_id
     view = message_view(row)  # type: ignore[arg-type]
     audience = viewers if viewers is not None else await channel_viewers(uow.conn, guild_id, channel_id, uow.now)
-    uow.emit(event("MESSAGE_CREATE", view, audience))
+    uow.emit(notify_message_create(view, audience))
     return view
