@@ -19,7 +19,7 @@ from meadhall.db.schema import guilds, members
 from meadhall.files.cleanup import drop_guild_files
 from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.access import access_guild, require
-from meadhall.guilds.events import notify_guild_delete, notify_guild_update
+from meadhall.guilds.events import notify_guild_create, notify_guild_delete, notify_guild_update
 from meadhall.guilds.invites.codes import delete_public_invite, insert_invite
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.members.service import check_membership_limit, do_remove_member
@@ -29,7 +29,6 @@ from meadhall.guilds.snapshot import snapshot_of
 from meadhall.guilds.structure import Structure, build_guild
 from meadhall.guilds.views import guild_view
 from meadhall.realtime.audience import guild_members
-from meadhall.realtime.events import event
 from meadhall.runtime import Runtime
 
 
@@ -50,7 +49,7 @@ async def do_create_guild(rt: Runtime, principal: Principal, name: str, descript
         await record(uow, "guild.create", actor_id=principal.user_id, target_type="guild",
                      target_id=built.guild["id"], guild_id=built.guild["id"],
                      data={"template_id": template_ref} if template_ref else {})
-        uow.emit(event("GUILD_CREATE", await snapshot_of(uow, built.guild["id"], principal.user_id),
+        uow.emit(notify_guild_create(await snapshot_of(uow, built.guild["id"], principal.user_id),
                        [principal.user_id]))
     return {"guild": guild_view(built.guild)}
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query
 from pydantic import AfterValidator
 
+from meadhall.api.deps import RuntimeDep
 from meadhall.api.openapi import ID_SCHEMA, errors
 from meadhall.api.pagination import query_id
-from meadhall.auth.deps import Session
+from meadhall.auth.deps import PrincipalDep
 from meadhall.core.limits import PAGE_DEFAULT, PAGE_MAX
 from meadhall.core.text import check_single_line
 from meadhall.guilds.audit import service as audit_service
@@ -42,8 +43,8 @@ def audit_query(
 
 @audit.get("/guilds/{guild_id}/audit-logs", operation_id="listAuditLog", response_model=AuditEntriesResponse,
            responses=errors("guild.not_found", "perm.denied"))
-async def guild_audit_log(request: Request, guild_id: str, principal: Session,
+async def guild_audit_log(rt: RuntimeDep, guild_id: str, principal: PrincipalDep,
                           q: Annotated[AuditQuery, Depends(audit_query)]) -> dict:
-    return await audit_service.access_guild_audit_log(request.app.state.runtime, principal, guild_id, action=q.action,
+    return await audit_service.access_guild_audit_log(rt, principal, guild_id, action=q.action,
                                            actor_id=q.actor_id, target_id=q.target_id, before_id=q.before_id,
                                            limit=q.limit)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from meadhall.accounts.views import user_summary
-from meadhall.audit.queries import AuditFilters, actor_row, audit_page
+from meadhall.audit.queries import AuditFilters, select_audit_page
 from meadhall.audit.views import audit_entry_view
 from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
@@ -21,9 +21,8 @@ async def access_guild_audit_log(rt: Runtime, principal: Principal, raw_guild_id
         require(gc, perms.P.VIEW_AUDIT_LOG)
         filters = AuditFilters(guild_id=gc.guild_id, action=action, actor_id=actor_id, target_id=target_id,
                                before_id=before_id)
-        rows, has_more = await audit_page(uow.conn, filters, limit)
-    entries = []
-    for row in rows:
-        actor = actor_row(row)
-        entries.append(audit_entry_view(row, None if actor is None else user_summary(actor, uow.now)))  # type: ignore[arg-type]
+        rows, has_more = await select_audit_page(uow.conn, filters, limit)
+    entries = [
+        audit_entry_view(row.entry, None if row.actor is None else user_summary(row.actor, uow.now)) for row in rows
+    ]
     return {"audit_entries": entries, "has_more": has_more}

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from meadhall.realtime.events import Event, event
+from meadhall.realtime.events import Event, EventType, event
 
 
 def notify_member_remove(guild_id: int, user_summary: dict[str, Any], members: list[int]) -> Event:
-    return event("MEMBER_REMOVE", {"guild_id": str(guild_id), "user": user_summary}, members)
+    return event(EventType.MEMBER_REMOVE, {"guild_id": str(guild_id), "user": user_summary}, members)
 
 
-def notify_member(type_: str, member_view: dict[str, Any], members: list[int]) -> Event:
+def notify_member(type_: EventType, member_view: dict[str, Any], members: list[int]) -> Event:
     """MEMBER_ADD or MEMBER_UPDATE with the Member object."""
     return event(type_, member_view, members)

@@ -1,28 +1,16 @@
-"""Request and response models of member, role and ban routes (the OpenAPI source)."""
+"""Request and response models of member routes (the OpenAPI source)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, Field, StringConstraints
 
 from meadhall.accounts.schemas import UserSummary
-from meadhall.api.openapi import not_null
 from meadhall.core.text import check_single_line
-from meadhall.guilds.schemas import PermissionString, Snowflake
 
 Nick = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=32),
                  AfterValidator(check_single_line)]
-RoleName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100),
-                     AfterValidator(check_single_line)]
-Color = Annotated[int, Field(ge=0, le=16_777_215)]
-BanReason = Annotated[str, StringConstraints(max_length=512), AfterValidator(check_single_line)]
-
-
-def _no_nulls(model: BaseModel, names: tuple[str, ...]) -> None:
-    for name in names:
-        if name in model.model_fields_set and getattr(model, name) is None:
-            raise ValueError(f"{name} cannot be null")
 
 
 class MemberSelfPatch(BaseModel):
@@ -42,56 +30,6 @@ class MemberPatch(BaseModel):
         return {n: getattr(self, n) for n in self.model_fields_set}
 
 
-class RoleCreate(BaseModel):
-    name: RoleName
-    color: Color = 0
-    permissions: PermissionString = 0  # type: ignore[assignment]
-    hoist: bool = False
-    frame_id: Snowflake | None = None
-    icon_id: Snowflake | None = None
-
-    def values(self) -> dict[str, Any]:
-        return {"name": self.name, "color": self.color, "permissions": int(self.permissions), "hoist": self.hoist,
-                "frame_id": self.frame_id, "icon_id": self.icon_id}
-
-
-class RolePatch(BaseModel):
-    # not_null: absent means unchanged; null is refused for these (the document says so).
-    name: RoleName | None = Field(None, json_schema_extra=not_null)
-    color: Color | None = Field(None, json_schema_extra=not_null)
-    permissions: PermissionString | None = Field(None, json_schema_extra=not_null)
-    hoist: bool | None = Field(None, json_schema_extra=not_null)
-    frame_id: Snowflake | None = None
-    icon_id: Snowflake | None = None
-
-    @model_validator(mode="after")
-    def _nulls(self) -> RolePatch:
-        _no_nulls(self, ("name", "color", "permissions", "hoist"))
-        return self
-
-    def changes(self) -> dict[str, Any]:
-        out: dict[str, Any] = {n: getattr(self, n) for n in self.model_fields_set}
-        if "permissions" in out:
-            out["permissions"] = int(out["permissions"])
-        return out
-
-
-class RoleMove(BaseModel):
-    id: Snowflake
-    position: Annotated[int, Field(ge=0, le=10_000)]
-
-
-class RoleReorder(BaseModel):
-    roles: Annotated[list[RoleMove], Field(min_length=1, max_length=250)]
-
-    def moves(self) -> list[dict[str, Any]]:
-        return [{"id": m.id, "position": m.position} for m in self.roles]
-
-
-class BanPut(BaseModel):
-    reason: BanReason | None = None
-
-
 # ---- responses ---------------------------------------------------------------------------------
 
 
@@ -105,26 +43,6 @@ class Member(BaseModel):
     style: dict[str, Any] | None
 
 
-class Role(BaseModel):
-    id: str
-    guild_id: str
-    name: str
-    color: int
-    position: int
-    permissions: str
-    hoist: bool
-    frame_id: str | None
-    icon_id: str | None
-    is_default: bool
-
-
-class Ban(BaseModel):
-    user: UserSummary
-    reason: str | None
-    author: UserSummary | None
-    created_at: str
-
-
 class MemberResponse(BaseModel):
     member: Member
 
@@ -133,18 +51,3 @@ class MembersResponse(BaseModel):
     members: list[Member]
     has_more: bool
 
-
-class RoleResponse(BaseModel):
-    role: Role
-
-
-class RolesResponse(BaseModel):
-    roles: list[Role]
-
-
-class BanResponse(BaseModel):
-    ban: Ban
-
-
-class BansResponse(BaseModel):
-    bans: list[Ban]

@@ -23,14 +23,14 @@ from meadhall.core.text import norm
 from meadhall.db.uow import UnitOfWork
 from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.access import GuildContext, access_guild, member_context, require
-from meadhall.guilds.events import notify_guild_delete
+from meadhall.guilds.events import notify_guild_create, notify_guild_delete
 from meadhall.guilds.hooks import GuildNotice, NoticeType, announce_in_room
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.members.events import notify_member, notify_member_remove
 from meadhall.guilds.members.views import member_view
 from meadhall.guilds.snapshot import snapshot_of
 from meadhall.realtime.audience import guild_members
-from meadhall.realtime.events import event
+from meadhall.realtime.events import EventType
 from meadhall.runtime import Runtime
 
 P = perms.P
@@ -59,10 +59,10 @@ async def do_add_member(uow: UnitOfWork, guild: RowMapping, user_id: int, via: s
     member = await member_queries.select_member(conn, guild["id"], user_id)
     assert user is not None and member is not None
     audience = await guild_members(conn, guild["id"])
-    uow.emit(notify_member("MEMBER_ADD", member_view(member, user, [], uow.now), audience))
+    uow.emit(notify_member(EventType.MEMBER_ADD, member_view(member, user, [], uow.now), audience))
     # As in READY: an instance administrator's snapshot lists every room (they view them all).
     snapshot = await snapshot_of(uow, guild["id"], user_id, bool(user["is_instance_admin"]))
-    uow.emit(event("GUILD_CREATE", snapshot, [user_id]))
+    uow.emit(notify_guild_create(snapshot, [user_id]))
     await announce_in_room(uow, GuildNotice(guild["id"], guild["system_channel_id"], "member_join", user_id,
                                             user["display_name"], via=via))
 
@@ -105,7 +105,7 @@ async def emit_member_updates(uow: UnitOfWork, guild_id: int, user_ids: Iterable
     if views:
         audience = await guild_members(uow.conn, guild_id)
         for view in views.values():
-            uow.emit(notify_member("MEMBER_UPDATE", view, audience))
+            uow.emit(notify_member(EventType.MEMBER_UPDATE, view, audience))
     return views
 
 
@@ -241,20 +241,3 @@ async def _apply(uow: UnitOfWork, gc: GuildContext, principal: Principal, member
     if values:
         await member_queries.update_member(uow.conn, gc.guild_id, user_id, values)
     return visible
-
-
-# ---- kick --------------------------------------------------------------------------------------
-
-
-async def do_kick_member(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str) -> None:
-    async with rt.uow() as uow:
-        gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
-        target, _ = await load_target(uow, gc, parse_id(raw_user_id))
-        require(gc, P.KICK_MEMBERS)
-        if target.user_id == principal.user_id:
-            raise permission_denied(None, "You cannot kick yourself; leave the server instead")
-        if not perms.can_act_on(gc.actor, target, gc.roles):
-            raise permission_denied(None, "You can only kick members ranked below you")
-        await do_remove_member(uow, gc.guild, target.user_id, "kicked", actor_id=principal.user_id)
-        await record(uow, "member.kick", actor_id=principal.user_id, target_type="user", target_id=target.user_id,
-                     guild_id=gc.guild_id)

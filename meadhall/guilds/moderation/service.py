@@ -1,4 +1,5 @@
-"""Guild bans (API.md 3.6, 2.25): list, read, ban (removing a member), unban; `is_banned` for joins."""
+"""Moderation: guild bans (list, read, ban removing the member, unban) and kicks (OpenAPI: banUser,
+kickMember); `is_banned` for joins."""
 
 from __future__ import annotations
 
@@ -102,4 +103,18 @@ async def do_unban_user(rt: Runtime, principal: Principal, raw_guild_id: str, ra
         if user_id is None or not await ban_queries.delete_ban(uow.conn, gc.guild_id, user_id):
             raise AppError("ban.not_found")
         await record(uow, "member.unban", actor_id=principal.user_id, target_type="user", target_id=user_id,
+                     guild_id=gc.guild_id)
+
+
+async def do_kick_member(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str) -> None:
+    async with rt.uow() as uow:
+        gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
+        target, _ = await load_target(uow, gc, parse_id(raw_user_id))
+        require(gc, P.KICK_MEMBERS)
+        if target.user_id == principal.user_id:
+            raise permission_denied(None, "You cannot kick yourself; leave the server instead")
+        if not perms.can_act_on(gc.actor, target, gc.roles):
+            raise permission_denied(None, "You can only kick members ranked below you")
+        await do_remove_member(uow, gc.guild, target.user_id, "kicked", actor_id=principal.user_id)
+        await record(uow, "member.kick", actor_id=principal.user_id, target_type="user", target_id=target.user_id,
                      guild_id=gc.guild_id)

@@ -28,6 +28,7 @@ from meadhall.guilds.rooms import queries as room_queries
 from meadhall.guilds.rooms.events import notify_channel
 from meadhall.guilds.rooms.views import channel_view
 from meadhall.realtime.audience import GuildViewers, guild_members
+from meadhall.realtime.events import EventType
 from meadhall.runtime import Runtime
 
 P = perms.P
@@ -73,11 +74,11 @@ class ViewWatch:
             if old == new and room["id"] not in changed:
                 continue
             view = channel_view(room, overrides.get(room["id"], []))
-            uow.emit(notify_channel("CHANNEL_CREATE", view, sorted(new - old)))
-            uow.emit(notify_channel("CHANNEL_DELETE", view, sorted(old - new)))
+            uow.emit(notify_channel(EventType.CHANNEL_CREATE, view, sorted(new - old)))
+            uow.emit(notify_channel(EventType.CHANNEL_DELETE, view, sorted(old - new)))
             if room["id"] in changed:
                 stayed = set(everyone.viewers(room["id"])) - (new - old)
-                uow.emit(notify_channel("CHANNEL_UPDATE", view, sorted(stayed)))
+                uow.emit(notify_channel(EventType.CHANNEL_UPDATE, view, sorted(stayed)))
 
 
 # ---- helpers -----------------------------------------------------------------------------------
@@ -156,9 +157,9 @@ async def do_create_role(rt: Runtime, principal: Principal, raw_guild_id: str, b
         await role_queries.insert_roles(uow.conn, [row])
         audience = await guild_members(uow.conn, gc.guild_id)
         view = role_view(row)  # type: ignore[arg-type]
-        uow.emit(notify_role("ROLE_CREATE", view, audience))
+        uow.emit(notify_role(EventType.ROLE_CREATE, view, audience))
         for old in shifted:
-            uow.emit(notify_role("ROLE_UPDATE", role_view({**old, "position": old["position"] + 1}),  # type: ignore[arg-type]
+            uow.emit(notify_role(EventType.ROLE_UPDATE, role_view({**old, "position": old["position"] + 1}),  # type: ignore[arg-type]
                                  audience))
         await record(uow, "role.create", actor_id=principal.user_id, target_type="role", target_id=row["id"],
                      guild_id=gc.guild_id,
@@ -195,7 +196,7 @@ async def do_update_role(rt: Runtime, principal: Principal, raw_guild_id: str, r
             updated = await role_queries.select_role(uow.conn, gc.guild_id, role["id"])
             assert updated is not None
             role = updated
-            uow.emit(notify_role("ROLE_UPDATE", role_view(role), await guild_members(uow.conn, gc.guild_id)))
+            uow.emit(notify_role(EventType.ROLE_UPDATE, role_view(role), await guild_members(uow.conn, gc.guild_id)))
             if watch is not None:
                 await watch.emit(uow)
     return {"role": role_view(role)}
@@ -275,7 +276,7 @@ async def do_reorder_roles(rt: Runtime, principal: Principal, raw_guild_id: str,
             ids = {role_id for role_id, _ in moved}
             for row in rows:
                 if row["id"] in ids:
-                    uow.emit(notify_role("ROLE_UPDATE", role_view(row), audience))
+                    uow.emit(notify_role(EventType.ROLE_UPDATE, role_view(row), audience))
             await record(uow, "role.reorder", actor_id=principal.user_id, target_type="role",
                          target_id=moved[0][0], guild_id=gc.guild_id,
                          data={"roles": [{"id": str(r), "from": old[r], "to": p} for r, p in moved]})

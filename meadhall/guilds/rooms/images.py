@@ -16,6 +16,7 @@ from meadhall.guilds.rooms import queries as room_queries
 from meadhall.guilds.rooms.events import notify_channel
 from meadhall.guilds.rooms.views import channel_view
 from meadhall.realtime.audience import GuildViewers
+from meadhall.realtime.events import EventType
 
 P = perms.P
 
@@ -53,5 +54,5 @@ class RoomBackground:
         assert channel is not None
         view = channel_view(channel, await room_queries.select_overrides(uow.conn, target.channel_id))
         viewers = (await GuildViewers.load(uow.conn, guild_id, uow.now)).viewers(target.channel_id)
-        uow.emit(notify_channel("CHANNEL_UPDATE", view, viewers))
+        uow.emit(notify_channel(EventType.CHANNEL_UPDATE, view, viewers))
         return {"channel": view}

@@ -36,6 +36,7 @@ from meadhall.guilds.rooms.events import notify_channel
 from meadhall.guilds.rooms.views import channel_view
 from meadhall.guilds.structure import channel_row
 from meadhall.realtime.audience import GuildViewers
+from meadhall.realtime.events import EventType
 from meadhall.runtime import Runtime
 
 MAX_CHANNELS = 500
@@ -128,7 +129,7 @@ async def do_create_channel(rt: Runtime, principal: Principal, raw_guild_id: str
             {"channel_id": row["id"], "target_id": int(s["id"]), "kind": s["type"], "allow": s["allow"],
              "deny": s["deny"]} for s in specs or []
         ])
-        viewers = await _viewers_and_emit(uow, "CHANNEL_CREATE", gc, row["id"])
+        viewers = await _viewers_and_emit(uow, EventType.CHANNEL_CREATE, gc, row["id"])
         if type_ in ("text", "voice"):
             actor = await account_queries.select_user(uow.conn, principal.user_id)
             assert actor is not None
@@ -172,7 +173,7 @@ async def do_update_channel(rt: Runtime, principal: Principal, raw_id: str, fiel
             await room_queries.update_channel(uow.conn, cc.channel_id, values)
             await record(uow, "channel.update", actor_id=principal.user_id, target_type="channel",
                          target_id=cc.channel_id, guild_id=cc.guild.guild_id, data={"changes": diff})
-            await _viewers_and_emit(uow, "CHANNEL_UPDATE", cc.guild, cc.channel_id)
+            await _viewers_and_emit(uow, EventType.CHANNEL_UPDATE, cc.guild, cc.channel_id)
         channel = await room_queries.select_channel(uow.conn, cc.channel_id)
     assert channel is not None
     return {"channel": channel_view(channel, cc.overrides)}
@@ -203,7 +204,7 @@ async def do_reorder_channels(rt: Runtime, principal: Principal, raw_guild_id: s
             assert channel is not None
             view = channel_view(channel, overrides)
             result.append(view)
-            uow.emit(notify_channel("CHANNEL_UPDATE", view, viewers.viewers(channel_id)))
+            uow.emit(notify_channel(EventType.CHANNEL_UPDATE, view, viewers.viewers(channel_id)))
         if changed:
             await record(uow, "channel.update", actor_id=principal.user_id, target_type="channel",
                          target_id=changed[0], guild_id=gc.guild_id,
@@ -224,11 +225,11 @@ async def do_delete_channel(rt: Runtime, principal: Principal, raw_id: str) -> N
         await drop_channel_files(uow, rt.files, cc.channel_id)
         if gc.guild["system_channel_id"] == cc.channel_id:
             await guild_queries.update_guild(uow.conn, gc.guild_id, {"system_channel_id": None})
-        uow.emit(notify_channel("CHANNEL_DELETE", view, viewers))
+        uow.emit(notify_channel(EventType.CHANNEL_DELETE, view, viewers))
         for orphan in orphans:
             # Rooms of a deleted category lose their category.
             await room_queries.update_channel(uow.conn, orphan["id"], {"parent_id": None})
-            await _viewers_and_emit(uow, "CHANNEL_UPDATE", gc, orphan["id"])
+            await _viewers_and_emit(uow, EventType.CHANNEL_UPDATE, gc, orphan["id"])
         await record(uow, "channel.delete", actor_id=principal.user_id, target_type="channel",
                      target_id=cc.channel_id, guild_id=gc.guild_id, data={"name": cc.channel["name"]})
 
@@ -291,6 +292,6 @@ async def _emit_visibility_change(uow: UnitOfWork, gc: GuildContext, cc: Channel
     view = channel_view(cc.channel, overrides)
     after = (await GuildViewers.load(uow.conn, gc.guild_id, uow.now)).viewers(cc.channel_id)
     old, new = set(before), set(after)
-    uow.emit(notify_channel("CHANNEL_UPDATE", view, sorted(old & new)))
-    uow.emit(notify_channel("CHANNEL_CREATE", view, sorted(new - old)))
-    uow.emit(notify_channel("CHANNEL_DELETE", view, sorted(old - new)))
+    uow.emit(notify_channel(EventType.CHANNEL_UPDATE, view, sorted(old & new)))
+    uow.emit(notify_channel(EventType.CHANNEL_CREATE, view, sorted(new - old)))
+    uow.emit(notify_channel(EventType.CHANNEL_DELETE, view, sorted(old - new)))
