@@ -1,4 +1,5 @@
-"""Write audit entries (API.md 2.29, Appendix A) inside the caller's unit of work."""
+"""Write audit entries inside the caller's unit of work: the entry commits with the change it records
+or not at all (docs/architecture.md)."""
 
 from __future__ import annotations
 

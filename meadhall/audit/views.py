@@ -1,12 +1,11 @@
-"""Serialise audit rows into AuditEntry (API.md 2.29). The actor's UserSummary is built by the caller
+"""Serialise audit rows into the API's audit entry (OpenAPI: listAuditLog). The actor's UserSummary is built by the caller
 (the accounts domain owns that shape), so this layer stays below the domains."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import RowMapping
-
+from meadhall.audit.queries import AuditEntryRow
 from meadhall.core.clock import iso
 
 
@@ -14,7 +13,7 @@ def _sid(value: int | None) -> str | None:
     return None if value is None else str(value)
 
 
-def audit_entry_view(row: RowMapping, actor: dict[str, Any] | None) -> dict[str, Any]:
+def audit_entry_view(row: AuditEntryRow, actor: dict[str, Any] | None) -> dict[str, Any]:
     return {
         "id": str(row["id"]),
         "action": row["action"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
+from meadhall.api.deps import RuntimeDep
 from meadhall.api.openapi import errors
 from meadhall.core.errors import AppError
 from meadhall.metrics import CONTENT_TYPE
@@ -27,8 +28,8 @@ async def healthz() -> dict[str, str]:
     summary="Readiness: database and Redis",
     responses={503: {"model": Readiness, "description": "A dependency is down"}},
 )
-async def readyz(request: Request) -> JSONResponse:
-    ok, checks = await service.readiness(request.app.state.runtime)
+async def readyz(rt: RuntimeDep) -> JSONResponse:
+    ok, checks = await service.readiness(rt)
     body = {"status": "ready" if ok else "not_ready", "checks": checks}
     return JSONResponse(body, status_code=200 if ok else 503)
 
@@ -42,22 +43,22 @@ async def readyz(request: Request) -> JSONResponse:
                      "content": {"text/plain": {"schema": {"type": "string"}}}},
                **errors("route.not_found")},
 )
-async def metrics(request: Request) -> Response:
+async def metrics(rt: RuntimeDep) -> Response:
     """Prometheus text format (docs in README, `METRICS_ENABLED`); an unknown route while it is off."""
-    collected = request.app.state.runtime.metrics
+    collected = rt.metrics
     if collected is None:
         raise AppError("route.not_found")
     return Response(collected.render(), media_type=CONTENT_TYPE)
 
 
 @api.get("/meta", operation_id="getMeta", response_model=Meta, response_model_exclude_none=True, summary="Version, features, limits")
-async def meta(request: Request) -> dict:
-    return await service.meta(request.app.state.runtime)
+async def meta(rt: RuntimeDep) -> dict:
+    return await service.meta(rt)
 
 
 @api.get("/gateway", operation_id="getGateway", response_model=GatewayInfo, summary="WebSocket gateway address")
-async def gateway(request: Request) -> dict[str, str]:
-    return {"url": request.app.state.runtime.settings.gateway_url}
+async def gateway(rt: RuntimeDep) -> dict[str, str]:
+    return {"url": rt.settings.gateway_url}
 
 
 @api.get("/openapi.json", operation_id="getOpenApi", summary="OpenAPI 3.1 document of this interface")

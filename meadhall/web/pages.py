@@ -16,6 +16,7 @@ from jinja2 import Environment, FileSystemLoader
 
 from meadhall import __version__
 from meadhall.api.client import client_key
+from meadhall.api.deps import RuntimeDep
 from meadhall.api.limits import take
 from meadhall.api.openapi import errors
 from meadhall.auth.deps import optional_principal
@@ -92,11 +93,11 @@ def render(name: str, context: dict[str, Any], status_code: int = 200) -> HTMLRe
     description="An HTML page with the guild name, description, member count, inviter and an "
                 "“Accept invitation” button; an unknown, expired or used-up code answers a 404 HTML page.",
 )
-async def invite_page(request: Request, code: str) -> HTMLResponse:
+async def invite_page(request: Request, rt: RuntimeDep, code: str) -> HTMLResponse:
     await take(request, "invites.preview", client_key(request))
     principal = await optional_principal(request)
     try:
-        preview = await invite_service.access_invite_preview(request.app.state.runtime, principal, code)
+        preview = await invite_service.access_invite_preview(rt, principal, code)
     except AppError as err:
         if err.code != "invite.not_found":
             raise
@@ -111,8 +112,8 @@ async def invite_page(request: Request, code: str) -> HTMLResponse:
     description="A short page naming the instance and its version, saying how to build the web client, "
                 "with links to the OpenAPI document and the meta payload.",
 )
-async def home_page(request: Request) -> HTMLResponse:
-    settings = request.app.state.runtime.settings
+async def home_page(rt: RuntimeDep) -> HTMLResponse:
+    settings = rt.settings
     return render("home.html", {"public_url": settings.PUBLIC_URL, "host": settings.public_host,
                                 "version": __version__, "api_prefix": API_PREFIX})
 
