@@ -48,7 +48,7 @@ log = structlog.get_logger("meadhall.app")
 
 def api_routers() -> list[APIRouter]:
     """The /api/v1 routers in matching order: the message routes, by far the busiest, come first;
-    /users/@me/... comes before /users/{user_id} (literal segments win, API.md 3)."""
+    /users/@me/... comes before /users/{user_id} (literal segments win over `{id}` segments, api/routing.py)."""
     return [
         message_routes.router, reaction_routes.router, system_routes.api, guild_routes.me, account_routes.auth,
         account_routes.users, guild_routes.guilds, room_routes.guild_rooms, room_routes.rooms, member_routes.router,

@@ -1,4 +1,4 @@
-"""Service configuration: every variable of API.md section 6, read from the environment.
+"""Service configuration: every variable of docs/reference/configuration.md, read from the environment.
 
 Invalid values stop the start with one line naming the variable (see `load_settings`).
 """
@@ -130,7 +130,7 @@ class Settings(BaseSettings):
     @classmethod
     def _cors(cls, value: str) -> str:
         # Credentials (the session cookie) are allowed cross-origin for listed origins, so a wildcard
-        # would hand every signed-in session to every web site (API.md section 6).
+        # would hand every signed-in session to every web site (docs/reference/configuration.md).
         if any(o.strip() == "*" for o in value.split(",")):
             raise ValueError("'*' is refused: list the allowed origins, e.g. https://chat.example.com")
         return value
@@ -150,7 +150,7 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _derive(self) -> Settings:
-        # PUBLIC_URL and TLS_ENABLED default from each other (API.md section 6).
+        # PUBLIC_URL and TLS_ENABLED default from each other (docs/reference/configuration.md).
         if self.PUBLIC_URL is None:
             if self.TLS_ENABLED:
                 self.PUBLIC_URL = f"https://{self.DOMAIN}"
@@ -241,7 +241,7 @@ SECRET_KEY_FILE_WAIT = 5.0  # seconds
 
 
 def ensure_data_dir(path: Path) -> None:
-    """Create DATA_DIR owner-only (API.md section 6): it holds the database, the files and the key."""
+    """Create DATA_DIR owner-only (docs/reference/configuration.md): it holds the database, the files and the key."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 

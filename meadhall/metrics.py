@@ -1,4 +1,4 @@
-"""Prometheus metrics of one service process (API.md section 6, `METRICS_ENABLED`), served at `/metrics`.
+"""Prometheus metrics of one service process (docs/reference/configuration.md, `METRICS_ENABLED`), served at `/metrics`.
 
 Each runtime owns its own CollectorRegistry: tests build many apps in one process, and a process-wide
 default registry would refuse the second set of metric names. The hot paths (every request, every

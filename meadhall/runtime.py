@@ -29,7 +29,7 @@ from meadhall.realtime.jobs import Jobs
 
 log = structlog.get_logger("meadhall.runtime")
 
-# A hung or unreachable dependency must answer 503 within seconds, not hold the request (API.md 0.7):
+# A hung or unreachable dependency must answer 503 within seconds, not hold the request (docs/reference/errors.md):
 # Redis answers in well under a millisecond when healthy, so these bounds only ever cut off an outage.
 REDIS_CONNECT_TIMEOUT = 2.0
 REDIS_SOCKET_TIMEOUT = 2.0

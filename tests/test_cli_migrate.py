@@ -1,4 +1,4 @@
-"""`meadhall migrate` (API.md 3.20) as a subprocess of the console script: one JSON object on stdout
+"""`meadhall migrate` (docs/operations.md) as a subprocess of the console script: one JSON object on stdout
 listing the revisions it applied, exit 0; nothing applied the second time; errors as the envelope on
 stderr with exit 1."""
 

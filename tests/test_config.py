@@ -1,4 +1,4 @@
-"""Configuration (API.md section 6): every variable's default, the derived values, one-line errors naming
+"""Configuration (docs/reference/configuration.md): every variable's default, the derived values, one-line errors naming
 the bad variable (also through `meadhall serve`), and the generated secret key."""
 
 from __future__ import annotations

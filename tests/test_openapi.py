@@ -1,4 +1,4 @@
-"""GET /api/v1/openapi.json (API.md 3.1 and 8): an OpenAPI 3.1 document of EVERY route of the app,
+"""GET /api/v1/openapi.json (the OpenAPI document, docs/architecture.md): an OpenAPI 3.1 document of EVERY route of the app,
 merged with the authentication contract (cookie and Bearer schemes) and with the error envelope as the
 schema of every error response. The checks walk whatever routes exist, so they cover routes added later."""
 
@@ -16,7 +16,7 @@ from pydantic import BaseModel
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
 # Documented exceptions to "every error response is the Error envelope": /readyz answers 503 with the
-# readiness body (API.md 3.1); the public invitation page answers an unknown code with an HTML page (3.7.1).
+# readiness body (the OpenAPI document); the public invitation page answers an unknown code with an HTML page (OpenAPI: invitePage).
 NON_ENVELOPE_ERRORS = {("/readyz", "get", "503"), ("/invite/{code}", "get", "404")}
 
 
@@ -249,7 +249,7 @@ RATE_LIMIT_NAMES = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-R
     ("POST", "/api/v1/guilds/1", {"GET", "PATCH", "DELETE"}),
     ("OPTIONS", "/api/v1/channels/1/messages/2/reactions/x", {"GET", "PUT", "DELETE"}),
     ("GET", "/api/v1/users/@me/avatar", {"POST", "DELETE"}),
-    # Literal segments win (API.md 3, "Routing"): /members/@me is its own path, and a method it does not
+    # Literal segments win (over `{id}` segments, api/routing.py): /members/@me is its own path, and a method it does not
     # declare is not served through /members/{user_id} either.
     ("OPTIONS", "/api/v1/guilds/1/members/@me", {"GET", "PATCH"}),
     ("DELETE", "/api/v1/guilds/1/members/@me", {"GET", "PATCH"}),

@@ -1,7 +1,7 @@
-"""/readyz (API.md 3.1): 200 ready with database and Redis checks matching the backend; 503 not_ready
+"""/readyz (the OpenAPI document): 200 ready with database and Redis checks matching the backend; 503 not_ready
 naming the failing dependency when it really is unreachable. /healthz (liveness) stays 200.
 
-Outages (API.md 0.7): while Redis or the database is down (nothing listens) or hung (a server that
+Outages (docs/reference/errors.md): while Redis or the database is down (nothing listens) or hung (a server that
 accepts connections and never answers), requests that need it answer 503 `service.unavailable` with
 Retry-After within a few seconds: never a hang, never a 500."""
 

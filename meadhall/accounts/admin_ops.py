@@ -1,4 +1,4 @@
-"""Account maintenance run by the command-line tool as the system actor (API.md 3.20)."""
+"""Account maintenance run by the command-line tool as the system actor (docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -153,7 +153,7 @@ async def reset_password(rt: Runtime, email: str, password: str | None) -> dict[
 
 
 async def _user_updated(rt: Runtime, uow: UnitOfWork, user_id: int) -> None:
-    """USER_UPDATE for admin grant/removal and 2FA on/reset (API.md 4.7): delivered when the service's
+    """USER_UPDATE for admin grant/removal and 2FA on/reset (docs/reference/events.md): delivered when the service's
     bus is shared (Redis), or in-process."""
     fresh = await queries.select_user(uow.conn, user_id)
     assert fresh is not None
@@ -161,7 +161,7 @@ async def _user_updated(rt: Runtime, uow: UnitOfWork, user_id: int) -> None:
 
 
 async def do_grant_admin(uow: UnitOfWork, user_id: int, actor_id: int | None) -> list[int]:
-    """Make the user an instance administrator and delete every session they hold (API.md 0.14): a
+    """Make the user an instance administrator and delete every session they hold (docs/operations.md): a
     session opened without the administrator's second factor must never carry administrator power.
     Their connections get SESSION_INVALIDATED (`admin_action`), then close 4010. Sessions issued after
     this (a sign-in passing the administrator rules, `create-user --sessions`) are unaffected. The CLI
@@ -214,7 +214,7 @@ async def totp_setup(rt: Runtime, email: str, force: bool) -> dict[str, Any]:
 
 async def do_reset_second_factor(uow: UnitOfWork, user: UserRow) -> list[int]:
     """Turn 2FA off (TOTP and backup codes); for an instance administrator also delete every session
-    (API.md 0.14, 3.20 `totp-reset`), since those were opened with the factor now gone. Returns the
+    (docs/operations.md `totp-reset`), since those were opened with the factor now gone. Returns the
     deleted session ids."""
     await turn_off(uow, user["id"])
     if user["is_instance_admin"]:

@@ -1,6 +1,6 @@
 """The JSON Schema of the account field rules (accounts/validation.py, accounts/passwords.py), for the
 OpenAPI document: each pattern accepts exactly what its check accepts, surrounding whitespace included
-(the checks strip it, API.md 0.2). tests/api/test_documented_patterns.py holds them to that; the
+(the checks strip it, docs/reference/errors.md). tests/api/test_documented_patterns.py holds them to that; the
 schemathesis run holds the document to the code."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def _core(regex: str) -> str:
 
 USERNAME_SCHEMA: dict[str, Any] = {"pattern": f"^\\s*{_core(USERNAME.pattern)}\\s*$",
                                    "description": "2-32 letters, digits, `_` or `.`"}
-# API.md 2.1's form; the check also ignores surrounding whitespace, which the pattern leaves out: a length
+# The documented form of a locale; the check also ignores surrounding whitespace, which the pattern leaves out: a length
 # limit on the trimmed value needs a look-ahead, and generators cannot draw from patterns with one.
 LOCALE_SCHEMA: dict[str, Any] = {"pattern": LOCALE.pattern, "maxLength": 16,
                                  "description": "A BCP 47 tag such as `en` or `pt-BR` (at most 16 characters)"}

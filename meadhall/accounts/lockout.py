@@ -1,4 +1,4 @@
-"""Sign-in lockout (API.md 3.2.1): 5 consecutive failures per login value within 15 minutes lock that
+"""Sign-in lockout (docs/architecture.md): 5 consecutive failures per login value within 15 minutes lock that
 value for 15 minutes; 50 failures per client address within 15 minutes lock the address. Attempts
 during a lock are refused with 429 (bucket `auth.lockout`), are not counted and do not extend it.
 

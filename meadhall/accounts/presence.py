@@ -1,4 +1,4 @@
-"""Presence (API.md 4.8, section 7): activity keeps a hot `last_seen` value in the shared store (Redis
+"""Presence (docs/gateway.md, docs/scaling.md): activity keeps a hot `last_seen` value in the shared store (Redis
 when configured), flushed to `users.last_seen_at` at most once a minute; the effective status is
 `offline` for `invisible` or after more than 2 minutes without activity; a sweeper, run by one node at
 a time, finds the users who just went offline and tells their friends.
@@ -19,7 +19,7 @@ from meadhall.core.clock import as_utc
 from meadhall.runtime import Runtime
 
 FLUSH_EVERY = 60.0  # seconds between database writes of one user's last_seen_at
-SWEEP_EVERY = 30.0  # API.md 4.8: at least every 30 s
+SWEEP_EVERY = 30.0  # docs/gateway.md: at least every 30 s
 HOT_TTL = 86_400.0
 
 
@@ -27,7 +27,7 @@ def _hot_key(user_id: int) -> str:
     return f"presence:seen:{user_id}"
 
 
-# "Online in a client" (API.md 4.9, section 7): a gateway connection refreshes this mark with every
+# "Online in a client" (docs/gateway.md, docs/scaling.md): a gateway connection refreshes this mark with every
 # heartbeat; it lapses one heartbeat timeout after the last connection went quiet, on every node alike.
 IN_CLIENT_TTL = 45.0
 
@@ -59,7 +59,7 @@ async def last_seen(rt: Runtime, user_id: int, stored: datetime | None) -> datet
 
 
 async def friends_of(_rt: Runtime, _user_id: int) -> list[int]:
-    """The receivers of a user's PRESENCE_UPDATE (API.md 4.8). No relationships exist yet."""
+    """The receivers of a user's PRESENCE_UPDATE (docs/gateway.md). No relationships exist yet."""
     return []
 
 

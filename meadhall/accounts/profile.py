@@ -1,4 +1,4 @@
-"""Own profile and public user summaries (API.md 3.3)."""
+"""Own profile and public user summaries (OpenAPI: getMe, updateMe, getUser)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from meadhall.core.text import norm
 from meadhall.db.uow import UnitOfWork
 from meadhall.runtime import Runtime
 
-# What else a change of the public summary announces (API.md 3.3: MEMBER_UPDATE to the members of every
+# What else a change of the public summary announces (docs/reference/events.md: MEMBER_UPDATE to the members of every
 # guild of the user). The guilds domain registers its announcement when the app is built, so accounts
 # does not import it (guilds builds on accounts).
 PublicChange = Callable[[UnitOfWork, int], Awaitable[None]]

@@ -85,7 +85,7 @@ class DisableTwoFactorRequest(BaseModel):
 
 
 class ProfilePatch(BaseModel):
-    """Absent = unchanged; null clears custom_status / custom_status_emoji (API.md 0.2)."""
+    """Absent = unchanged; null clears custom_status / custom_status_emoji (docs/reference/errors.md)."""
 
     # not_null: absent means unchanged, but null is refused for these (the document says so).
     display_name: DisplayName | None = Field(None, json_schema_extra=not_null)
@@ -99,7 +99,7 @@ class ProfilePatch(BaseModel):
     @field_validator("display_name", "bio", "status", "locale", "timezone", mode="before")
     @classmethod
     def _no_null_for_required(cls, value: object) -> object:
-        # Runs only for fields present in the body, so the error names the field (API.md 0.7).
+        # Runs only for fields present in the body, so the error names the field (docs/reference/errors.md).
         if value is None:
             raise ValueError("cannot be null")
         return value

@@ -1,4 +1,5 @@
-"""Registration, password sign-in, step-up and password change (API.md 3.2, 3.2.1)."""
+"""Registration, password sign-in, step-up and password change (OpenAPI: register, login, stepUp, changePassword;
+docs/architecture.md)."""
 
 from __future__ import annotations
 

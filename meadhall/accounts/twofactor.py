@@ -1,4 +1,5 @@
-"""2FA management over HTTP (API.md 3.2): setup, enable, disable, backup-code regeneration."""
+"""2FA management over HTTP: setup, enable, disable, backup-code regeneration (OpenAPI: setupTwoFactor,
+enableTwoFactor, disableTwoFactor, regenerateBackupCodes)."""
 
 from __future__ import annotations
 

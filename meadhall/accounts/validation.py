@@ -1,4 +1,5 @@
-"""Field rules of API.md 2.1 and 5.1 shared by the API schemas and the CLI."""
+"""Field rules (the account fields of the OpenAPI document, docs/reference/limits.md) shared by the API
+schemas and the CLI."""
 
 from __future__ import annotations
 

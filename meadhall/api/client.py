@@ -34,5 +34,5 @@ def address_key(ip: str) -> str:
 
 
 def client_key(conn: HTTPConnection) -> str:
-    """The rate-limit key of an `ip`-keyed bucket (API.md 5.2)."""
+    """The rate-limit key of an `ip`-keyed bucket (docs/reference/limits.md)."""
     return "ip" + address_key(client_ip(conn))

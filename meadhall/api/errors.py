@@ -51,7 +51,7 @@ def _is_outage(exc: BaseException) -> bool:
 
 def outage(exc: BaseException) -> AppError | None:
     """503 `service.unavailable` (with Retry-After) when `exc` means that a dependency (database, Redis)
-    is down, hung or unreachable (API.md 0.7); None for any other failure. Drivers wrap their errors
+    is down, hung or unreachable (docs/reference/errors.md); None for any other failure. Drivers wrap their errors
     (SQLAlchemy around asyncpg, redis-py around sockets), so the causes are inspected too."""
     seen = 0
     current: BaseException | None = exc

@@ -12,7 +12,7 @@ STATE_KEY = "ratelimit"
 
 async def take(conn: HTTPConnection, bucket: str, key: str | int, *, spec: Bucket | None = None) -> Decision:
     """Take one token or raise 429 `rate_limited`. The most specific bucket is applied last, so its
-    decision is the one whose headers the response carries (API.md 0.8)."""
+    decision is the one whose headers the response carries (docs/reference/limits.md)."""
     rt = conn.app.state.runtime
     decision = await rt.limiter.hit(bucket, str(key), rt.now_ts(), spec=spec)
     if not decision.allowed:

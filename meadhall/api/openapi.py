@@ -1,6 +1,6 @@
 """OpenAPI 3.1 document: generated from the routes, merged with the authentication contract (cookie and
 Bearer schemes), the error envelope as the response schema of every error status, the rate-limit and
-session headers (API.md 0.8, 0.9) and stable camelCase operation ids (the endpoint's name, or its explicit
+session headers (docs/reference/limits.md, docs/architecture.md) and stable camelCase operation ids (the endpoint's name, or its explicit
 `operation_id=`)."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ ERROR_SCHEMA = {
             "type": "object",
             "required": ["code", "message"],
             "properties": {
-                "code": {"type": "string", "description": "Stable machine code (API.md Appendix D)"},
+                "code": {"type": "string", "description": "Stable machine code (docs/reference/errors.md)"},
                 "message": {"type": "string"},
                 "details": {
                     "type": "array",
@@ -48,7 +48,7 @@ ERROR_SCHEMA = {
 _REF = {"$ref": "#/components/schemas/Error"}
 _METHODS = {"get", "post", "put", "patch", "delete", "head"}
 
-# API.md 0.8: every /api/v1 answer (and /files/{id}) that passed a limiter describes its most specific bucket.
+# docs/reference/limits.md: every /api/v1 answer (and /files/{id}) that passed a limiter describes its most specific bucket.
 RATE_LIMIT_HEADERS: dict[str, dict[str, Any]] = {
     "X-RateLimit-Limit": {"description": "Capacity of the bucket", "schema": {"type": "integer"}},
     "X-RateLimit-Remaining": {"description": "Requests left now", "schema": {"type": "integer"}},
@@ -56,11 +56,11 @@ RATE_LIMIT_HEADERS: dict[str, dict[str, Any]] = {
                           "schema": {"type": "number"}},
     "X-RateLimit-Reset-After": {"description": "Seconds (3 decimals) until the bucket is full again",
                                 "schema": {"type": "number"}},
-    "X-RateLimit-Bucket": {"description": "Bucket name (API.md 5.2), e.g. `messages.send`",
+    "X-RateLimit-Bucket": {"description": "Bucket name (docs/reference/limits.md), e.g. `messages.send`",
                            "schema": {"type": "string"}},
 }
 RETRY_AFTER = {"description": "Whole seconds to wait", "schema": {"type": "integer", "minimum": 0}}
-# API.md 0.9: a token older than SESSION_ROTATE_HOURS is rotated on its next authenticated use.
+# docs/architecture.md: a token older than SESSION_ROTATE_HOURS is rotated on its next authenticated use.
 SESSION_TOKEN = {"description": "The session's new token after a rotation; the old one stays valid for 60 s. "
                                 "A request authenticated by cookie also gets a new `Set-Cookie`.",
                  "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{43}$"}}
@@ -78,14 +78,14 @@ def _at_most(limit: int) -> str:
     return "^(?:" + "|".join(options) + ")$"
 
 
-# A snowflake id as a string (API.md 0.3): what core.ids.parse_id accepts.
+# A snowflake id as a string (docs/architecture.md): what core.ids.parse_id accepts.
 ID_PATTERN = _at_most(MAX_ID)
 # For an id parameter checked by the code (api.pagination.query_id), so its message stays "must be an id".
 ID_SCHEMA: dict[str, Any] = {"pattern": ID_PATTERN}
 _NAMES = "|".join(p.name for p in perms.Permission if p.name and p.value and (p.value & (p.value - 1)) == 0)
-# API.md 0.12: names joined with |, surrounding whitespace ignored, "" (or whitespace) the empty set.
+# docs/reference/permissions.md: names joined with |, surrounding whitespace ignored, "" (or whitespace) the empty set.
 PERMISSIONS_PATTERN = rf"^\s*(?:(?:{_NAMES})\s*(?:\|\s*(?:{_NAMES})\s*)*)?$"
-# API.md 0.2: no control characters; single-line fields neither line nor paragraph separators.
+# docs/reference/errors.md: no control characters; single-line fields neither line nor paragraph separators.
 SINGLE_LINE_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*$"
 MULTILINE_PATTERN = "^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$"
 
@@ -182,7 +182,7 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
             query = {p["name"] for p in op.get("parameters", []) if p.get("in") == "query"}
             if {"before", "after"} <= query:  # api/pagination.py; OpenAPI cannot relate two parameters
                 op.setdefault(RULES_KEY, []).append({"field": "before", "code": "validation.failed",
-                                                     "rule": "not together with `after` (API.md 0.6)"})
+                                                     "rule": "not together with `after` (docs/architecture.md)"})
             if "422" in responses or op.get("parameters") or op.get("requestBody"):
                 codes = {r["code"] for r in op.get(RULES_KEY, [])} | {"validation.failed"}
                 codes |= set(responses.get("422", {}).get("description", "validation.failed").split(", "))
@@ -324,7 +324,7 @@ def _websocket_routes(app: FastAPI, doc: dict[str, Any]) -> None:
                  "schema": {"type": "string", "enum": ["json"]}},
             ],
             "responses": {
-                "101": {"description": "Switching Protocols: the WebSocket protocol of API.md section 4 follows"},
+                "101": {"description": "Switching Protocols: the WebSocket protocol of docs/gateway.md follows"},
                 "403": {"description": "auth.origin_mismatch: a session cookie with a foreign Origin",
                         "content": {"application/json": {"schema": _REF}}},
                 "404": {"description": "route.not_found: a plain HTTP request, not a WebSocket upgrade",

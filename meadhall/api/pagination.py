@@ -1,4 +1,4 @@
-"""Cursor parameters of API.md 0.6: `before` / `after` (snowflakes, mutually exclusive) and `limit`."""
+"""Cursor parameters of the list operations (the OpenAPI document): `before` / `after` (snowflakes, mutually exclusive) and `limit`."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ class Page:
 
 
 def query_id(name: str, raw: str | None) -> int | None:
-    """An optional id from the query string; 422 naming the parameter when malformed (API.md 0.3)."""
+    """An optional id from the query string; 422 naming the parameter when malformed (docs/reference/errors.md)."""
     if raw is None:
         return None
     value = parse_id(raw)
@@ -47,7 +47,8 @@ async def before_params(
     before: Annotated[str | None, Query(description="Items older than this id", json_schema_extra=ID_SCHEMA)] = None,
     limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,
 ) -> Page:
-    """For lists that page only backwards (API.md names `before?` and `limit?` alone): no `after`."""
+    """For lists that page only backwards (their OpenAPI operation names `before` and `limit`
+    alone): no `after`."""
     return Page(query_id("before", before), None, limit)
 
 

@@ -1,5 +1,5 @@
 """What the router knows about a path, for the answers it gives without reaching a route: the `Allow`
-header of 405 `request.method_not_allowed` (RFC 9110 15.5.6, API.md 0.7), and API.md's routing rule that
+header of 405 `request.method_not_allowed` (RFC 9110 15.5.6, docs/reference/errors.md), and the routing rule that
 literal segments (`@me`, `public`, `search`, ...) take precedence over `{id}` segments in the same position.
 
 Starlette tries routes in order and serves a method through the first template that matches, so without a

@@ -1,4 +1,4 @@
-"""The session cookie `__Host-session` (API.md 0.9)."""
+"""The session cookie `__Host-session` (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from meadhall.config import Settings
 
 COOKIE_NAME = "__Host-session"
 
-# `Secure` always (API.md 0.9): browsers refuse a `__Host-` cookie without it, and they accept `Secure`
+# `Secure` always (docs/architecture.md): browsers refuse a `__Host-` cookie without it, and they accept `Secure`
 # cookies from plain-HTTP loopback origins, so `make run` at http://localhost:8000 signs in too.
 _ATTRIBUTES = "Path=/; HttpOnly; Secure; SameSite=Lax"
 

@@ -1,5 +1,5 @@
 """`meadhall backup DEST` and `meadhall restore SRC` (docs/operations.md): one JSON object on stdout, errors
-as the envelope on stderr (API.md 3.20).
+as the envelope on stderr (docs/operations.md).
 
 Neither applies pending migrations first, unlike the other commands: a backup is taken BEFORE an upgrade,
 of the schema as it is, and a restore writes a whole database that the next start migrates."""

@@ -1,4 +1,4 @@
-"""`meadhall bootstrap-admin`: first-time setup (API.md 3.20)."""
+"""`meadhall bootstrap-admin`: first-time setup (docs/operations.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""File maintenance: `meadhall orphan-files` (API.md 3.20)."""
+"""File maintenance: `meadhall orphan-files` (docs/operations.md)."""
 
 from __future__ import annotations
 

@@ -100,7 +100,7 @@ backup.register(app)
 
 def main() -> None:
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    # The database, stored files and the key are for the service's user only (API.md section 6).
+    # The database, stored files and the key are for the service's user only (docs/reference/configuration.md).
     os.umask(0o077)
     # Commands answer with one JSON object on stdout: their logs go to stderr (`serve` moves them back).
     level = os.environ.get("LOG_LEVEL", "info").lower()

@@ -1,4 +1,4 @@
-"""CLI output contract (API.md 3.20): one JSON object on stdout and exit 0; on failure
+"""CLI output contract (docs/operations.md): one JSON object on stdout and exit 0; on failure
 `{"error": {"code", "message"}}` on stderr and exit 1 (usage errors exit 2)."""
 
 from __future__ import annotations

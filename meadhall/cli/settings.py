@@ -13,7 +13,7 @@ DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data directory
 
 
 def settings_for(data_dir: Path | None, port: int | None = None) -> Settings:
-    """`port` is the one `serve` listens on: PUBLIC_URL's default carries it (API.md section 6)."""
+    """`port` is the one `serve` listens on: PUBLIC_URL's default carries it (docs/reference/configuration.md)."""
     overrides: dict[str, object] = {}
     if data_dir:
         overrides["DATA_DIR"] = data_dir

@@ -33,7 +33,7 @@ class MovableClock(Clock):
 
 
 def iso(value: datetime | None) -> str | None:
-    """API.md 0.4: UTC with millisecond precision and `Z`."""
+    """Timestamps on the wire: UTC with millisecond precision and `Z` (docs/architecture.md)."""
     if value is None:
         return None
     if value.tzinfo is None:  # UTC by construction (SQLite): no offset to cut off

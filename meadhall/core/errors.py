@@ -1,4 +1,4 @@
-"""The one error type of the service and the registry of its codes (API.md Appendix D).
+"""The one error type of the service and the registry of its codes (docs/reference/errors.md).
 
 A service raises `AppError("channel.not_found")`; the HTTP layer renders
 `{"error": {"code", "message", ...extra}}` with the registered status.

@@ -1,4 +1,4 @@
-"""Snowflake ids (API.md 0.3): 42 bits of milliseconds since 2024-01-01T00:00:00Z, 10 bits node id,
+"""Snowflake ids (docs/architecture.md): 42 bits of milliseconds since 2024-01-01T00:00:00Z, 10 bits node id,
 12 bits sequence. Written as decimal strings in JSON and paths."""
 
 from __future__ import annotations

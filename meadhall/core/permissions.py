@@ -1,4 +1,4 @@
-"""Permission flags, their string form and the permission math of API.md 0.12, 1.4 and 1.5.
+"""Permission flags, their string form and the permission math of docs/reference/permissions.md.
 
 Pure: plain data in, ints and booleans out. Services load roles, overrides and membership, call these
 functions, and turn a refusal into `perm.denied` (naming `missing(...)`) or a ValueError into 422.

@@ -1,6 +1,6 @@
 """Shared short-lived state: rate-limit TATs, lockout counters, throttles, dedupe keys.
 
-`MemoryStore` serves one process; `RedisStore` is shared by every node (API.md section 7). Both take
+`MemoryStore` serves one process; `RedisStore` is shared by every node (docs/scaling.md). Both take
 `now` from the caller instead of reading a clock, so expiry follows the service clock that tests move.
 Numbers leave Lua through `%.17g`: Lua's `tostring` keeps 14 significant digits, which at epoch-second
 scale rounds a TAT by up to 0.05 ms and can refuse the last token of a burst.

@@ -19,7 +19,7 @@ def strip_controls(value: str) -> str:
     return "".join(ch for ch in value if unicodedata.category(ch)[0] != "C")
 
 
-# Control characters (API.md 0.2): every code point of Unicode category Cc (U+0000-U+001F, U+007F and the
+# Control characters (docs/reference/errors.md): every code point of Unicode category Cc (U+0000-U+001F, U+007F and the
 # C1 range U+0080-U+009F) is refused in text fields. Multi-line fields (message content, bio, descriptions,
 # topics) keep line feed and tab. Single-line fields also refuse U+2028/U+2029 (line and paragraph
 # separators), which would break a name across lines just as a line feed would.

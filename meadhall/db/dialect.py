@@ -158,7 +158,7 @@ async def truncate_all(conn: AsyncConnection, tables: list[str]) -> None:
         await conn.execute(text(f"TRUNCATE {quoted} RESTART IDENTITY CASCADE"))
 
 
-# ---- message search (API.md 3.8.3) -------------------------------------------------------------------
+# ---- message search (docs/architecture.md) -------------------------------------------------------------------
 #
 # The rule: every word of the query (normalised like content_norm: NFKC + casefold) occurs in the message's
 # content_norm. The API describes two methods whose results are merged: whole words / the last word as a

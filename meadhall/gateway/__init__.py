@@ -1,1 +1,1 @@
-"""The WebSocket gateway (API.md section 4): protocol, per-node hub, resume state and READY."""
+"""The WebSocket gateway (docs/gateway.md): protocol, per-node hub, resume state and READY."""

@@ -1,5 +1,5 @@
 """Who a gateway connection belongs to: the token of IDENTIFY/RESUME, or the session cookie read at the
-handshake (API.md 0.9, 4.1). Unlike REST requests, the gateway never rotates the token (a rotated token
+handshake (docs/architecture.md, docs/gateway.md). Unlike REST requests, the gateway never rotates the token (a rotated token
 could not reach the client) and leaves the activity refresh to heartbeats."""
 
 from __future__ import annotations

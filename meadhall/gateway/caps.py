@@ -1,7 +1,7 @@
-"""The per-user connection cap of API.md 4.1: at most 10 identified gateway connections per user, across
+"""The per-user connection cap of docs/gateway.md: at most 10 identified gateway connections per user, across
 all nodes; the one that goes over closes the user's OLDEST connection with 4013.
 
-The count lives where every node sees it (Redis when configured, API.md section 7). Each connection is
+The count lives where every node sees it (Redis when configured, docs/scaling.md). Each connection is
 an entry with its place in the user's order of attachment and the service-clock time it was last seen
 (its heartbeats refresh it). A node that crashes never removes its entries: they stop being refreshed
 and are dropped once older than the stale window, so a dead node's connections neither count against

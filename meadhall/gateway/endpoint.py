@@ -1,4 +1,4 @@
-"""`/gateway`: the handshake checks, then one reader loop per connection (API.md 4.1-4.5).
+"""`/gateway`: the handshake checks, then one reader loop per connection (docs/gateway.md).
 
 The reader handles the client's frames (IDENTIFY, RESUME, HEARTBEAT) and the time limits; everything
 sent goes through the connection's queue (connection.py), in order.
@@ -41,12 +41,12 @@ async def gateway(websocket: WebSocket) -> None:
     rt: Runtime = websocket.app.state.runtime
     refused = await _handshake_limit(rt, websocket)
     if refused is not None:
-        await _refuse(websocket, refused)  # API.md 4.1: HTTP 429 at the handshake
+        await _refuse(websocket, refused)  # docs/gateway.md: HTTP 429 at the handshake
         return
     cookie = websocket.cookies.get(COOKIE_NAME)
     origin = websocket.headers.get("origin")
     if cookie and origin and origin.rstrip("/") != rt.settings.public_origin:
-        await _refuse(websocket, AppError("auth.origin_mismatch"))  # API.md 4.1: HTTP 403 at the handshake
+        await _refuse(websocket, AppError("auth.origin_mismatch"))  # docs/gateway.md: HTTP 403 at the handshake
         return
     await websocket.accept()
     params = websocket.query_params
@@ -57,7 +57,7 @@ async def gateway(websocket: WebSocket) -> None:
 
 
 async def _handshake_limit(rt: Runtime, websocket: WebSocket) -> AppError | None:
-    """Every handshake takes a token of `gateway.connect` for its client address (API.md 5.2); the
+    """Every handshake takes a token of `gateway.connect` for its client address (docs/reference/limits.md); the
     refusal to answer, if any (429, or 503 when the shared store is down)."""
     try:
         decision = await rt.limiter.hit("gateway.connect", client_key(websocket), rt.now_ts())
@@ -206,7 +206,7 @@ class GatewayReader:
 
     async def _count(self, gs: GatewaySession) -> None:
         """Count this identified connection against its user's cap; over it, the user's oldest
-        connections are closed with 4013 by the nodes holding them (API.md 4.1)."""
+        connections are closed with 4013 by the nodes holding them (docs/gateway.md)."""
         stale_before = self.rt.clock.timestamp() - p.stale_after(self.timing)
         evicted = await self.hub.attach(self.conn_id, gs, self.conn, stale_before)
         if evicted:

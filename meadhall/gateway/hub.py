@@ -1,5 +1,5 @@
 """The node's hub: which gateway sessions of which users live here, and delivery of every bus event to
-them (API.md 4.6). Each event's payload is encoded once; each receiving gateway session gets the next
+them (docs/reference/events.md). Each event's payload is encoded once; each receiving gateway session gets the next
 sequence number from the resume store (one batched call per event) and its connection gets the frame
 through its own queue.
 
@@ -110,7 +110,7 @@ class Hub:
     def connection_count(self) -> int:
         return sum(1 for gs in self.sessions.values() if gs.conn is not None)
 
-    # ---- connection cap (API.md 4.1) -----------------------------------------------------------
+    # ---- connection cap (docs/gateway.md) -----------------------------------------------------------
 
     async def attach(self, conn_id: str, gs: GatewaySession, conn: Connection, stale_before: float) -> list[str]:
         """Count an identified connection against its user's cap; returns the connection ids to close

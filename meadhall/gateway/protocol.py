@@ -1,4 +1,4 @@
-"""Opcodes, close codes, limits and frame encoding of the gateway (API.md 4.1-4.5)."""
+"""Opcodes, close codes, limits and frame encoding of the gateway (docs/gateway.md)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ class Timing:
 
     heartbeat_interval: float = 30.0
     identify_deadline: float = 30.0
-    # 1.5 x the interval (API.md 4.4).
+    # 1.5 x the interval (docs/gateway.md).
     heartbeat_timeout: float = 45.0
     # Close a client whose outgoing queue holds this many frames (it reads too slowly); it can RESUME.
     max_queued_frames: int = 512

@@ -1,4 +1,4 @@
-"""The READY payload (API.md 4.4): everything a client needs to draw its first screen.
+"""The READY payload (docs/gateway.md): everything a client needs to draw its first screen.
 
 Conversations, relationships, presences and calls arrive with the social and call issues; until then
 they are the empty values of their final shapes."""

@@ -1,4 +1,4 @@
-"""Gateway session state for RESUME (API.md 4.4, section 7): owner, last sequence number and the buffer
+"""Gateway session state for RESUME (docs/gateway.md, docs/scaling.md): owner, last sequence number and the buffer
 of the last 1000 dispatches of each gateway session.
 
 `MemoryResumeStore` serves one process. `RedisResumeStore` keeps the state in Redis so that a client
@@ -234,7 +234,7 @@ return tonumber(redis.call('HGET', base, 'seq') or '0')
 
 
 class RedisResumeStore:
-    """Shared by every node (API.md section 7). Expiry follows the service clock (`exp` in the hash);
+    """Shared by every node (docs/scaling.md). Expiry follows the service clock (`exp` in the hash);
     the Redis TTLs only bound cleanup."""
 
     def __init__(self, client: Any, prefix: str = "meadhall") -> None:

@@ -25,7 +25,7 @@ async def guild_members(conn: AsyncConnection, guild_id: int) -> list[int]:
 
 
 class GuildViewers:
-    """Which members may view each room of one guild (API.md 4.6: per receiver, at dispatch time),
+    """Which members may view each room of one guild (docs/reference/events.md: per receiver, at dispatch time),
     from freshly loaded permission data (use after a transaction changed it). `contexts` may be
     narrowed to a subset of members."""
 

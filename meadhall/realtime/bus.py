@@ -1,5 +1,5 @@
 """Event fan-out. `LocalBus` delivers in-process; `RedisBus` publishes on Redis pub/sub so that every
-node's gateway hub delivers to its own connections (API.md section 7)."""
+node's gateway hub delivers to its own connections (docs/scaling.md)."""
 
 from __future__ import annotations
 

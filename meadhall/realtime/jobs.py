@@ -1,6 +1,6 @@
 """Periodic jobs (presence sweeper, resume-state cleanup, orphan files ...). Each run of a job that must
 happen once per instance is claimed through the shared store first (a Redis key with NX when several
-nodes run), so one node runs it per period: the single leader of API.md section 7."""
+nodes run), so one node runs it per period: the single leader (docs/scaling.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Service information: readiness checks and the meta payload (API.md 2.34)."""
+"""Service information: readiness checks and the meta payload (OpenAPI: getReadiness, getMeta)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ async def readiness(rt: Runtime) -> tuple[bool, dict[str, str]]:
 async def meta(rt: Runtime) -> dict[str, Any]:
     s = rt.settings
     async with rt.read() as uow:
-        media = await media_limits(uow.conn)  # the instance settings over the defaults (API.md 5.3)
+        media = await media_limits(uow.conn)  # the instance settings over the defaults (docs/reference/limits.md)
     body: dict[str, Any] = {
         "version": __version__,
         "features": {

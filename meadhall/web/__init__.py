@@ -1,1 +1,1 @@
-"""Server-rendered pages outside /api/v1: the public invitation page (API.md 3.7.1)."""
+"""Server-rendered pages outside /api/v1: the public invitation page (OpenAPI: invitePage)."""

@@ -1,4 +1,4 @@
-"""Pages outside /api/v1. GET /invite/{code}: the public invitation page (API.md 3.7.1); it works without a
+"""Pages outside /api/v1. GET /invite/{code}: the public invitation page (OpenAPI: invitePage); it works without a
 session, the session (cookie or Bearer) only decides "already a member". GET /: a short page about the
 instance while no web client is built (CLIENT.md). GET /static/{name}: the pages' own scripts. Every value
 is HTML-escaped by Jinja2's autoescape."""

@@ -1,4 +1,4 @@
-"""Sign-in lockout (API.md 3.2.1, 0.8, 5.2): 5 consecutive failures per login value lock it for 15 minutes
+"""Sign-in lockout (docs/architecture.md, docs/reference/limits.md): 5 consecutive failures per login value lock it for 15 minutes
 (the sixth attempt gets 429 even with the right password); 50 failures from one address lock the address.
 Attempts during a lock are neither counted nor extend it; a success resets the count; asking for the
 second factor is not a failure."""

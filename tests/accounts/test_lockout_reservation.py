@@ -1,4 +1,4 @@
-"""The sign-in lockout holds under parallel guesses (API.md 3.2.1): an attempt is counted before its
+"""The sign-in lockout holds under parallel guesses (docs/architecture.md): an attempt is counted before its
 password is verified, so at most 5 guesses per login value reach verification however many are sent
 at once, on the in-process store and on Redis. Failed step-up re-verifications (password, or the code of
 2FA disable) count towards the same lockout."""

@@ -1,4 +1,4 @@
-"""POST /auth/login (API.md 3.2, 3.2.1, 0.9): by username or email in any letter case, identical refusals
+"""POST /auth/login (the OpenAPI document, docs/architecture.md): by username or email in any letter case, identical refusals
 for unknown accounts and wrong passwords, instance bans (at sign-in and for live sessions), the 2FA
 enrolment rule for administrators, and the second factor (TOTP with replay protection, backup codes)."""
 

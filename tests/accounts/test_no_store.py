@@ -1,5 +1,5 @@
 """Answers that carry a session token, a TOTP secret or backup codes are never stored by a cache
-(API.md 0.9 Caching row): `Cache-Control: no-store`."""
+(docs/architecture.md, Sessions): `Cache-Control: no-store`."""
 
 from __future__ import annotations
 

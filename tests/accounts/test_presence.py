@@ -1,4 +1,4 @@
-"""Presence machinery (API.md 4.8): activity is recorded hot in the store and flushed to the database at
+"""Presence machinery (docs/gateway.md): activity is recorded hot in the store and flushed to the database at
 most once a minute; the sweeper reports each user who crossed the 2-minute mark once; invisible users
 are never reported; the effective status others see follows the same rules."""
 

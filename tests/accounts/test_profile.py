@@ -1,4 +1,4 @@
-"""Own profile and public summaries (API.md 2.1, 2.2, 3.3): GET/PATCH /users/@me, onboarding completion,
+"""Own profile and public summaries (the OpenAPI document): GET/PATCH /users/@me, onboarding completion,
 GET /users/{id}."""
 
 from __future__ import annotations

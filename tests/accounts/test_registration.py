@@ -1,4 +1,4 @@
-"""POST /auth/register (API.md 3.2, 3.2.1, 2.1, 2.4, 0.9): the answer, the session cookie, uniqueness in
+"""POST /auth/register (the OpenAPI document, docs/architecture.md): the answer, the session cookie, uniqueness in
 any letter case, the password policy, field validation, the registration switch and the rate limit."""
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ async def test_register_answers_user_token_session_and_cookie(client, clock):
     assert session["user_agent"] == "meadhall-test/1.0"
     created = parse_ts(session["created_at"])
     assert parse_ts(session["expires_at"]) - parse_ts(session["last_used_at"]) == timedelta(days=30)
-    # A registration counts as a fresh sign-in: stepped up for 10 minutes (API.md 0.10).
+    # A registration counts as a fresh sign-in: stepped up for 10 minutes (docs/architecture.md).
     assert parse_ts(session["step_up_expires_at"]) - created == timedelta(minutes=10)
 
     cookies = r.headers.get_list("set-cookie")

@@ -1,4 +1,4 @@
-"""GET /users/@me/security-events (API.md 2.6, 3.3, Appendix B): what is recorded for each account action,
+"""GET /users/@me/security-events (the OpenAPI document): what is recorded for each account action,
 newest first, paged with `before` / `limit` and `has_more`, and only the caller's own events."""
 
 from __future__ import annotations

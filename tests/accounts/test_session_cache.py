@@ -197,7 +197,7 @@ async def test_password_reset_by_an_administrator_applies_on_every_node(client, 
 
 
 async def test_admin_grant_on_one_node_ends_the_session_on_another(client, accounts, node_b):
-    """A grant deletes the grantee's sessions (API.md 0.14): the next request on another node is 401."""
+    """A grant deletes the grantee's sessions (docs/operations.md): the next request on another node is 401."""
     rt_b, client_b = node_b
     owner, b = await accounts.register("owner"), await accounts.register("bob")
     guild_id = await _guild_of(client, owner)

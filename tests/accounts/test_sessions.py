@@ -1,4 +1,4 @@
-"""Sessions (API.md 0.9, 2.4, 3.2): carriers and their precedence, listing and revocation, logout,
+"""Sessions (docs/architecture.md, the OpenAPI document): carriers and their precedence, listing and revocation, logout,
 sliding expiry, activity refresh, token rotation with its 60 s grace period, and the Origin check."""
 
 from __future__ import annotations
@@ -199,7 +199,7 @@ async def test_logout_all_ends_every_session(client, accounts, capture_events):
         assert_error(await client.get(ME, headers=bearer(token)), 401, "auth.unauthorized")
     assert (await client.get(ME, headers=b.headers)).status_code == 200
     await capture_events.settle()
-    # One event per session (API.md 4.7: `{reason, session_id}`), each to that session's connections.
+    # One event per session (docs/reference/events.md: `{reason, session_id}`), each to that session's connections.
     events = capture_events.of_type("SESSION_INVALIDATED")
     expected = {x["session"]["id"] for x in (a, s2, s3)}
     assert {e.data["session_id"] for e in events} == expected

@@ -1,4 +1,4 @@
-"""Step-up (API.md 0.10, 3.2) and password change: a fresh sign-in is stepped up for 10 minutes,
+"""Step-up (docs/architecture.md, the OpenAPI document) and password change: a fresh sign-in is stepped up for 10 minutes,
 POST /auth/step-up renews the window (with the second factor when 2FA is on), and a password change
 needs it, revokes the other sessions and replaces the password."""
 

@@ -1,4 +1,4 @@
-"""Secrets at rest (API.md 0.9, 2.1, 3.2.1): after a full account life cycle, no column of the account
+"""Secrets at rest (docs/architecture.md, the OpenAPI document): after a full account life cycle, no column of the account
 tables holds a session token, the password, a TOTP secret (enabled or pending), a backup code or the
 email address in clear text; passwords and backup codes are argon2id hashes, tokens SHA-256 digests;
 and the production hasher uses memory-hard parameters."""

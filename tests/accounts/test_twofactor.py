@@ -1,4 +1,4 @@
-"""Two-factor authentication over HTTP (API.md 3.2, 3.2.1): setup, enable, disable, backup codes.
+"""Two-factor authentication over HTTP (the OpenAPI document, docs/architecture.md): setup, enable, disable, backup codes.
 
 TOTP codes are computed here with pyotp from the secret the service hands out, at the service clock's
 time, independently of the service's own TOTP code. Module-level helpers are shared by the other

@@ -1,4 +1,4 @@
-"""Address-keyed limits (API.md 5.2 `ip` keys, 3.2.1 address lockout) count an IPv6 client by its /64
+"""Address-keyed limits (docs/reference/limits.md `ip` keys; the address lockout) count an IPv6 client by its /64
 (a host owns its whole /64, so per-address keys would give it 2^64 buckets), an IPv4 client by its
 address, and an IPv4-mapped IPv6 address as its IPv4 address."""
 

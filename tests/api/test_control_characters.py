@@ -1,4 +1,4 @@
-"""Control characters in text fields are refused with 422 `validation.failed` naming the field (API.md 0.2),
+"""Control characters in text fields are refused with 422 `validation.failed` naming the field (docs/reference/errors.md),
 on every database: a NUL used to reach PostgreSQL and fail there with 500. Line feed and tab stay allowed in
 the multi-line fields (message content, bio, descriptions, topics)."""
 

@@ -1,4 +1,4 @@
-"""Error rendering through HTTP (API.md 0.7 and Appendix D): every failure answers the envelope
+"""Error rendering through HTTP (docs/reference/errors.md): every failure answers the envelope
 `{"error": {"code", "message", ...}}` with the registered status, whatever produced it (routing, body
 parsing, validation, the 1 MiB body cap, an unexpected exception)."""
 

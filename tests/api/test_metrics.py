@@ -1,4 +1,4 @@
-"""`GET /metrics` (API.md section 6, METRICS_ENABLED): Prometheus text with requests by route template and
+"""`GET /metrics` (docs/reference/configuration.md, METRICS_ENABLED): Prometheus text with requests by route template and
 status and their latency histograms, bus lag and the hashing pool's pending work; an unknown route (404
 in the error envelope) while it is off. The gateway's metrics are in tests/gateway/test_metrics.py."""
 

@@ -1,4 +1,4 @@
-"""The `global` bucket through HTTP (API.md 0.7, 0.8, 5.2): headers on every /api/v1 answer, the 429
+"""The `global` bucket through HTTP (docs/reference/errors.md, docs/reference/limits.md): headers on every /api/v1 answer, the 429
 envelope, refill on the service clock, and the client address as key (TRUST_PROXY). Every backend."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The OpenAPI document against the running code (API.md 8): schemathesis generates requests from
+"""The OpenAPI document against the running code (docs/architecture.md): schemathesis generates requests from
 `/api/v1/openapi.json` for EVERY operation (examples, coverage, fuzzing and stateful phases; positive and
 negative data; a fixed seed, so the run is the same each time) and checks each answer: no server error,
 only documented status codes, content types and headers, bodies that match their schema, schema-valid

@@ -1,4 +1,4 @@
-"""`meadhall backup DEST` / `meadhall restore SRC` (docs/operations.md; output per API.md 3.20): a backup of
+"""`meadhall backup DEST` / `meadhall restore SRC` (docs/operations.md): a backup of
 the test instance restored into a fresh one serves the same users, messages and files; a tampered or
 newer backup, a non-empty target and a wrong key are refused; a database stamped by a newer Meadhall
 stops `migrate` and `serve` with one line."""

@@ -1,4 +1,4 @@
-"""`meadhall bootstrap-admin` (SPEC rule 2, API.md 3.20, 1.3): checked through its output, through HTTP
+"""`meadhall bootstrap-admin` (SPEC rule 2, docs/operations.md, docs/reference/permissions.md): checked through its output, through HTTP
 after the administrator enrolls 2FA, and by counting rows on a second run."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The CLI refuses control characters in the names it stores, like the API (API.md 0.2), through the same
+"""The CLI refuses control characters in the names it stores, like the API (docs/reference/errors.md), through the same
 validators (meadhall.core.text): exit 1 with `validation.failed`, nothing written."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`meadhall orphan-files [--older-than-hours H] [--delete]` (API.md 3.20) against the test database: one
+"""`meadhall orphan-files [--older-than-hours H] [--delete]` (docs/operations.md) against the test database: one
 JSON object listing the orphans, deletion with --delete, usage errors exit 2. The search itself is
 tested in tests/files/test_orphans.py."""
 

@@ -1,4 +1,4 @@
-"""The user commands of `meadhall` (API.md 3.20), checked through their output and through HTTP."""
+"""The user commands of `meadhall` (docs/operations.md), checked through their output and through HTTP."""
 
 from __future__ import annotations
 
@@ -199,7 +199,7 @@ async def test_totp_reset_disables_second_factor(cli, client, accounts):
     r = await cli("totp-reset", "--email", "alice@example.com")
     assert r.exit_code == 0, r.stderr
     assert r.json == {"user_id": a.id, "totp_enabled": False}
-    # Not an administrator: the sessions stay (API.md 3.20 deletes them for administrators only).
+    # Not an administrator: the sessions stay (docs/operations.md deletes them for administrators only).
     assert (await client.get(ME, headers=a.headers)).status_code == 200
     assert (await login(client, "alice", a["password"])).status_code == 200
     again = await cli("totp-reset", "--email", "alice@example.com")
@@ -221,7 +221,7 @@ async def admin_view_of(client, headers, owner) -> int:
 
 
 async def test_make_admin_deletes_the_sessions_opened_before_it(cli, client, accounts):
-    """API.md 0.14: a session opened without the administrator's second factor never holds the power."""
+    """A session opened without the administrator's second factor never holds the power (docs/operations.md)."""
     a = await accounts.register("alice")
     other = await login(client, "alice", a["password"])
     client.cookies.clear()

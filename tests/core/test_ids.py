@@ -1,4 +1,4 @@
-"""Snowflake ids (API.md 0.3): 42 bits of milliseconds since 2024-01-01Z, 10 bits node, 12 bits sequence."""
+"""Snowflake ids (docs/architecture.md): 42 bits of milliseconds since 2024-01-01Z, 10 bits node, 12 bits sequence."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Permission flags, strings (API.md 0.12), computation (1.4) and hierarchy (1.5), table-driven."""
+"""Permission flags, strings, computation and hierarchy (docs/reference/permissions.md), table-driven."""
 
 from __future__ import annotations
 

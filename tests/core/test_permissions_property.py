@@ -1,4 +1,4 @@
-"""The permission math against a slow reference that reads API.md 1.4 literally, one permission at a time."""
+"""The permission math against a slow reference that reads docs/reference/permissions.md literally, one permission at a time."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GCRA limiter (API.md 0.8, 5.2) on every store: burst, refill, retry_after, remaining, headers,
+"""GCRA limiter (docs/reference/limits.md) on every store: burst, refill, retry_after, remaining, headers,
 the bucket table and `RATE_LIMITS` overrides. Time is passed in, so nothing sleeps."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def limiter_with(base: Limiter, overrides: dict[str, str]) -> Limiter:
     return Limiter(base.store, overrides, prefix=f"{base.prefix}-o")
 
 
-# ---------------------------------------------------------------- bucket table (API.md 5.2)
+# ---------------------------------------------------------------- bucket table (docs/reference/limits.md)
 
 SPEC_TABLE = [
     # name, capacity, seconds per token, key
@@ -207,7 +207,7 @@ async def test_override_through_limiter_changes_enforcement(limiter):
     assert tight.bucket("messages.send") == BUCKETS["messages.send"]
 
 
-# ---------------------------------------------------------------- headers (API.md 0.8)
+# ---------------------------------------------------------------- headers (docs/reference/limits.md)
 
 
 async def test_headers_of_an_allowed_request(limiter):

@@ -1,4 +1,4 @@
-"""Numbered migrations (API.md section 8): shipped files never change, new ones extend one linear chain,
+"""Numbered migrations (docs/architecture.md): shipped files never change, new ones extend one linear chain,
 a second run applies nothing, 0002 drops the identity-link table, and creating tables tolerates them
 existing. Runs on a fresh SQLite file and, with TEST_DATABASE_URL, on a fresh PostgreSQL database."""
 
@@ -23,7 +23,7 @@ from tests.isolation import TEST_DATABASE_URL, async_url, fresh_postgres
 
 VERSIONS_DIR = MIGRATIONS_DIR / "versions"
 
-# sha256 of every shipped migration. A shipped migration is never rewritten (API.md section 8): add a
+# sha256 of every shipped migration. A shipped migration is never rewritten (docs/architecture.md): add a
 # new numbered file instead, and add its digest here once it ships.
 SHIPPED = {
     "0001_initial.py": "a8c84cf74660a0a3562b6f58fdf8a0ccd0e0a319bc6b5c5479aeb72a5fe34f38",

@@ -1,4 +1,4 @@
-"""Administrators need their second factor (API.md 0.14, 3.20): granting instance administration, and
+"""Administrators need their second factor (docs/operations.md): granting instance administration, and
 resetting an administrator's TOTP, delete every session of that user, so their connections get
 SESSION_INVALIDATED (`admin_action`), then close 4010. Removing administration, and resetting the TOTP
 of someone who is no administrator, leave sessions and connections alone."""

@@ -1,4 +1,4 @@
-"""Connection caps (API.md 4.1): at most 10 identified connections per user, the 11th closes the user's
+"""Connection caps (docs/gateway.md): at most 10 identified connections per user, the 11th closes the user's
 oldest with 4013; handshakes per client address count in bucket `gateway.connect` (60 per 60 s), over
 it HTTP 429 at the handshake. Runs on the in-process store (SQLite) and on Redis (PostgreSQL backend with
 TEST_REDIS_URL); the cap across two real nodes is in test_two_nodes.py."""

@@ -1,4 +1,4 @@
-"""A user's own events over a real WebSocket (API.md 4.6, 4.7): USER_UPDATE to every connection of that user
+"""A user's own events over a real WebSocket (docs/reference/events.md): USER_UPDATE to every connection of that user
 and no one else; READ_STATE_UPDATE to the user's other sessions, never to the connections of the session that
 acknowledged; SESSION_INVALIDATED only to the connections of the revoked session."""
 
@@ -69,7 +69,7 @@ async def test_two_factor_on_and_off_send_user_update(gateway, client, accounts,
 
 
 async def test_admin_removal_by_the_cli_sends_user_update(gateway, client, accounts, rt):
-    # A grant deletes the grantee's sessions instead (API.md 0.14): tests/gateway/test_admin_grant_sessions.py.
+    # A grant deletes the grantee's sessions instead (docs/operations.md): tests/gateway/test_admin_grant_sessions.py.
     alice, bob = await accounts.register("alice"), await accounts.register("bob")
     await make_admin(rt, alice)
     await make_admin(rt, bob)  # another administrator, so that alice's removal is allowed

@@ -1,4 +1,4 @@
-"""Guild events over a real WebSocket (API.md 4.6, 4.7): GUILD_*, MEMBER_* and ROLE_* reach the members,
+"""Guild events over a real WebSocket (docs/reference/events.md): GUILD_*, MEMBER_* and ROLE_* reach the members,
 CHANNEL_* those who may view the room (CHANNEL_CREATE / CHANNEL_DELETE when a change gives or takes a room),
 and nobody outside the guild, instance administrators included."""
 

@@ -1,4 +1,4 @@
-"""Room events over a real WebSocket (API.md 4.6, 4.7): MESSAGE_*, MESSAGE_REACTION_*, CHANNEL_PINS_UPDATE and
+"""Room events over a real WebSocket (docs/reference/events.md): MESSAGE_*, MESSAGE_REACTION_*, CHANNEL_PINS_UPDATE and
 TYPING_START reach exactly the users who may view the room at dispatch time (the two parties of a `private`
 message), on every connection of theirs, in commit order; never a member without VIEW_CHANNEL, a non-member,
 a third party of a private message, an instance administrator outside the guild, or the typing author."""

@@ -1,4 +1,4 @@
-"""A gateway session handed over between two nodes' hubs sharing one Redis resume store (API.md section 7),
+"""A gateway session handed over between two nodes' hubs sharing one Redis resume store (docs/scaling.md),
 without a network: each hub is fed bus events by hand, so the test can make one node lag behind the
 other, which real pub/sub allows (every node reads the channel at its own pace).
 

@@ -1,4 +1,4 @@
-"""Revoked sessions end their gateway connections (API.md 4.7 SESSION_INVALIDATED, then close 4010),
+"""Revoked sessions end their gateway connections (docs/reference/events.md SESSION_INVALIDATED, then close 4010),
 exactly the affected ones; the revoked token can neither IDENTIFY nor RESUME afterwards."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The gateway protocol through a real WebSocket client (API.md 4.1-4.5): HELLO, IDENTIFY by token or
+"""The gateway protocol through a real WebSocket client (docs/gateway.md): HELLO, IDENTIFY by token or
 handshake cookie, READY, heartbeats, the close codes and frame limits."""
 
 from __future__ import annotations

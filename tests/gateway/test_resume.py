@@ -1,4 +1,4 @@
-"""RESUME (API.md 4.4): replay of missed dispatches with their original numbers, then RESUMED; the
+"""RESUME (docs/gateway.md): replay of missed dispatches with their original numbers, then RESUMED; the
 outcomes for an expired session, a sequence number from the future, and another user's token."""
 
 from __future__ import annotations

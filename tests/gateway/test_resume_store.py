@@ -1,4 +1,4 @@
-"""The resume store (API.md 4.4, 5.1, section 7): the same cases against `MemoryResumeStore` and, when
+"""The resume store (docs/gateway.md, docs/reference/limits.md, docs/scaling.md): the same cases against `MemoryResumeStore` and, when
 TEST_REDIS_URL is set, `RedisResumeStore` (a key prefix of its own per test). Time is the service
 clock's, passed in as `now`: nothing here sleeps.
 

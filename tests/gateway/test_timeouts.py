@@ -1,4 +1,4 @@
-"""Time limits of a connection (API.md 4.4, 4.5): IDENTIFY deadline (4003) and heartbeat timeout (4009),
+"""Time limits of a connection (docs/gateway.md): IDENTIFY deadline (4003) and heartbeat timeout (4009),
 shortened for the test."""
 
 from __future__ import annotations

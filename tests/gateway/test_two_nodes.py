@@ -1,4 +1,4 @@
-"""Scale-out (API.md section 7): two real `meadhall serve` processes on different ports share the test
+"""Scale-out (docs/scaling.md): two real `meadhall serve` processes on different ports share the test
 PostgreSQL database and Redis, as several nodes behind a reverse proxy would.
 
 - a message posted to node A reaches a gateway client of node B (events fan out through Redis pub/sub);
@@ -43,7 +43,7 @@ pytestmark = pytest.mark.skipif(not (TEST_DATABASE_URL and TEST_REDIS_URL),
 API = "/api/v1"
 PASSWORD = "correct horse battery staple"
 SECRET = "two-node-test-secret-0123456789abcdefghij"
-# `typing` (1 per 3 s per user, API.md 5.2) made 1 per minute for both nodes: a slow machine cannot
+# `typing` (1 per 3 s per user, docs/reference/limits.md) made 1 per minute for both nodes: a slow machine cannot
 # refill it between the request on A and the one on B.
 RATE_LIMITS = {"typing": "1/60"}
 
@@ -286,7 +286,7 @@ async def test_a_login_lockout_earned_on_node_a_holds_on_node_b(cluster, http):
     for _ in range(5):
         r = await http.post(f"{cluster.a.url}{API}/auth/login", json={"login": username, "password": "wrong " * 3})
         assert r.status_code == 401, r.text
-    # The sixth attempt, on the other node and with the right password, is refused (API.md 5.1).
+    # The sixth attempt, on the other node and with the right password, is refused (docs/reference/limits.md).
     r = await http.post(f"{cluster.b.url}{API}/auth/login", json={"login": username, "password": PASSWORD})
     assert r.status_code == 429, r.text
     assert r.json()["error"]["bucket"] == "auth.lockout"
@@ -307,7 +307,7 @@ async def test_connections_on_both_nodes_share_the_cap_of_ten(cluster, http, ws_
 
     eleventh = await identified(cluster.b, dora, ws_clients)
 
-    # The oldest lives on node A; node B asked it through the bus to close it (API.md 4.1).
+    # The oldest lives on node A; node B asked it through the bus to close it (docs/gateway.md).
     assert await on_a[0].wait_closed() == 4013
     for c in [*on_a[1:], *on_b, eleventh]:
         await c.send(1, c.last_seq)

@@ -1,4 +1,4 @@
-"""Event envelope and the buses: LocalBus in-process, RedisBus across nodes (API.md section 7)."""
+"""Event envelope and the buses: LocalBus in-process, RedisBus across nodes (docs/scaling.md)."""
 
 from __future__ import annotations
 

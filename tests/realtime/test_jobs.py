@@ -1,4 +1,4 @@
-"""Periodic jobs (API.md section 7, timers): a leader-only job runs once per period whichever node ticks
+"""Periodic jobs (docs/scaling.md, timers): a leader-only job runs once per period whichever node ticks
 first, on one process (MemoryStore) and across nodes sharing Redis (RedisStore, when TEST_REDIS_URL is
 set); a per-node job runs on every tick. The clock is a MovableClock: periods are moved, not waited."""
 

@@ -1,5 +1,5 @@
 """GET /: until the web client is built, a short HTML page about the instance (CLIENT.md "No client
-built"), with the same strict headers as the invitation page (API.md 3.7.1)."""
+built"), with the same strict headers as the invitation page (the OpenAPI document)."""
 
 from __future__ import annotations
 

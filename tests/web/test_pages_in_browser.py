@@ -1,6 +1,6 @@
 """The server-rendered pages in a real browser (Debian's chromium driven by Playwright): signing in sets
-the `__Host-session` cookie over plain-HTTP localhost (API.md 0.9), and the invitation page's "Accept
-invitation" joins the server through its same-origin script under the page's CSP (API.md 3.7.1)."""
+the `__Host-session` cookie over plain-HTTP localhost (docs/architecture.md), and the invitation page's "Accept
+invitation" joins the server through its same-origin script under the page's CSP (the OpenAPI document)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The `__Host-session` cookie carries `Secure` always (API.md 0.9), also on the plain-HTTP `make run`
+"""The `__Host-session` cookie carries `Secure` always (docs/architecture.md), also on the plain-HTTP `make run`
 address http://localhost:8000: browsers refuse a `__Host-` cookie without it and accept `Secure` cookies
 from loopback origins."""
 

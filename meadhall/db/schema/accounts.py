@@ -1,4 +1,4 @@
-"""Accounts: users, sessions, backup codes, security events (API.md 2.1-2.6)."""
+"""Accounts: users, sessions, backup codes, security events (the OpenAPI document)."""
 
 from sqlalchemy import (
     JSON,

@@ -1,4 +1,4 @@
-"""One audit store for guild and instance actions (API.md 2.29), and the instance settings row."""
+"""One audit store for guild and instance actions (the OpenAPI document), and the instance settings row."""
 
 from sqlalchemy import JSON, BigInteger, Column, Index, Integer, String, Table, Text
 

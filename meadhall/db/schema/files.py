@@ -1,4 +1,4 @@
-"""Stored files (API.md 2.17): one row per upload, content under DATA_DIR/files named by the id.
+"""Stored files (the OpenAPI document): one row per upload, content under DATA_DIR/files named by the id.
 
 `owner` says what holds the file (null while an upload is unbound): `message` for attachments (with
 `message_id` and `position`), or an image slot such as `user.avatar`, with `owner_id` naming the holder

@@ -1,4 +1,4 @@
-"""Guilds, roles, rooms, overrides, members, invitations, bans, personal templates (API.md 2.7-2.26)."""
+"""Guilds, roles, rooms, overrides, members, invitations, bans, personal templates (the OpenAPI document)."""
 
 from sqlalchemy import (
     JSON,

@@ -1,4 +1,4 @@
-"""Messages, reactions and read states (API.md 2.15, 2.16, 2.32)."""
+"""Messages, reactions and read states (the OpenAPI document)."""
 
 from sqlalchemy import (
     JSON,

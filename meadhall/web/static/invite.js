@@ -1,7 +1,7 @@
-// "Accept invitation" on the public invitation page (API.md 3.7.1). A file of its own because the
+// "Accept invitation" on the public invitation page (OpenAPI: invitePage). A file of its own because the
 // page's Content-Security-Policy allows scripts from the service only (`script-src 'self'`), never inline.
 // The request is a same-origin fetch that carries the session cookie; the browser adds the Origin header,
-// which the service compares with PUBLIC_URL (API.md 0.9).
+// which the service compares with PUBLIC_URL (docs/architecture.md).
 "use strict";
 
 (function () {
