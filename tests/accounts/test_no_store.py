@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from fastapi import Response
 
-from meadhall.auth.deps import Session
+from meadhall.auth.deps import PrincipalDep
 from tests.accounts.test_twofactor import BACKUP_CODES, ENABLE, SETUP, login, totp_code
 
 ME = "/api/v1/users/@me"
@@ -45,7 +45,7 @@ async def test_rotation_overrides_a_route_that_allows_caching(client, accounts, 
     """A route's own Cache-Control gives way when the answer carries a new token."""
 
     @app.get("/api/v1/_test/cacheable")
-    async def cacheable(response: Response, principal: Session) -> dict[str, bool]:
+    async def cacheable(response: Response, principal: PrincipalDep) -> dict[str, bool]:
         response.headers["Cache-Control"] = "private, max-age=60"
         return {"ok": True}
 
