@@ -8,7 +8,7 @@ from sqlalchemy import RowMapping
 
 
 def changes(before: RowMapping, after: dict[str, Any]) -> dict[str, list[Any]]:
-    """`{"field": [old, new]}` for audit data (API.md 2.29)."""
+    """`{"field": [old, new]}` for audit data (OpenAPI: listAuditLog)."""
     out: dict[str, list[Any]] = {}
     for key, new in after.items():
         old = before[key] if key in before else None

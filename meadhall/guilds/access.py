@@ -170,7 +170,7 @@ def require_owner(gc: GuildContext, reason: str) -> None:
 def visible_channels(gc: GuildContext, channel_rows: list[RowMapping],
                      overrides: dict[int, list[RowMapping]]) -> list[RowMapping]:
     """Rooms the caller may view, and categories they may view or that hold a room they may view
-    (API.md 1.4), in the given order."""
+    (docs/reference/permissions.md), in the given order."""
     viewable = {
         row["id"] for row in channel_rows
         if channel_permissions(gc, overrides.get(row["id"], [])) & perms.P.VIEW_CHANNEL

@@ -1,4 +1,4 @@
-"""First-time setup (SPEC rule 2, API.md 3.20 `bootstrap-admin`, 1.3): the instance administrator and the
+"""First-time setup (`meadhall bootstrap-admin`, docs/operations.md): the instance administrator and the
 main server, built through the same `build_guild` path as every other guild. Run by the CLI as the
 system actor; a second run changes nothing."""
 

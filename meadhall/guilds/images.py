@@ -54,7 +54,3 @@ class GuildImage:
         assert guild is not None
         uow.emit(notify_guild_update(guild_view(guild), await guild_members(uow.conn, target.guild_id)))
         return {"guild": guild_view(guild)}
-
-
-# The answers of every image upload route (the body is read and checked by meadhall.files).
-UPLOAD_ERRORS = ("file.too_large", "file.unsupported_type", "auth.origin_mismatch")

@@ -9,15 +9,16 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import AfterValidator
 
 from meadhall.api.deps import RuntimeDep
+from meadhall.api.multipart import multipart_file
 from meadhall.api.openapi import errors, rules
 from meadhall.api.pagination import Pagination
 from meadhall.auth.deps import PrincipalDep, limited
 from meadhall.core.text import check_single_line
 from meadhall.files import slots
-from meadhall.files.schemas import IMAGE_UPLOAD_BODY
+from meadhall.files.schemas import IMAGE_UPLOAD_BODY, UPLOAD_ERRORS
 from meadhall.guilds import schemas as s
 from meadhall.guilds import service as guild_service
-from meadhall.guilds.images import GUILD_IMAGES, UPLOAD_ERRORS, GuildImage
+from meadhall.guilds.images import GUILD_IMAGES, GuildImage
 
 guilds = APIRouter(tags=["guilds"])
 me = APIRouter(tags=["users"])
@@ -74,7 +75,8 @@ def _guild_image_routes(kind: str) -> None:
     found = ("guild.not_found", "perm.denied")
 
     async def set_guild_image(request: Request, rt: RuntimeDep, guild_id: str, principal: PrincipalDep) -> Any:
-        return await slots.set_image(rt, principal, GuildImage(principal, guild_id, kind), request)
+        return await slots.set_image(rt, GuildImage(principal, guild_id, kind), multipart_file(request),
+                                 uploader_id=principal.user_id)
 
     async def remove_guild_image(rt: RuntimeDep, guild_id: str, principal: PrincipalDep) -> Any:
         return await slots.remove_image(rt, GuildImage(principal, guild_id, kind))

@@ -28,7 +28,7 @@ def _permission_mask(value: object) -> int:
     return int(perms.parse(value))
 
 
-# Exchanged as `|`-joined names (API.md 0.12), held as the integer mask once parsed.
+# Exchanged as `|`-joined names (docs/reference/permissions.md), held as the integer mask once parsed.
 PermissionString = Annotated[
     int,
     BeforeValidator(_permission_mask),
@@ -93,7 +93,7 @@ class Guild(BaseModel):
 
 
 class PublicGuild(InviteGuild):
-    """API.md 2.9: the InviteGuild fields plus the code to join with."""
+    """The InviteGuild fields plus the code to join with."""
 
     public_invite_code: str | None
 

@@ -1,4 +1,5 @@
-"""Guild create, read, update, delete, leave, own list and public list (API.md 3.4, 3.3 leave)."""
+"""Guild create, read, update, delete, leave, own list and public list (OpenAPI: createGuild, getGuild, updateGuild, deleteGuild, leaveGuild, listMyGuilds,
+listPublicGuilds)."""
 
 from __future__ import annotations
 
@@ -99,7 +100,7 @@ async def do_update_guild(rt: Runtime, principal: Principal, raw_id: str, fields
             if not (gc.actor.is_owner or gc.actor.is_instance_admin):
                 raise permission_denied(None, "Only the owner can transfer the server")
             require_step_up(rt, principal)
-            # The owner views every room: the new one may gain rooms, the old one lose them (4.7).
+            # The owner views every room: the new one may gain rooms, the old one lose them (docs/reference/events.md).
             watch = await ViewWatch.take(uow.conn, gc.guild_id, uow.now, [gc.guild["owner_id"], values["owner_id"]])
         if "name" in values:
             values["name_norm"] = norm(values["name"])
@@ -143,7 +144,7 @@ async def _validated_changes(uow: Any, gc: Any, fields: dict[str, Any]) -> dict[
 
 
 async def _toggle_public(uow: Any, guild: Any, actor_id: int, public: bool) -> str | None:
-    """Setting `public` creates the permanent public invitation; clearing it deletes it (3.4.2)."""
+    """Setting `public` creates the permanent public invitation; clearing it deletes it (OpenAPI: updateGuild)."""
     if not public:
         await delete_public_invite(uow, guild["id"])
         return None

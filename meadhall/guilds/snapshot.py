@@ -1,4 +1,4 @@
-"""GuildSnapshot (API.md 2.8): the guild as one member sees it, for GUILD_CREATE and READY."""
+"""GuildSnapshot (docs/reference/events.md, GUILD_CREATE): the guild as one member sees it, for GUILD_CREATE and READY."""
 
 from __future__ import annotations
 

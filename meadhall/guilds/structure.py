@@ -98,10 +98,10 @@ async def build_guild(uow: UnitOfWork, *, owner_id: int, owner_name: str, name: 
         await room_queries.insert_channel(conn, row)
         category_ids.setdefault(cat_name, row["id"])
     rooms = []
-    for spec in structure.channels:
-        row = channel_row(uow, guild_id, name=spec.name, type_=spec.type, topic=spec.topic, position=spec.position,
-                          parent_id=category_ids.get(spec.category or ""), slowmode_seconds=spec.slowmode_seconds,
-                          user_limit=spec.user_limit)
+    for room_spec in structure.channels:
+        row = channel_row(uow, guild_id, name=room_spec.name, type_=room_spec.type, topic=room_spec.topic,
+                          position=room_spec.position, parent_id=category_ids.get(room_spec.category or ""),
+                          slowmode_seconds=room_spec.slowmode_seconds, user_limit=room_spec.user_limit)
         await room_queries.insert_channel(conn, row)
         rooms.append(row)
     system_channel = next((r["id"] for r in rooms if r["type"] == "text"), None)

@@ -1,4 +1,4 @@
-"""The guild audit log `GET /guilds/{guild_id}/audit-logs` (API.md 3.4, 2.29, 0.6), through HTTP."""
+"""The guild audit log `GET /guilds/{guild_id}/audit-logs` (OpenAPI: listAuditLog), through HTTP."""
 
 from __future__ import annotations
 

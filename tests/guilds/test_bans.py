@@ -1,4 +1,4 @@
-"""Guild bans (API.md 3.6, 2.25; SPEC.md states: ban rows)."""
+"""Guild bans (OpenAPI: banUser, unbanUser, listBans, getBan)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rooms, categories and permission overrides (API.md 3.5, 1.4), through HTTP."""
+"""Rooms, categories and permission overrides (OpenAPI: createChannel, setPermissionOverride; docs/reference/permissions.md), through HTTP."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Guild create, read, update, delete, leave and own list (API.md 3.4), through HTTP."""
+"""Guild create, read, update, delete, leave and own list (OpenAPI: createGuild, updateGuild, deleteGuild), through HTTP."""
 
 from __future__ import annotations
 

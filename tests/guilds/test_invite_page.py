@@ -1,6 +1,6 @@
-"""GET /invite/{code}: the public HTML invitation page (API.md 3.7.1), and what its "Accept invitation"
+"""GET /invite/{code}: the public HTML invitation page (docs/architecture.md), and what its "Accept invitation"
 does: a same-origin script (allowed by the page's CSP) posting to /api/v1/invites/{code} with the session
-cookie, checked by the service's Origin rule (API.md 0.9)."""
+cookie, checked by the service's Origin rule (docs/reference/errors.md: auth.origin_mismatch)."""
 
 from __future__ import annotations
 
@@ -11,21 +11,11 @@ from typing import Any
 
 import pytest
 
+from tests.support.guilds import make_guild, make_invite
+
 CSP = "default-src 'self'; img-src 'self'; script-src 'self'"
 EVIL_NAME = "<script>alert(1)</script>"
 EVIL_DESCRIPTION = 'Say "hi" & <b>bye</b> \'now\''
-
-
-async def make_guild(client: Any, owner: Any, name: str = "Mead Hall", **extra: Any) -> dict[str, Any]:
-    r = await client.post("/api/v1/guilds", json={"name": name, **extra}, headers=owner.headers)
-    assert r.status_code == 201, r.text
-    return r.json()["guild"]
-
-
-async def make_invite(client: Any, who: Any, channel_id: str, **body: Any) -> dict[str, Any]:
-    r = await client.post(f"/api/v1/channels/{channel_id}/invites", json=body, headers=who.headers)
-    assert r.status_code == 201, r.text
-    return r.json()["invite"]
 
 
 def meta(page: str, prop: str) -> str:
@@ -43,7 +33,7 @@ def assert_page_headers(r: Any) -> None:
 @pytest.fixture
 async def invited(client: Any, accounts: Any) -> dict[str, Any]:
     alice = await accounts.register("alice", display_name="Alice of the Hall")
-    guild = await make_guild(client, alice, description="Mead and songs")
+    guild = await make_guild(client, alice, "Mead Hall", description="Mead and songs")
     invite = await make_invite(client, alice, guild["system_channel_id"])
     return {"alice": alice, "guild": guild, "invite": invite}
 
@@ -61,7 +51,7 @@ async def test_page_without_a_session(client, invited):
     assert "Alice of the Hall invited you to join" in page
     assert meta(page, "og:title") == "Mead Hall"
     assert meta(page, "og:description") == "Mead and songs"
-    # PUBLIC_URL's default carries the port the service listens on (API.md 2.18 and section 6).
+    # PUBLIC_URL's default carries the port the service listens on (docs/reference/configuration.md).
     assert meta(page, "og:url") == f"http://localhost:8000/invite/{code}"
     assert invited["invite"]["url"] == f"http://localhost:8000/invite/{code}"
     # Not signed in: the button is a link to the sign-in page that comes back here.

@@ -1,4 +1,4 @@
-"""Invitations over HTTP (API.md 2.18, 3.7): create, list, preview, join, delete; refusals, limits,
+"""Invitations over HTTP (OpenAPI: createInvite, joinInvite): create, list, preview, join, delete; refusals, limits,
 expiry, rate limits, events and audit entries."""
 
 from __future__ import annotations
@@ -12,17 +12,12 @@ from sqlalchemy import insert, select
 
 from meadhall.core.clock import iso
 from meadhall.db.schema import audit_log, guild_bans, guilds, invites, members
-from tests.support.guilds import accept_invite, make_invite
+from tests.support.guilds import accept_invite, make_guild, make_invite
+from tests.support.http import error_code
 
 INVITE_KEYS = {"code", "url", "guild_id", "channel_id", "inviter", "max_age_seconds", "max_uses", "uses",
                "expires_at", "is_public", "background_file_id", "created_at"}
 INVITE_GUILD_KEYS = {"id", "name", "icon_file_id", "description", "member_count", "is_member"}
-
-
-async def make_guild(client: Any, owner: Any, name: str = "Mead Hall", **extra: Any) -> dict[str, Any]:
-    r = await client.post("/api/v1/guilds", json={"name": name, **extra}, headers=owner.headers)
-    assert r.status_code == 201, r.text
-    return r.json()["guild"]
 
 
 async def make_room(client: Any, owner: Any, guild_id: str, type_: str, name: str = "room") -> dict[str, Any]:
@@ -39,14 +34,10 @@ async def deny_for_everyone(client: Any, owner: Any, guild_id: str, channel_id: 
     assert r.status_code == 204, r.text
 
 
-async def audit_rows(rt: Any, action: str) -> list[Any]:
+async def audit_entries(rt: Any, action: str) -> list[Any]:
     async with rt.engine.connect() as conn:
         stmt = select(audit_log).where(audit_log.c.action == action).order_by(audit_log.c.id)
         return list((await conn.execute(stmt)).mappings())
-
-
-def error(r: Any) -> str:
-    return str(r.json()["error"]["code"])
 
 
 @pytest.fixture
@@ -54,7 +45,7 @@ async def hall(client: Any, accounts: Any) -> dict[str, Any]:
     """alice owns a guild with one text room `general` (its system channel); bob is a member."""
     alice = await accounts.register("alice")
     bob = await accounts.register("bob")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     invite = await make_invite(client, alice, guild["system_channel_id"])
     assert (await accept_invite(client, bob, invite["code"])).status_code == 200
     return {"alice": alice, "bob": bob, "guild": guild, "room": guild["system_channel_id"]}
@@ -65,7 +56,7 @@ async def hall(client: Any, accounts: Any) -> dict[str, Any]:
 
 async def test_create_answers_the_invite_object(client, accounts, clock):
     alice = await accounts.register("alice")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     r = await client.post(f"/api/v1/channels/{guild['system_channel_id']}/invites", json={}, headers=alice.headers)
     assert r.status_code == 201, r.text
     assert set(r.json()) == {"invite"}
@@ -86,7 +77,7 @@ async def test_create_answers_the_invite_object(client, accounts, clock):
 
 async def test_create_without_a_body_uses_the_defaults(client, accounts):
     alice = await accounts.register("alice")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     r = await client.post(f"/api/v1/channels/{guild['system_channel_id']}/invites", headers=alice.headers)
     assert r.status_code == 201, r.text
     assert (r.json()["invite"]["max_age_seconds"], r.json()["invite"]["max_uses"]) == (86400, 0)
@@ -94,7 +85,7 @@ async def test_create_without_a_body_uses_the_defaults(client, accounts):
 
 async def test_create_with_options(client, accounts, clock):
     alice = await accounts.register("alice")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     forever = await make_invite(client, alice, guild["system_channel_id"], max_age_seconds=0, max_uses=100)
     assert (forever["max_age_seconds"], forever["max_uses"], forever["expires_at"]) == (0, 100, None)
     week = await make_invite(client, alice, guild["system_channel_id"], max_age_seconds=604800, max_uses=1)
@@ -105,7 +96,7 @@ async def test_create_with_options(client, accounts, clock):
 @pytest.mark.parametrize("settings_overrides", [{"PUBLIC_URL": "https://chat.example.com"}])
 async def test_url_follows_the_public_url(client, accounts):
     alice = await accounts.register("alice")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     invite = await make_invite(client, alice, guild["system_channel_id"])
     assert invite["url"] == f"https://chat.example.com/invite/{invite['code']}"
 
@@ -119,23 +110,23 @@ async def test_url_follows_the_public_url(client, accounts):
 ])
 async def test_create_validates_the_body(client, accounts, body, field):
     alice = await accounts.register("alice")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     r = await client.post(f"/api/v1/channels/{guild['system_channel_id']}/invites", json=body, headers=alice.headers)
     assert r.status_code == 422, r.text
-    assert error(r) == "validation.failed"
+    assert error_code(r) == "validation.failed"
     assert r.json()["error"]["details"][0]["field"] == field
 
 
 async def test_create_in_a_voice_room_but_not_in_a_category(client, accounts):
     alice = await accounts.register("alice")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     voice = await make_room(client, alice, guild["id"], "voice", "Voice")
     invite = await make_invite(client, alice, voice["id"])
     assert invite["channel_id"] == voice["id"]
     category = await make_room(client, alice, guild["id"], "category", "Area")
     r = await client.post(f"/api/v1/channels/{category['id']}/invites", json={}, headers=alice.headers)
     assert r.status_code == 422, r.text
-    assert error(r) == "channel.wrong_type"
+    assert error_code(r) == "channel.wrong_type"
 
 
 async def test_create_needs_create_invite_in_the_room(client, hall):
@@ -144,7 +135,7 @@ async def test_create_needs_create_invite_in_the_room(client, hall):
     await deny_for_everyone(client, alice, guild["id"], hall["room"], "CREATE_INVITE")
     r = await client.post(f"/api/v1/channels/{hall['room']}/invites", json={}, headers=bob.headers)
     assert r.status_code == 403, r.text
-    assert error(r) == "perm.denied"
+    assert error_code(r) == "perm.denied"
     assert r.json()["error"]["permission"] == "CREATE_INVITE"
     # The override only covers that room; the owner holds every permission.
     await make_invite(client, bob, other["id"])
@@ -159,18 +150,18 @@ async def test_create_in_an_unseen_or_unknown_room_is_404(client, accounts, hall
     for who, room in [(bob, hidden["id"]), (carol, hall["room"]), (alice, "1234567890123"), (alice, "nope")]:
         r = await client.post(f"/api/v1/channels/{room}/invites", json={}, headers=who.headers)
         assert r.status_code == 404, r.text
-        assert error(r) == "channel.not_found"
+        assert error_code(r) == "channel.not_found"
 
 
 async def test_create_needs_a_session(client, hall):
     r = await client.post(f"/api/v1/channels/{hall['room']}/invites", json={})
     assert r.status_code == 401
-    assert error(r) == "auth.unauthorized"
+    assert error_code(r) == "auth.unauthorized"
 
 
 async def test_at_most_1000_live_invites_per_guild(client, accounts, rt, clock):
     alice = await accounts.register("alice")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     room = int(guild["system_channel_id"])
     now = clock.now()
     rows = [{"code": f"bulk{i:04d}", "guild_id": int(guild["id"]), "channel_id": room, "inviter_id": int(alice.id),
@@ -180,7 +171,7 @@ async def test_at_most_1000_live_invites_per_guild(client, accounts, rt, clock):
         await conn.execute(insert(invites), rows)
     r = await client.post(f"/api/v1/channels/{room}/invites", json={}, headers=alice.headers)
     assert r.status_code == 409, r.text
-    assert error(r) == "invite.limit_reached"
+    assert error_code(r) == "invite.limit_reached"
     # Expired invitations no longer exist and do not count.
     clock.advance(61)
     invite = await make_invite(client, alice, str(room))
@@ -191,7 +182,7 @@ async def test_at_most_1000_live_invites_per_guild(client, accounts, rt, clock):
 async def test_create_and_delete_are_audited(client, rt, hall):
     alice, guild = hall["alice"], hall["guild"]
     invite = await make_invite(client, alice, hall["room"], max_uses=3)
-    entry = (await audit_rows(rt, "invite.create"))[-1]
+    entry = (await audit_entries(rt, "invite.create"))[-1]
     assert entry["guild_id"] == int(guild["id"])
     assert entry["actor_id"] == int(alice.id)
     assert entry["target_type"] == "invite"
@@ -199,7 +190,7 @@ async def test_create_and_delete_are_audited(client, rt, hall):
     assert entry["data"]["code"] == invite["code"]
     r = await client.delete(f"/api/v1/invites/{invite['code']}", headers=alice.headers)
     assert r.status_code == 204, r.text
-    [entry] = await audit_rows(rt, "invite.delete")
+    [entry] = await audit_entries(rt, "invite.delete")
     assert (entry["guild_id"], entry["actor_id"], entry["target_id"]) == (int(guild["id"]), int(alice.id), None)
     assert entry["data"] == {"code": invite["code"]}
 
@@ -232,12 +223,12 @@ async def test_list_is_newest_first_for_manage_guild(client, accounts, clock, ha
 async def test_list_refusals(client, accounts, hall):
     r = await client.get(f"/api/v1/guilds/{hall['guild']['id']}/invites", headers=hall["bob"].headers)
     assert r.status_code == 403, r.text
-    assert error(r) == "perm.denied"
+    assert error_code(r) == "perm.denied"
     assert r.json()["error"]["permission"] == "MANAGE_GUILD"
     carol = await accounts.register("carol")
     r = await client.get(f"/api/v1/guilds/{hall['guild']['id']}/invites", headers=carol.headers)
     assert r.status_code == 404
-    assert error(r) == "guild.not_found"
+    assert error_code(r) == "guild.not_found"
 
 
 # ---- preview -----------------------------------------------------------------------------------
@@ -245,7 +236,7 @@ async def test_list_refusals(client, accounts, hall):
 
 async def test_preview_works_without_a_session(client, accounts):
     alice = await accounts.register("alice")
-    guild = await make_guild(client, alice, description="Mead & songs")
+    guild = await make_guild(client, alice, "Mead Hall", description="Mead & songs")
     invite = await make_invite(client, alice, guild["system_channel_id"])
     r = await client.get(f"/api/v1/invites/{invite['code']}")
     assert r.status_code == 200, r.text
@@ -275,7 +266,7 @@ async def test_preview_of_unknown_codes_is_404(client, hall):
     for code in ["zzzzzzzz", "NOT-A-CODE", "a" * 40]:
         r = await client.get(f"/api/v1/invites/{code}")
         assert r.status_code == 404, r.text
-        assert error(r) == "invite.not_found"
+        assert error_code(r) == "invite.not_found"
 
 
 async def test_expired_invite_no_longer_exists(client, accounts, clock, hall):
@@ -285,11 +276,11 @@ async def test_expired_invite_no_longer_exists(client, accounts, clock, hall):
     clock.advance(1)
     r = await client.get(f"/api/v1/invites/{invite['code']}")
     assert r.status_code == 404
-    assert error(r) == "invite.not_found"
+    assert error_code(r) == "invite.not_found"
     carol = await accounts.register("carol")
     r = await accept_invite(client, carol, invite["code"])
     assert r.status_code == 404
-    assert error(r) == "invite.not_found"
+    assert error_code(r) == "invite.not_found"
     r = await client.delete(f"/api/v1/invites/{invite['code']}", headers=hall["alice"].headers)
     assert r.status_code == 404
 
@@ -303,10 +294,10 @@ async def test_used_up_invite_no_longer_exists(client, accounts, hall):
     assert (await accept_invite(client, dave, invite["code"])).status_code == 200
     r = await client.get(f"/api/v1/invites/{invite['code']}")
     assert r.status_code == 404
-    assert error(r) == "invite.not_found"
+    assert error_code(r) == "invite.not_found"
     r = await accept_invite(client, erin, invite["code"])
     assert r.status_code == 404
-    assert error(r) == "invite.not_found"
+    assert error_code(r) == "invite.not_found"
     r = await client.get(f"/api/v1/guilds/{hall['guild']['id']}/invites", headers=hall["alice"].headers)
     assert invite["code"] not in [i["code"] for i in r.json()["invites"]]
 
@@ -317,7 +308,7 @@ async def test_used_up_invite_no_longer_exists(client, accounts, hall):
 async def test_join_makes_a_member_with_events(client, accounts, capture_events):
     alice = await accounts.register("alice")
     bob = await accounts.register("bob", display_name="Bob the Brave")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     invite = await make_invite(client, alice, guild["system_channel_id"])
     await capture_events.settle()
     capture_events.clear()
@@ -385,7 +376,7 @@ async def test_banned_user_cannot_join(client, accounts, rt, capture_events, hal
     capture_events.clear()
     r = await accept_invite(client, carol, invite["code"])
     assert r.status_code == 403, r.text
-    assert error(r) == "guild.banned"
+    assert error_code(r) == "guild.banned"
     await capture_events.settle()
     assert list(capture_events) == []
     r = await client.get(f"/api/v1/invites/{invite['code']}", headers=carol.headers)
@@ -396,7 +387,7 @@ async def test_banned_user_cannot_join(client, accounts, rt, capture_events, hal
 async def test_join_refused_at_200_memberships(client, accounts, rt, clock):
     alice = await accounts.register("alice")
     bob = await accounts.register("bob")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     invite = await make_invite(client, alice, guild["system_channel_id"])
     now = clock.now()
     base = 9_000_000_000_000
@@ -411,7 +402,7 @@ async def test_join_refused_at_200_memberships(client, accounts, rt, clock):
         await conn.execute(insert(members), member_rows)
     r = await accept_invite(client, bob, invite["code"])
     assert r.status_code == 409, r.text
-    assert error(r) == "guild.limit_reached"
+    assert error_code(r) == "guild.limit_reached"
     r = await client.get(f"/api/v1/invites/{invite['code']}", headers=bob.headers)
     assert (r.json()["invite"]["uses"], r.json()["guild"]["is_member"]) == (0, False)
 
@@ -420,13 +411,13 @@ async def test_join_needs_a_session(client, hall):
     invite = await make_invite(client, hall["alice"], hall["room"])
     r = await client.post(f"/api/v1/invites/{invite['code']}")
     assert r.status_code == 401
-    assert error(r) == "auth.unauthorized"
+    assert error_code(r) == "auth.unauthorized"
 
 
 async def test_join_unknown_code_is_404(client, hall):
     r = await accept_invite(client, hall["bob"], "00000000")
     assert r.status_code == 404
-    assert error(r) == "invite.not_found"
+    assert error_code(r) == "invite.not_found"
 
 
 async def test_a_member_who_left_can_rejoin(client, hall):
@@ -451,7 +442,7 @@ async def test_delete_by_creator_or_manage_guild(client, accounts, hall):
     # carol is a member without MANAGE_GUILD and did not create either invitation.
     r = await client.delete(f"/api/v1/invites/{bobs['code']}", headers=carol.headers)
     assert r.status_code == 403, r.text
-    assert error(r) == "perm.denied"
+    assert error_code(r) == "perm.denied"
     # The creator may delete their own, not someone else's.
     r = await client.delete(f"/api/v1/invites/{alices['code']}", headers=bob.headers)
     assert r.status_code == 403
@@ -464,7 +455,7 @@ async def test_delete_by_creator_or_manage_guild(client, accounts, hall):
     assert r.status_code == 204, r.text
     r = await client.delete(f"/api/v1/invites/{again['code']}", headers=alice.headers)
     assert r.status_code == 404
-    assert error(r) == "invite.not_found"
+    assert error_code(r) == "invite.not_found"
 
 
 async def test_delete_by_an_outsider_is_refused(client, accounts, hall):
@@ -472,7 +463,7 @@ async def test_delete_by_an_outsider_is_refused(client, accounts, hall):
     dave = await accounts.register("dave")
     r = await client.delete(f"/api/v1/invites/{invite['code']}", headers=dave.headers)
     assert r.status_code == 403, r.text
-    assert error(r) == "perm.denied"
+    assert error_code(r) == "perm.denied"
     r = await client.delete(f"/api/v1/invites/{invite['code']}")
     assert r.status_code == 401
     assert (await client.get(f"/api/v1/invites/{invite['code']}")).status_code == 200
@@ -485,14 +476,14 @@ async def test_delete_by_an_outsider_is_refused(client, accounts, hall):
 async def test_create_is_rate_limited_per_user(client, accounts, clock):
     alice = await accounts.register("alice")
     bob = await accounts.register("bob")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     room = guild["system_channel_id"]
     second = await make_invite(client, alice, room)
     assert (await accept_invite(client, bob, second["code"])).status_code == 200
     await make_invite(client, alice, room)
     r = await client.post(f"/api/v1/channels/{room}/invites", json={}, headers=alice.headers)
     assert r.status_code == 429, r.text
-    assert error(r) == "rate_limited"
+    assert error_code(r) == "rate_limited"
     assert r.json()["error"]["bucket"] == "invites.create"
     assert "Retry-After" in r.headers
     # Each user has their own bucket, and it refills.
@@ -504,7 +495,7 @@ async def test_create_is_rate_limited_per_user(client, accounts, clock):
 @pytest.mark.parametrize("settings_overrides", [{"RATE_LIMITS": {"invites.preview": "2/60"}}])
 async def test_preview_is_rate_limited_per_address(client, accounts):
     alice = await accounts.register("alice")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     invite = await make_invite(client, alice, guild["system_channel_id"])
     assert (await client.get(f"/api/v1/invites/{invite['code']}")).status_code == 200
     assert (await client.get(f"/api/v1/invites/{invite['code']}", headers=alice.headers)).status_code == 200
@@ -519,13 +510,13 @@ async def test_preview_is_rate_limited_per_address(client, accounts):
 async def test_join_is_rate_limited_per_user(client, accounts):
     alice = await accounts.register("alice")
     bob = await accounts.register("bob")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     invite = await make_invite(client, alice, guild["system_channel_id"])
     assert (await accept_invite(client, bob, invite["code"])).status_code == 200
     r = await accept_invite(client, bob, invite["code"])
     assert r.status_code == 429, r.text
     assert r.json()["error"]["bucket"] == "invites.join"
-    # Without a session the answer is 401 before any bucket is consulted (API.md 0.7).
+    # Without a session the answer is 401 before any bucket is consulted (docs/reference/limits.md).
     r = await client.post(f"/api/v1/invites/{invite['code']}")
     assert r.status_code == 401
 
@@ -533,8 +524,6 @@ async def test_join_is_rate_limited_per_user(client, accounts):
 async def test_the_same_user_joining_twice_at_once_joins_once(client, accounts, rt):
     """Concurrent joins by one user: one membership, one use spent, no server error."""
     import asyncio
-
-    from tests.support.guilds import make_guild
 
     owner, joiner = await accounts.register("owner9"), await accounts.register("joiner9")
     guild = await make_guild(client, owner)

@@ -1,4 +1,4 @@
-"""Members: listing, reading, nicknames, timeouts, kicks (API.md 3.6, 1.5)."""
+"""Members: listing, reading, nicknames, timeouts, kicks (OpenAPI: listMembers, updateMember, kickMember; docs/reference/permissions.md)."""
 
 from __future__ import annotations
 

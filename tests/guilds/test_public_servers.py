@@ -1,4 +1,4 @@
-"""Public servers (API.md 3.4.2): the `public` flag creates and removes the permanent public
+"""Public servers (OpenAPI: updateGuild, listPublicGuilds): the `public` flag creates and removes the permanent public
 invitation, GET /guilds/public lists them, and joining through the public code says so."""
 
 from __future__ import annotations
@@ -10,14 +10,10 @@ from typing import Any
 from sqlalchemy import insert, select
 
 from meadhall.db.schema import audit_log, guild_bans
+from tests.support.guilds import make_guild
+from tests.support.http import error_code
 
 PUBLIC_GUILD_KEYS = {"id", "name", "icon_file_id", "description", "member_count", "is_member", "public_invite_code"}
-
-
-async def make_guild(client: Any, owner: Any, name: str = "Mead Hall", **extra: Any) -> dict[str, Any]:
-    r = await client.post("/api/v1/guilds", json={"name": name, **extra}, headers=owner.headers)
-    assert r.status_code == 201, r.text
-    return r.json()["guild"]
 
 
 async def set_public(client: Any, owner: Any, guild_id: str, public: bool) -> dict[str, Any]:
@@ -32,13 +28,9 @@ async def listing(client: Any, who: Any, **params: Any) -> dict[str, Any]:
     return r.json()
 
 
-def error(r: Any) -> str:
-    return str(r.json()["error"]["code"])
-
-
 async def test_setting_public_creates_the_permanent_invitation(client, accounts, rt):
     alice = await accounts.register("alice")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     assert (guild["public"], guild["public_invite_code"]) == (False, None)
     updated = await set_public(client, alice, guild["id"], True)
     code = updated["public_invite_code"]
@@ -67,7 +59,7 @@ async def test_setting_public_creates_the_permanent_invitation(client, accounts,
 
 async def test_public_invitation_never_expires(client, accounts, clock):
     alice = await accounts.register("alice")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     code = (await set_public(client, alice, guild["id"], True))["public_invite_code"]
     clock.advance(days=8)
     r = await client.get(f"/api/v1/invites/{code}")
@@ -77,13 +69,13 @@ async def test_public_invitation_never_expires(client, accounts, clock):
 async def test_unsetting_public_deletes_the_invitation(client, accounts):
     alice = await accounts.register("alice")
     bob = await accounts.register("bob")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     code = (await set_public(client, alice, guild["id"], True))["public_invite_code"]
     updated = await set_public(client, alice, guild["id"], False)
     assert (updated["public"], updated["public_invite_code"]) == (False, None)
     r = await client.get(f"/api/v1/invites/{code}")
     assert r.status_code == 404
-    assert error(r) == "invite.not_found"
+    assert error_code(r) == "invite.not_found"
     r = await client.post(f"/api/v1/invites/{code}", headers=bob.headers)
     assert r.status_code == 404
     assert (await listing(client, bob))["guilds"] == []
@@ -96,29 +88,29 @@ async def test_unsetting_public_deletes_the_invitation(client, accounts):
 async def test_only_manage_guild_sets_public(client, accounts):
     alice = await accounts.register("alice")
     bob = await accounts.register("bob")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     code = (await set_public(client, alice, guild["id"], True))["public_invite_code"]
     assert (await client.post(f"/api/v1/invites/{code}", headers=bob.headers)).status_code == 200
     r = await client.patch(f"/api/v1/guilds/{guild['id']}", json={"public": False}, headers=bob.headers)
     assert r.status_code == 403, r.text
-    assert error(r) == "perm.denied"
+    assert error_code(r) == "perm.denied"
     assert (await client.get(f"/api/v1/invites/{code}")).status_code == 200
 
 
 async def test_the_public_invitation_cannot_be_deleted_directly(client, accounts):
     alice = await accounts.register("alice")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     code = (await set_public(client, alice, guild["id"], True))["public_invite_code"]
     r = await client.delete(f"/api/v1/invites/{code}", headers=alice.headers)
     assert r.status_code == 409, r.text
-    assert error(r) == "invite.public"
+    assert error_code(r) == "invite.public"
     assert (await client.get(f"/api/v1/invites/{code}")).status_code == 200
 
 
 async def test_joining_a_public_server(client, accounts, capture_events):
     alice = await accounts.register("alice")
     bob = await accounts.register("bob", display_name="Bob")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     code = (await set_public(client, alice, guild["id"], True))["public_invite_code"]
     await capture_events.settle()
     capture_events.clear()
@@ -145,14 +137,14 @@ async def test_joining_a_public_server(client, accounts, capture_events):
 async def test_guild_bans_apply_to_the_public_invitation(client, accounts, rt):
     alice = await accounts.register("alice")
     bob = await accounts.register("bob")
-    guild = await make_guild(client, alice)
+    guild = await make_guild(client, alice, "Mead Hall")
     code = (await set_public(client, alice, guild["id"], True))["public_invite_code"]
     async with rt.engine.begin() as conn:
         await conn.execute(insert(guild_bans).values(guild_id=int(guild["id"]), user_id=int(bob.id), reason=None,
                                                      author_id=int(alice.id), created_at=datetime.now(UTC)))
     r = await client.post(f"/api/v1/invites/{code}", headers=bob.headers)
     assert r.status_code == 403, r.text
-    assert error(r) == "guild.banned"
+    assert error_code(r) == "guild.banned"
 
 
 async def test_listing_shows_public_servers(client, accounts):
@@ -177,7 +169,7 @@ async def test_listing_shows_public_servers(client, accounts):
 async def test_listing_needs_a_session(client, accounts):
     r = await client.get("/api/v1/guilds/public")
     assert r.status_code == 401
-    assert error(r) == "auth.unauthorized"
+    assert error_code(r) == "auth.unauthorized"
 
 
 async def test_listing_search_is_a_case_insensitive_substring(client, accounts):
@@ -234,8 +226,6 @@ async def test_listing_pages_newest_first(client, accounts):
 
 async def test_deleting_the_public_invitation_room_keeps_the_server_public(client, accounts):
     """The permanent invitation moves to another text room; with no text room left, `public` ends."""
-    from tests.support.guilds import make_guild
-
     a = await accounts.register("owner1")
     guild = await make_guild(client, a)
     gid = guild["id"]

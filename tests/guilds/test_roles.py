@@ -1,4 +1,4 @@
-"""Roles: list, read, create, update, reorder, delete, assign and remove (API.md 3.6, 1.5)."""
+"""Roles: list, read, create, update, reorder, delete, assign and remove (OpenAPI: createRole; docs/reference/permissions.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Personal templates (API.md 2.26, 3.6) and guilds built from them (3.4, 3.4.1), through HTTP."""
+"""Personal templates (OpenAPI: createTemplate) and guilds built from them (OpenAPI: createGuild), through HTTP."""
 
 from __future__ import annotations
 

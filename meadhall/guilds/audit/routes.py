@@ -1,4 +1,4 @@
-"""Route of the guild audit log: `GET /guilds/{guild_id}/audit-logs` (API.md 3.4)."""
+"""Route of the guild audit log: `GET /guilds/{guild_id}/audit-logs`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Response models of the guild audit log (API.md 2.29)."""
+"""Response models of the guild audit log (OpenAPI: listAuditLog)."""
 
 from __future__ import annotations
 

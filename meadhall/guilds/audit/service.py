@@ -1,4 +1,4 @@
-"""The guild audit log (API.md 3.4 `GET /guilds/{id}/audit-logs`): VIEW_AUDIT_LOG, newest first."""
+"""The guild audit log (OpenAPI: listAuditLog): VIEW_AUDIT_LOG, newest first."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """SQL for invitations and the guild-ban check of joining. An invitation that is expired or used up
-no longer exists (API.md 2.18): every read here sees only live invitations. Never commits."""
+no longer exists: every read here sees only live invitations. Never commits."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, RowMapping, and_, delete, func, not_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.accounts.views import UserColumns
 from meadhall.db.schema import guild_bans, invites, users
 
 
@@ -56,12 +57,12 @@ async def delete_invite(conn: AsyncConnection, code: str) -> None:
     await conn.execute(delete(invites).where(invites.c.code == code))
 
 
-async def select_users_by_id(conn: AsyncConnection, user_ids: set[int]) -> dict[int, RowMapping]:
+async def select_users_by_id(conn: AsyncConnection, user_ids: set[int]) -> dict[int, UserColumns]:
     """The inviters of a list of invitations, in one query."""
     if not user_ids:
         return {}
     rows = (await conn.execute(select(users).where(users.c.id.in_(sorted(user_ids))))).mappings()
-    return {row["id"]: row for row in rows}
+    return {row["id"]: dict(row) for row in rows}
 
 
 async def select_ban_exists(conn: AsyncConnection, guild_id: int, user_id: int) -> bool:

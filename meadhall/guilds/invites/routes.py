@@ -1,4 +1,4 @@
-"""Routes of /channels/{id}/invites, /guilds/{id}/invites and /invites/{code} (API.md 3.7):
+"""Routes of /channels/{id}/invites, /guilds/{id}/invites and /invites/{code}:
 parse, one service call."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request, Response
 
 from meadhall.api.deps import RuntimeDep
+from meadhall.api.multipart import multipart_file
 from meadhall.api.openapi import errors
 from meadhall.auth.deps import PrincipalDep, limited, optional_principal
 from meadhall.auth.sessions import Principal
 from meadhall.files import slots
-from meadhall.files.schemas import IMAGE_UPLOAD_BODY
-from meadhall.guilds.images import UPLOAD_ERRORS
+from meadhall.files.schemas import IMAGE_UPLOAD_BODY, UPLOAD_ERRORS
 from meadhall.guilds.invites import schemas as invite_schemas
 from meadhall.guilds.invites import service as invite_service
 from meadhall.guilds.invites.images import InviteBackground
@@ -63,7 +63,8 @@ async def delete_invite(rt: RuntimeDep, code: str, principal: PrincipalDep) -> R
              responses=errors("invite.not_found", "perm.denied", *UPLOAD_ERRORS))
 async def set_invite_background(request: Request, rt: RuntimeDep, code: str, principal: PrincipalDep) -> dict:
     rt = rt
-    return await slots.set_image(rt, principal, InviteBackground(rt, principal, code), request)
+    return await slots.set_image(rt, InviteBackground(rt, principal, code), multipart_file(request),
+                                 uploader_id=principal.user_id)
 
 
 @images.delete("/invites/{code}/background", response_model=invite_schemas.InviteResponse,

@@ -1,4 +1,4 @@
-"""Request and response models of the invitation routes (API.md 2.9, 2.18, 3.7; the OpenAPI source)."""
+"""Request and response models of the invitation routes (the OpenAPI source)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Invitations (API.md 2.18, 3.7): create, list, preview, join and delete. The public server's
-permanent invitation is created and removed by the guild's `public` flag (lifecycle, 3.4.2); here it
+"""Invitations (OpenAPI: createInvite, previewInvite, joinInvite, deleteInvite): create, list, preview, join and delete. The public server's
+permanent invitation is created and removed by the guild's `public` flag (guilds/service.py, OpenAPI: updateGuild); here it
 is joined like any other and refused for direct deletion."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.accounts.views import user_summary
+from meadhall.accounts.views import UserColumns, user_summary
 from meadhall.audit.record import record
 from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
@@ -43,8 +43,8 @@ def invite_url(origin: str, code: str) -> str:
     return f"{origin}/invite/{code}"
 
 
-def invite_view(row: RowMapping, inviter: RowMapping | None, origin: str, now: datetime) -> dict[str, Any]:
-    """The Invite object (2.18); `inviter` is null once the inviter's account is gone or deleted."""
+def invite_view(row: RowMapping, inviter: UserColumns | None, origin: str, now: datetime) -> dict[str, Any]:
+    """The Invite object (OpenAPI: createInvite); `inviter` is null once the inviter's account is gone or deleted."""
     return {
         "code": row["code"],
         "url": invite_url(origin, row["code"]),
@@ -62,7 +62,7 @@ def invite_view(row: RowMapping, inviter: RowMapping | None, origin: str, now: d
 
 
 def invite_guild_view(guild: RowMapping, is_member: bool) -> dict[str, Any]:
-    """InviteGuild (2.9)."""
+    """InviteGuild (OpenAPI: previewInvite)."""
     return {
         "id": str(guild["id"]),
         "name": guild["name"],
@@ -136,6 +136,7 @@ async def do_join_invite(rt: Runtime, principal: Principal, raw_code: str) -> di
             row = await access_invite(uow.conn, raw_code, uow.now)
             guild = await guild_queries.select_guild(uow.conn, row["guild_id"])
             assert guild is not None
+            guild_id = int(guild["id"])
             if await invite_queries.select_ban_exists(uow.conn, guild["id"], principal.user_id):
                 raise AppError("guild.banned")
             if await member_queries.select_member(uow.conn, guild["id"], principal.user_id) is not None:
@@ -150,7 +151,7 @@ async def do_join_invite(rt: Runtime, principal: Principal, raw_code: str) -> di
             await do_add_member(uow, guild, principal.user_id, "public" if row["is_public"] else "invite")
     except _AlreadyMember:
         pass
-    return {"guild_id": str(guild["id"])}
+    return {"guild_id": str(guild_id)}
 
 
 class _AlreadyMember(Exception):

@@ -40,7 +40,7 @@ async def list_members(rt: RuntimeDep, guild_id: str, principal: PrincipalDep,
     return await member_service.access_members(rt, principal, guild_id, after, limit, q)
 
 
-# Declared before /{user_id}: the literal segment wins (API.md 3, "Routing"), so /members/@me is a path of
+# Declared before /{user_id}: the literal segment wins (docs/architecture.md), so /members/@me is a path of
 # its own with the methods it declares (api/routing.py).
 @router.get(PAGE + "/@me", operation_id="getOwnMember", response_model=member_schemas.MemberResponse,
                    responses=errors(NO_GUILD, "member.not_found"))

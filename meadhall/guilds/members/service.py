@@ -80,7 +80,8 @@ async def do_remove_member(uow: UnitOfWork, guild: RowMapping, user_id: int, rea
     remaining = await guild_members(conn, guild["id"])
     uow.emit(notify_member_remove(guild["id"], user_summary(user, uow.now), remaining))
     uow.emit(notify_guild_delete(guild["id"], reason, [user_id]))
-    system_type: NoticeType = {"left": "member_leave", "kicked": "member_kick", "banned": "member_ban"}[reason]
+    notices: dict[str, NoticeType] = {"left": "member_leave", "kicked": "member_kick", "banned": "member_ban"}
+    system_type = notices[reason]
     await announce_in_room(uow, GuildNotice(guild["id"], guild["system_channel_id"], system_type, user_id,
                                             user["display_name"], actor_id=actor_id))
 
@@ -220,7 +221,8 @@ async def do_update_member(rt: Runtime, principal: Principal, raw_guild_id: str,
 async def _apply(uow: UnitOfWork, gc: GuildContext, principal: Principal, member: RowMapping,
                  fields: dict[str, Any]) -> bool:
     """Write and audit the changes; True when something visible changed (MEMBER_UPDATE is due)."""
-    user_id, values, visible = member["user_id"], {}, False
+    user_id, visible = member["user_id"], False
+    values: dict[str, Any] = {}
     audit = dict(actor_id=principal.user_id, target_type="user", target_id=user_id, guild_id=gc.guild_id)
     if "nick" in fields and fields["nick"] != member["nick"]:
         nick = fields["nick"]

@@ -7,16 +7,16 @@ from typing import Any
 
 from sqlalchemy import RowMapping
 
-from meadhall.accounts.views import user_summary
+from meadhall.accounts.views import UserColumns, user_summary
 from meadhall.core.clock import as_utc, iso
 
 
-def member_view(member: RowMapping, user: RowMapping | dict[str, Any], role_ids: list[int], now: datetime
+def member_view(member: RowMapping, user: UserColumns, role_ids: list[int], now: datetime
                 ) -> dict[str, Any]:
     until = as_utc(member["timeout_until"])
     return {
         "guild_id": str(member["guild_id"]),
-        "user": user_summary(user, now),  # type: ignore[arg-type]
+        "user": user_summary(user, now),
         "nick": member["nick"],
         "roles": [str(r) for r in sorted(role_ids)],
         "joined_at": iso(member["joined_at"]),

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import RowMapping, delete, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.accounts.views import UserColumns
 from meadhall.db import dialect
 from meadhall.db.schema import (
     guild_bans,
@@ -49,8 +50,8 @@ async def delete_ban(conn: AsyncConnection, guild_id: int, user_id: int) -> bool
     return result.rowcount == 1
 
 
-async def select_users_by_id(conn: AsyncConnection, user_ids: Iterable[int]) -> dict[int, Row]:
+async def select_users_by_id(conn: AsyncConnection, user_ids: Iterable[int]) -> dict[int, UserColumns]:
     ids = sorted(set(user_ids))
     if not ids:
         return {}
-    return {row["id"]: row for row in (await conn.execute(select(users).where(users.c.id.in_(ids)))).mappings()}
+    return {row["id"]: dict(row) for row in (await conn.execute(select(users).where(users.c.id.in_(ids)))).mappings()}

@@ -3,6 +3,7 @@ kickMember); `is_banned` for joins."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -10,7 +11,7 @@ from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts import queries as account_queries
-from meadhall.accounts.views import user_summary
+from meadhall.accounts.views import UserColumns, user_summary
 from meadhall.audit.record import record
 from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
@@ -31,7 +32,7 @@ async def is_banned(conn: AsyncConnection, guild_id: int, user_id: int) -> bool:
     return await ban_queries.select_ban(conn, guild_id, user_id) is not None
 
 
-def ban_view(row: RowMapping, users: dict[int, RowMapping], now: datetime) -> dict[str, Any]:
+def ban_view(row: RowMapping, users: Mapping[int, UserColumns], now: datetime) -> dict[str, Any]:
     author = users.get(row["author_id"]) if row["author_id"] is not None else None
     return {
         "user": user_summary(users[row["user_id"]], now),

@@ -18,7 +18,7 @@ Color = Annotated[int, Field(ge=0, le=16_777_215)]
 class RoleCreate(BaseModel):
     name: RoleName
     color: Color = 0
-    permissions: PermissionString = 0  # type: ignore[assignment]
+    permissions: PermissionString = 0
     hoist: bool = False
     frame_id: Snowflake | None = None
     icon_id: Snowflake | None = None

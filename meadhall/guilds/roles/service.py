@@ -1,4 +1,5 @@
-"""Roles of a guild: list, read, create, update, reorder, delete, assign and remove (API.md 3.6, 1.5)."""
+"""Roles of a guild: list, read, create, update, reorder, delete, assign and remove (OpenAPI: createRole, updateRole;
+docs/reference/permissions.md)."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def _only(viewers: GuildViewers, users: frozenset[int] | None) -> GuildViewers:
 @dataclass
 class ViewWatch:
     """Which rooms some members may view before a change of roles or overrides; `emit` then sends
-    CHANNEL_CREATE to those who gained view, CHANNEL_DELETE to those who lost it (API.md 4.7) and
+    CHANNEL_CREATE to those who gained view, CHANNEL_DELETE to those who lost it (docs/reference/events.md) and
     CHANNEL_UPDATE to the viewers of rooms whose overrides changed."""
 
     guild_id: int

@@ -6,11 +6,11 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 
 from meadhall.api.deps import RuntimeDep
+from meadhall.api.multipart import multipart_file
 from meadhall.api.openapi import errors, rules
 from meadhall.auth.deps import PrincipalDep, limited
 from meadhall.files import slots
-from meadhall.files.schemas import IMAGE_UPLOAD_BODY
-from meadhall.guilds.images import UPLOAD_ERRORS
+from meadhall.files.schemas import IMAGE_UPLOAD_BODY, UPLOAD_ERRORS
 from meadhall.guilds.rooms import schemas as rs
 from meadhall.guilds.rooms import service as room_service
 from meadhall.guilds.rooms.images import RoomBackground
@@ -88,7 +88,8 @@ async def delete_override(rt: RuntimeDep, channel_id: str, target_id: str, princ
              dependencies=[limited("uploads")], openapi_extra=IMAGE_UPLOAD_BODY,
              responses=errors("channel.not_found", "perm.denied", "channel.wrong_type", *UPLOAD_ERRORS))
 async def set_room_background(request: Request, rt: RuntimeDep, channel_id: str, principal: PrincipalDep) -> dict:
-    return await slots.set_image(rt, principal, RoomBackground(principal, channel_id), request)
+    return await slots.set_image(rt, RoomBackground(principal, channel_id), multipart_file(request),
+                                 uploader_id=principal.user_id)
 
 
 @images.delete("/channels/{channel_id}/background", response_model=rs.ChannelResponse,

@@ -1,4 +1,5 @@
-"""Rooms and categories of a guild, and their permission overrides (API.md 3.5)."""
+"""Rooms and categories of a guild, and their permission overrides (OpenAPI: createChannel, updateChannel,
+setPermissionOverride)."""
 
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ async def access_channel_view(rt: Runtime, principal: Principal, raw_id: str) ->
 
 
 async def _seen_rooms(uow: UnitOfWork, gc: GuildContext) -> dict[int, RowMapping]:
-    """The guild's rooms and categories the caller may view (1.4). The others do not exist for the caller:
+    """The guild's rooms and categories the caller may view (docs/reference/permissions.md). The others do not exist for the caller:
     naming one as a room to move or as a parent is answered like an unknown id, so nothing about it leaks."""
     rows = await room_queries.select_channels(uow.conn, gc.guild_id)
     overrides = await room_queries.select_guild_overrides(uow.conn, gc.guild_id)
@@ -82,14 +83,14 @@ async def _parent(uow: UnitOfWork, gc: GuildContext, raw: Any, type_: str,
 
 
 def _check_overrides(gc: GuildContext, specs: list[dict[str, Any]], room_overrides: list[RowMapping]) -> None:
-    """An override may only allow or deny what the caller holds in that room (1.5)."""
+    """An override may only allow or deny what the caller holds in that room (docs/reference/permissions.md)."""
     held = channel_permissions(gc, room_overrides)
     for spec in specs:
         if not perms.override_allowed(held, spec["allow"], spec["deny"]):
             raise permission_denied(None, "An override may only allow or deny permissions you hold in this room")
 
 
-async def _viewers_and_emit(uow: UnitOfWork, type_: str, gc: GuildContext, channel_id: int) -> list[int]:
+async def _viewers_and_emit(uow: UnitOfWork, type_: EventType, gc: GuildContext, channel_id: int) -> list[int]:
     channel = await room_queries.select_channel(uow.conn, channel_id)
     assert channel is not None
     overrides = await room_queries.select_overrides(uow.conn, channel_id)
@@ -111,7 +112,7 @@ async def do_create_channel(rt: Runtime, principal: Principal, raw_guild_id: str
             raise AppError("channel.limit_reached")
         specs = body.get("permission_overrides")
         if specs is None and parent_id is not None:
-            # A room created in a category starts with a copy of the category's overrides (1.4).
+            # A room created in a category starts with a copy of the category's overrides (OpenAPI: createChannel).
             specs = [{"id": o["target_id"], "type": o["kind"], "allow": int(o["allow"]), "deny": int(o["deny"])}
                      for o in await room_queries.select_overrides(uow.conn, parent_id)]
         elif specs:
@@ -258,7 +259,7 @@ async def do_delete_override(rt: Runtime, principal: Principal, raw_id: str, raw
 async def _change_override(rt: Runtime, principal: Principal, raw_id: str, raw_target: str,
                            spec: dict[str, Any] | None) -> None:
     """PUT/DELETE an override. Receivers who gain view get CHANNEL_CREATE, who lose it CHANNEL_DELETE,
-    the others CHANNEL_UPDATE (API.md 3.5)."""
+    the others CHANNEL_UPDATE (docs/reference/events.md)."""
     async with rt.uow() as uow:
         cc = await access_channel(uow.conn, principal, raw_id, uow.now)
         require_in(cc, P.MANAGE_ROLES)

@@ -1,4 +1,4 @@
-"""SQL for personal templates (API.md 2.26). Lookups are scoped by owner (house rule 6); never commits."""
+"""SQL for personal templates. Lookups are scoped by owner (house rule 6); never commits."""
 
 from __future__ import annotations
 

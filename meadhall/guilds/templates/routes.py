@@ -1,4 +1,4 @@
-"""Routes of /guild-templates (API.md 3.6): parse, one service call."""
+"""Routes of /guild-templates: parse, one service call."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Request and response models of personal templates (API.md 2.26, 3.6)."""
+"""Request and response models of personal templates (OpenAPI: createTemplate, listMyTemplates)."""
 
 from __future__ import annotations
 

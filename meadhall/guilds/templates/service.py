@@ -1,4 +1,4 @@
-"""Personal templates (API.md 2.26, 3.6, 3.4.1): save a guild's structure, list and delete one's own,
+"""Personal templates (OpenAPI: createTemplate, listMyTemplates, deleteTemplate, createGuild): save a guild's structure, list and delete one's own,
 and load one as the `Structure` a new guild is built from."""
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def structure_size(structure: dict[str, Any]) -> int:
 
 
 def structure_of(data: dict[str, Any]) -> Structure:
-    """A stored `structure` as the Structure `build_guild` takes (3.4.1): the is_default entry's
+    """A stored `structure` as the Structure `build_guild` takes (OpenAPI: createGuild, `template_id`): the is_default entry's
     permissions go to the new default role; the other roles bottom-up at positions 1..n."""
     role_entries = data.get("roles") or []
     default = next((r for r in role_entries if r.get("is_default")), None)
@@ -85,7 +85,7 @@ def structure_of(data: dict[str, Any]) -> Structure:
 
 
 def parse_template_ref(template_ref: str) -> int:
-    """`personal:<id>` -> id; 422 on any other form (a malformed id in a body, API.md 0.3)."""
+    """`personal:<id>` -> id; 422 on any other form (a malformed id in a body, docs/reference/errors.md)."""
     prefix, _, raw = template_ref.partition(":")
     template_id = parse_id(raw) if prefix + ":" == TEMPLATE_PREFIX else None
     if template_id is None:
