@@ -113,6 +113,8 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     register_fetch_rule("attachment", check_fetch_attachment)  # files know no domain: messages say who sees one
     guild_hooks.register()
     install_files(app, rt)
+    # FastAPI's documented way to replace the document is to assign `app.openapi`; mypy refuses any
+    # assignment to a method.
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]
     enforce_literal_precedence(app)
     if settings.cors_origins:

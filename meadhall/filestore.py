@@ -19,7 +19,7 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 READ_CHUNK = 256 * 1024
 SPOOL_BUFFER = 1024 * 1024
@@ -128,13 +128,13 @@ class FileStore(Protocol):
 
 
 class _LocalReader:
-    def __init__(self, handle: object) -> None:
+    def __init__(self, handle: BinaryIO) -> None:
         self._handle = handle
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         try:
             while True:
-                chunk = await asyncio.to_thread(self._handle.read, READ_CHUNK)  # type: ignore[attr-defined]
+                chunk = await asyncio.to_thread(self._handle.read, READ_CHUNK)
                 if not chunk:
                     return
                 yield chunk
@@ -142,7 +142,7 @@ class _LocalReader:
             await self.close()
 
     async def close(self) -> None:
-        self._handle.close()  # type: ignore[attr-defined]
+        self._handle.close()
 
 
 class LocalFileStore:

@@ -60,7 +60,7 @@ def _bound_database_connects(engine: Any) -> None:
         return
 
     @event.listens_for(engine.sync_engine, "do_connect")
-    def _on_connect(_dialect, _record, _cargs, cparams):  # type: ignore[no-untyped-def]
+    def _on_connect(_dialect: Any, _record: Any, _cargs: Any, cparams: dict[str, Any]) -> None:
         cparams.setdefault("timeout", DATABASE_CONNECT_TIMEOUT)
 
 

@@ -116,9 +116,9 @@ async def create_users(
                     item["token"] = (await create_session(uow, row["id"], CLI_CLIENT, "cli")).token
                 created.append(item)
     except BaseException:
-        if fd is not None:
+        if fd is not None and sessions_path is not None:  # the file is opened only with a path
             os.close(fd)
-            os.unlink(sessions_path)  # type: ignore[arg-type]
+            os.unlink(sessions_path)
         raise
     if fd is None:
         return {"users": created, "sessions_file": None}

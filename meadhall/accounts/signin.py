@@ -3,6 +3,7 @@ docs/architecture.md)."""
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,11 +137,16 @@ async def find_by_login(rt: Runtime, uow: UnitOfWork, login: str) -> UserRow | N
     return None if row is None or row["deleted_at"] is not None else row
 
 
+# One hash per runtime (its hasher's parameters), made on first use: comparing an unknown login's password
+# with it costs what a real comparison costs, so timing does not tell whether an account exists.
+_DUMMY_HASHES: weakref.WeakKeyDictionary[Runtime, str] = weakref.WeakKeyDictionary()
+
+
 async def _dummy_hash(rt: Runtime) -> str:
-    cached = getattr(rt, "_dummy_password_hash", None)
+    cached = _DUMMY_HASHES.get(rt)
     if cached is None:
         cached = await rt.off_loop(rt.password_hasher.hash, "not-a-real-password-for-timing")
-        rt._dummy_password_hash = cached  # type: ignore[attr-defined]
+        _DUMMY_HASHES[rt] = cached
     return cached
 
 

@@ -50,14 +50,14 @@ def _track_writes(engine: AsyncEngine) -> None:
     transaction reads, see realtime/guild_state.py). The flag is reset when a unit of work begins."""
 
     @event.listens_for(engine.sync_engine, "before_cursor_execute")
-    def _on_execute(conn, _cursor, statement, _params, _context, _many):  # type: ignore[no-untyped-def]
+    def _on_execute(conn: Any, _cursor: Any, statement: str, _params: Any, _context: Any, _many: bool) -> None:
         if statement.lstrip()[:6].upper() in _DML:
             conn.info[WROTE_FLAG] = True
 
 
 def _configure_sqlite(engine: AsyncEngine) -> None:
     @event.listens_for(engine.sync_engine, "connect")
-    def _on_connect(dbapi_connection, _record):  # type: ignore[no-untyped-def]
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Take transaction control from the driver so BEGIN IMMEDIATE can be issued for writes.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
@@ -69,7 +69,7 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         cursor.close()
 
     @event.listens_for(engine.sync_engine, "begin")
-    def _on_begin(conn):  # type: ignore[no-untyped-def]
+    def _on_begin(conn: Any) -> None:
         statement = dialect.sqlite_begin_statement(conn.get_execution_options())
         if statement:
             # Straight to the driver: through exec_driver_sql this cost a statement's worth of SQLAlchemy

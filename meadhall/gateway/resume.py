@@ -149,8 +149,9 @@ class MemoryResumeStore:
         wanted = list(itertools.islice(state.frames, skip, None))
         if any(payload is None for _, payload in wanted):
             return Replay(state.owner, state.seq, None)
-        frames = [(first + skip + i, t, p) for i, (t, p) in enumerate(wanted)]
-        return Replay(state.owner, state.seq, _frames_after(frames, after, state.seq))  # type: ignore[arg-type]
+        # No payload is None here (checked above); the filter says so to the type checker.
+        frames = [(first + skip + i, t, p) for i, (t, p) in enumerate(wanted) if p is not None]
+        return Replay(state.owner, state.seq, _frames_after(frames, after, state.seq))
 
     async def keep(self, session_id: str, ttl: float, now: float) -> int:
         state = self._live(session_id, now)

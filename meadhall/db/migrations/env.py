@@ -1,12 +1,14 @@
 """Alembic environment: runs on the connection handed over by `meadhall.db.migrate`."""
 
+from typing import Any
+
 from alembic import context
 
 connection = context.config.attributes["connection"]
 applied: list[str] = context.config.attributes["applied"]
 
 
-def _record(ctx, step, heads, run_args):  # type: ignore[no-untyped-def]
+def _record(ctx: Any, step: Any, heads: Any, run_args: Any) -> None:
     if step.is_upgrade:
         applied.append(step.up_revision_id)
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from sqlalchemy import BigInteger, Column, DateTime, MetaData
 
 NAMING_CONVENTION = {
@@ -15,10 +18,10 @@ NAMING_CONVENTION = {
 metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 
-def id_column(name: str = "id", **kwargs) -> Column:  # type: ignore[no-untyped-def]
+def id_column(name: str = "id", **kwargs: Any) -> Column[int]:
     """A snowflake primary key (assigned by the service, never autoincrement)."""
     return Column(name, BigInteger, primary_key=True, autoincrement=False, **kwargs)
 
 
-def ts_column(name: str, nullable: bool = False, **kwargs) -> Column:  # type: ignore[no-untyped-def]
+def ts_column(name: str, nullable: bool = False, **kwargs: Any) -> Column[datetime]:
     return Column(name, DateTime(timezone=True), nullable=nullable, **kwargs)
