@@ -1,4 +1,4 @@
-"""What an upload may be (API.md 0.11): the declared type and the content must agree.
+"""What an upload may be (docs/files.md): the declared type and the content must agree.
 
 Image purposes take PNG, JPEG, WebP or GIF only, fully decoded. Attachments take any type, but a type this
 service can check is checked: images by decoding their header with Pillow (and the end of the file), audio
@@ -49,7 +49,7 @@ def _check_and_clean(spool: Spool, fmt: str, decode: bool) -> tuple[ImageInfo, R
 
 
 async def _image(rt: Runtime, spool: Spool, content_type: str, *, decode: bool) -> Checked:
-    """Check the image, then remove its photo metadata (API.md 0.11), in the image pool."""
+    """Check the image, then remove its photo metadata (docs/files.md), in the image pool."""
     try:
         info, stored = await rt.off_loop_images(
             partial(_check_and_clean, spool, sniff.IMAGE_FORMATS[content_type], decode))

@@ -1,5 +1,5 @@
 """Size limits of uploads: `MAX_UPLOAD_SIZE` for attachments, the media limits of the instance settings
-for images (API.md 5.3). The instance settings row (id 1, `data.media_limits`) is written by instance
+for images (docs/reference/limits.md). The instance settings row (id 1, `data.media_limits`) is written by instance
 administration; until a value is set the defaults of 5.3 apply, and a value out of range is ignored."""
 
 from __future__ import annotations

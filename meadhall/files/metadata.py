@@ -1,4 +1,4 @@
-"""Photo metadata removed before an image is kept (API.md 0.11): JPEG, PNG and WebP of every purpose are
+"""Photo metadata removed before an image is kept (docs/files.md): JPEG, PNG and WebP of every purpose are
 stored without EXIF or XMP (camera, time, GPS position), the EXIF orientation applied first.
 
 Metadata is removed by copying the file without its metadata segments (JPEG APP1/APP3-APP13/APP15 and

@@ -1,4 +1,4 @@
-"""Names and types as they arrive and as they leave: the uploaded name made harmless (API.md 0.11), the
+"""Names and types as they arrive and as they leave: the uploaded name made harmless (docs/files.md), the
 declared media type normalised, and the `Content-Disposition` of the content answer (RFC 6266 / 5987)."""
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ UPLOAD_BODY: dict[str, Any] = {
 }
 
 # The image slots (avatar, icon, banner, splash, backgrounds) take only these types, declared on the part
-# and confirmed by decoding the image (API.md 0.11).
+# and confirmed by decoding the image (docs/files.md).
 IMAGE_UPLOAD_BODY: dict[str, Any] = {
     "requestBody": {
         "required": True,

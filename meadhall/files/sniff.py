@@ -2,7 +2,7 @@
 
 Only strong signatures are recognised: a file that matches none is "unknown", which never contradicts a
 declared type that cannot be checked (text, documents, archives). A recognised signature must agree with
-the declared type (API.md 0.11): a PNG declared `text/plain`, or text declared `image/png`, is refused.
+the declared type (docs/files.md): a PNG declared `text/plain`, or text declared `image/png`, is refused.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ ALIASES = {"image/jpg": "image/jpeg", "image/pjpeg": "image/jpeg", "image/x-png"
            "image/x-ms-bmp": "image/bmp", "audio/mp3": "audio/mpeg", "audio/x-wav": "audio/wav",
            "audio/wave": "audio/wav", "audio/vnd.wave": "audio/wav", "audio/x-flac": "audio/flac",
            "audio/x-m4a": "audio/mp4", "audio/m4a": "audio/mp4"}
-# The web image formats: avatars, icons, banners, splashes and backgrounds (API.md 0.11).
+# The web image formats: avatars, icons, banners, splashes and backgrounds (docs/files.md).
 WEB_IMAGES = ("image/png", "image/jpeg", "image/webp", "image/gif")
 
 # Declared audio/video type -> signatures that may carry it.

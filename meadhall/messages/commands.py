@@ -1,4 +1,4 @@
-"""Slash commands parsed from `content` on send (API.md 3.8.1) and mention tokens (3.8.2). Pure."""
+"""Slash commands parsed from `content` on send and mention tokens (OpenAPI: sendMessage). Pure."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Edit and delete messages (API.md 3.8): 24-hour edit window, MANAGE_MESSAGES for others' messages."""
+"""Edit and delete messages (OpenAPI: editMessage, deleteMessage): 24-hour edit window, MANAGE_MESSAGES for others' messages."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The emoji of a reaction (API.md 3.8, "Emoji path parameter"): a Unicode emoji sequence, or a custom
+"""The emoji of a reaction (OpenAPI: addReaction, its emoji path parameter): a Unicode emoji sequence, or a custom
 emoji written `<:name:id>` or `name:id` and matched by id. Responses and events use `<:name:id>`.
 
 The Unicode check is a compact grammar of emoji sequences over emoji code-point ranges, not the full
@@ -174,7 +174,7 @@ async def find_custom_emoji(conn: AsyncConnection, emoji_id: int) -> CustomEmoji
 
 
 async def check_custom_emoji_use(conn: AsyncConnection, room: MessageRoom, user_id: int, emoji: CustomEmoji) -> None:
-    """An emoji of another guild needs USE_EXTERNAL_EMOJIS here and membership of its guild (API.md 3.8)."""
+    """An emoji of another guild needs USE_EXTERNAL_EMOJIS here and membership of its guild (OpenAPI: addReaction)."""
     if emoji.guild_id == room.guild_id:
         return
     room.require(P.USE_EXTERNAL_EMOJIS)

@@ -126,8 +126,8 @@ async def _by_own_reactions(conn: AsyncConnection, message_id: int, groups: list
 
 async def _by_reference(conn: AsyncConnection, row: RowMapping, view: dict[str, Any], audience: list[int],
                         now: datetime) -> list[tuple[dict[str, Any], list[int]]]:
-    """A reply to a `private` message shows its reference only to that message's two parties (API.md 2.15,
-    3.8.1)."""
+    """A reply to a `private` message shows its reference only to that message's two parties (OpenAPI:
+    getMessage, sendMessage)."""
     ref_id = row["reply_to_id"]
     ref = None if ref_id is None else await queries.get_message(conn, row["channel_id"], ref_id)
     if ref is None or ref["kind"] != "private":

@@ -1,4 +1,4 @@
-"""Pins (API.md 3.8): at most 50 per room, MANAGE_MESSAGES in guild rooms, never `private` or `system`
+"""Pins (OpenAPI: pinMessage, unpinMessage, listPins): at most 50 per room, MANAGE_MESSAGES in guild rooms, never `private` or `system`
 messages; CHANNEL_PINS_UPDATE to the room's viewers and audit `message.pin` / `message.unpin`."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ PINS_PER_ROOM = 50  # docs/reference/limits.md
 UNPINNABLE_KINDS = ("private", "system")
 
 
-async def list_pins(rt: Runtime, principal: Principal, raw_channel_id: str) -> dict[str, Any]:
+async def access_pins(rt: Runtime, principal: Principal, raw_channel_id: str) -> dict[str, Any]:
     async with rt.read() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now, read_history=True)
         rows = await queries.pinned_messages(uow.conn, room.channel_id, principal.user_id)
@@ -53,7 +53,7 @@ async def _audit_and_notify(uow: UnitOfWork, room: MessageRoom, principal: Princ
                          await room.viewers(uow.conn, uow.now)))
 
 
-async def pin_message(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str) -> None:
+async def do_pin_message(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str) -> None:
     async with rt.uow() as uow:
         room, message = await _access_pin(uow, principal, raw_channel_id, raw_message_id)
         if message["kind"] in UNPINNABLE_KINDS:
@@ -66,7 +66,7 @@ async def pin_message(rt: Runtime, principal: Principal, raw_channel_id: str, ra
         await _audit_and_notify(uow, room, principal, message, True, uow.now)
 
 
-async def unpin_message(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str) -> None:
+async def do_unpin_message(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str) -> None:
     async with rt.uow() as uow:
         room, message = await _access_pin(uow, principal, raw_channel_id, raw_message_id)
         if not message["pinned"]:

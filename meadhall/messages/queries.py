@@ -61,7 +61,7 @@ async def messages_by_ids(conn: AsyncConnection, channel_id: int, ids: Iterable[
 async def page(conn: AsyncConnection, channel_id: int, viewer_id: int, *, before: int | None, after: int | None,
                limit: int) -> tuple[list[Row], bool]:
     """(messages newest first, has_more). With `after`: the `limit` messages right after the cursor,
-    still returned newest first (API.md 0.6)."""
+    still returned newest first (OpenAPI: listMessages)."""
     kind = "after" if after is not None else "before" if before is not None else "newest"
     params = {"channel_id": channel_id, "viewer_id": viewer_id, "limit": limit + 1,
               "cursor": after if after is not None else before}

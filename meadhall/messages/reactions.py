@@ -1,4 +1,4 @@
-"""Reactions (API.md 3.8, 2.16): add and remove one's own, list who reacted, moderator removal.
+"""Reactions (OpenAPI: addReaction, listReactors): add and remove one's own, list who reacted, moderator removal.
 Events go to the message's audience: the two parties of a `private` message, else the room's viewers."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ async def _emit(uow: UnitOfWork, added: bool, room: MessageRoom, message: RowMap
                              await room.audience(uow.conn, uow.now, message)))
 
 
-async def add_reaction(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str,
+async def do_add_reaction(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str,
                        raw_emoji: str) -> None:
     parsed = emojis.parse_emoji(raw_emoji)
     async with rt.uow() as uow:
@@ -77,7 +77,7 @@ async def add_reaction(rt: Runtime, principal: Principal, raw_channel_id: str, r
             await _emit(uow, True, room, message, principal.user_id, key)
 
 
-async def remove_own_reaction(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str,
+async def do_remove_own_reaction(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str,
                               raw_emoji: str) -> None:
     parsed = emojis.parse_emoji(raw_emoji)
     async with rt.uow() as uow:
@@ -88,7 +88,7 @@ async def remove_own_reaction(rt: Runtime, principal: Principal, raw_channel_id:
             await _emit(uow, False, room, message, principal.user_id, key)
 
 
-async def remove_user_reaction(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str,
+async def do_remove_user_reaction(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str,
                                raw_emoji: str, raw_user_id: str) -> None:
     """A moderator (MANAGE_MESSAGES) removes someone's reaction."""
     parsed = emojis.parse_emoji(raw_emoji)
@@ -104,7 +104,7 @@ async def remove_user_reaction(rt: Runtime, principal: Principal, raw_channel_id
             await _emit(uow, False, room, message, user_id, key)
 
 
-async def list_reactors(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str,
+async def access_reactors(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str,
                         raw_emoji: str, *, after: int | None, limit: int) -> dict[str, Any]:
     parsed = emojis.parse_emoji(raw_emoji)
     async with rt.read() as uow:

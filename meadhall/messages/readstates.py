@@ -1,4 +1,4 @@
-"""Read states (API.md 2.32): a row per user and room once the user acknowledged it or was mentioned
+"""Read states (OpenAPI: listReadStates): a row per user and room once the user acknowledged it or was mentioned
 there. `mention_count` counts mentions after the last read message; acknowledging resets it.
 
 Counts stop at MENTION_COUNT_MAX (clients show "99+" above 99), so no count ever scans for more than that
@@ -55,7 +55,7 @@ async def bump_mentions(uow: UnitOfWork, channel_id: int, user_ids: list[int]) -
 
 async def drop_mentions(uow: UnitOfWork, row: RowMapping | dict[str, Any]) -> None:
     """Undo the `bump_mentions` of a deleted message for those who have not read past it: the count is of
-    existing messages after the read mark (API.md 2.32). A count at the cap stands for "more than 99" and
+    existing messages after the read mark (OpenAPI: listReadStates). A count at the cap stands for "more than 99" and
     stays there: the true count above the cap is unknown, and lowering it could show 99 for 150."""
     if row["kind"] == "system":
         return

@@ -1,4 +1,4 @@
-"""Per-room message search (API.md 3.8.3, 5.1, 5.2).
+"""Per-room message search (OpenAPI: searchMessages; docs/reference/limits.md).
 
 Every word of the query must occur in the message (AND); the last word matches as a prefix, the others as
 whole words through the full-text index or as substrings through the substring path, and both results are
@@ -26,7 +26,7 @@ from meadhall.messages.hydrate import hydrate
 from meadhall.messages.rooms import access_message_room
 from meadhall.runtime import Runtime
 
-QUERY_LENGTH = 200  # API.md 5.1: `q` has 1-200 characters after trimming
+QUERY_LENGTH = 200  # docs/reference/limits.md: `q` has 1-200 characters after trimming
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Send a message (API.md 3.8, 3.8.1, 3.8.2): validation, commands, mentions, slowmode, the instance
+"""Send a message (OpenAPI: sendMessage): validation, commands, mentions, slowmode, the instance
 administrator's audited bypass, nonce dedupe, and MESSAGE_CREATE to the room's viewers."""
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def _caller(room: MessageRoom) -> dict[int, Any]:
 
 
 async def _notified(uow: UnitOfWork, room: MessageRoom, row: dict[str, Any]) -> list[int]:
-    """Whose mention count this message raises (API.md 2.32): the recipient of a private message (users
+    """Whose mention count this message raises (OpenAPI: listReadStates): the recipient of a private message (users
     named inside it cannot see it); else the mentioned users, or every viewer for `@everyone`, never the
     author, and only users who may view the room (a mention must not reveal the room to others)."""
     if row["kind"] == "private":
@@ -155,7 +155,7 @@ async def _slowmode(rt: Runtime, room: MessageRoom, principal: Principal) -> lis
 def _exempt_from_slowmode(room: MessageRoom) -> bool:
     """BYPASS_SLOWMODE held on one's own account. An instance administrator holds every permission through
     the bypass, so theirs are recomputed without it: an administrator who is also the owner or holds the
-    permission by role was never limited, and gets no `limits.bypass` entry (API.md 0.14)."""
+    permission by role was never limited, and gets no `limits.bypass` entry (docs/reference/permissions.md)."""
     if not room.is_instance_admin:
         return room.has(P.BYPASS_SLOWMODE)
     gc = room.cc.guild

@@ -1,4 +1,4 @@
-"""System messages (API.md 3.8.4, Appendix C): written by the server with `kind: "system"`,
+"""System messages (OpenAPI: listMessages; docs/reference/events.md): written by the server with `kind: "system"`,
 `author: null` and a `system_event`, in the same transaction as the change they report."""
 
 from __future__ import annotations

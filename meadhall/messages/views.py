@@ -1,4 +1,4 @@
-"""Serialise message rows into the Message object of API.md 2.15."""
+"""Serialise message rows into the Message object (OpenAPI: getMessage)."""
 
 from __future__ import annotations
 
