@@ -1,4 +1,4 @@
-"""Attachments bound to messages (API.md 3.8.2, 2.15, 2.17): only the uploader's own unsent uploads to the
+"""Attachments bound to messages (OpenAPI: sendMessage, getMessage; docs/files.md): only the uploader's own unsent uploads to the
 same room; who may fetch them once sent; deletion with the message, the room and the guild."""
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ async def test_attachments_of_private_messages_reach_their_two_parties_only(clie
     await post(client, h.a, h.general, f"/ls <@{h.b.id}> a secret", attachment_ids=[f["id"]])
     assert (await fetch(client, h.a, f["id"])).status_code == 200
     assert (await fetch(client, h.b, f["id"])).status_code == 200
-    # Not even the owner (an instance administrator neither, API.md 0.14).
+    # Not even the owner (an instance administrator neither, docs/reference/permissions.md).
     assert error(await fetch(client, h.owner, f["id"])) == (404, "file.not_found")
 
 

@@ -1,4 +1,4 @@
-"""Image slots (API.md 3.3, 3.4, 3.5, 3.7, 5.3): avatar, guild icon / banner / splash, room background and
+"""Image slots (OpenAPI: setAvatar, setGuildIcon, setRoomBackground, setInviteBackground; docs/reference/limits.md): avatar, guild icon / banner / splash, room background and
 invitation background. Who may set them, limits, types, the old file gone after a replacement, events and
 audit, and who may fetch the images."""
 

@@ -22,7 +22,7 @@ from tests.isolation import clean_env
 
 MEADHALL = Path(sys.executable).parent / "meadhall"
 MIB = 1024 * 1024
-SIZE = 25 * MIB  # MAX_UPLOAD_SIZE by default (API.md 5.1)
+SIZE = 25 * MIB  # MAX_UPLOAD_SIZE by default (docs/reference/limits.md)
 CHUNK = 64 * 1024
 # Buffers of a streamed transfer (spool buffer, read chunks, socket buffers) stay well under this; holding
 # the file would cost at least its 25 MiB.

@@ -1,4 +1,4 @@
-"""Orphan files (API.md 3.9, 3.20): `meadhall orphan-files [--older-than-hours H] [--delete]` and the hourly
+"""Orphan files (docs/files.md; docs/operations.md): `meadhall orphan-files [--older-than-hours H] [--delete]` and the hourly
 job. Unbound uploads older than the threshold, files whose holder went without them, content without a
 row and abandoned spools are found; bound and recent files are not."""
 

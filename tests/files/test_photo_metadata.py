@@ -1,4 +1,4 @@
-"""Photo metadata (API.md 0.11): JPEG, PNG and WebP uploads of every purpose are stored without EXIF or XMP
+"""Photo metadata (docs/files.md): JPEG, PNG and WebP uploads of every purpose are stored without EXIF or XMP
 (GPS position included), turned upright by their EXIF orientation first; the File's size and sha256 describe
 the stored bytes. GIF is kept as it is. Image work runs in its own pool, never in the password-hash pool."""
 

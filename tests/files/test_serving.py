@@ -1,4 +1,4 @@
-"""GET/HEAD /files/{id} (API.md 3.9, 5.4): content headers that keep browsers from running files, ETag and
+"""GET/HEAD /files/{id} (docs/files.md; docs/reference/limits.md): content headers that keep browsers from running files, ETag and
 304, HEAD, Content-Disposition with RFC 5987 names, rate-limit headers, and errors."""
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ async def test_errors(client, accounts, rt, settings):
 
 
 async def test_cookie_sessions_fetch_files(client, accounts, rt):
-    """Browsers fetch images with the session cookie (API.md 3.9: cookie or Bearer)."""
+    """Browsers fetch images with the session cookie (docs/files.md: cookie or Bearer)."""
     h = await hall(client, accounts, rt)
     f = await attached(client, h.a, h.general)
     r = await client.get(f"/files/{f['id']}", cookies={"__Host-session": h.a["token"]})

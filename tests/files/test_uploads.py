@@ -1,4 +1,4 @@
-"""POST /channels/{id}/files (API.md 3.9, 0.11): who may upload, what is stored, size and type refusals,
+"""POST /channels/{id}/files (docs/files.md): who may upload, what is stored, size and type refusals,
 names, and the File object."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Slash commands on send (API.md 3.8.1), through HTTP."""
+"""Slash commands on send (OpenAPI: sendMessage), through HTTP."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PATCH and DELETE /channels/{id}/messages/{id} (API.md 3.8, 5.1, Appendix A `message.delete`), through HTTP."""
+"""PATCH and DELETE /channels/{id}/messages/{id} (OpenAPI: editMessage, deleteMessage; docs/reference/limits.md; docs/reference/events.md), through HTTP."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The emoji path parameter (API.md 3.8): Unicode sequences, custom tokens, and the custom-emoji hook."""
+"""The emoji path parameter (OpenAPI: addReaction): Unicode sequences, custom tokens, and the custom-emoji hook."""
 
 from __future__ import annotations
 

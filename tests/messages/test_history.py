@@ -1,4 +1,4 @@
-"""GET /channels/{id}/messages and GET /channels/{id}/messages/{id} (API.md 3.8, 0.6, 3.8.4), through HTTP."""
+"""GET /channels/{id}/messages and GET /channels/{id}/messages/{id} (OpenAPI: listMessages, getMessage), through HTTP."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Message rate limits, slowmode and the instance administrator's audited bypass (API.md 3.8.2, 5.2, 0.8,
-0.14, Appendix A `limits.bypass`), through HTTP."""
+"""Message rate limits, slowmode and the instance administrator's audited bypass (OpenAPI: sendMessage;
+docs/reference/limits.md, docs/reference/permissions.md; the audit action `limits.bypass`), through HTTP."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ async def test_send_bucket_cannot_be_dodged_by_spelling_the_room_id_differently(
 
 
 async def test_refused_sends_still_take_tokens(client, accounts, rt):
-    """The bucket counts requests, valid or not (API.md 0.7: the limit is checked before validation)."""
+    """The bucket counts requests, valid or not (docs/reference/limits.md: the limit is checked before validation)."""
     h = await hall(client, accounts, rt)
     for _ in range(10):
         r = await send(client, h.a, h.general, "")

@@ -1,4 +1,4 @@
-"""Pins (API.md 3.8, 4.7, 5.1, Appendix A): pin, unpin, list, limit, permissions, events and audit, over HTTP."""
+"""Pins (OpenAPI: pinMessage, unpinMessage, listPins; docs/reference/events.md; docs/reference/limits.md): pin, unpin, list, limit, permissions, events and audit, over HTTP."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Private (`/ls`) messages: visible only to author and recipient everywhere (API.md 3.8.1, 0.13, 0.14, 4.6)."""
+"""Private (`/ls`) messages: visible only to author and recipient everywhere (OpenAPI: sendMessage; docs/reference/errors.md; docs/reference/permissions.md; docs/reference/events.md)."""
 
 from __future__ import annotations
 

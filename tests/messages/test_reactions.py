@@ -1,4 +1,4 @@
-"""Reactions (API.md 3.8, 2.16, 4.7): add, remove, list, moderator removal, limits and audiences, over HTTP."""
+"""Reactions (OpenAPI: addReaction, listReactors; docs/reference/events.md): add, remove, list, moderator removal, limits and audiences, over HTTP."""
 
 from __future__ import annotations
 

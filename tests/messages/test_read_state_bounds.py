@@ -1,4 +1,4 @@
-"""Bounds of read marks (API.md 2.32, 3.8): mention counts stop at 100 (clients show "99+"), whether counted
+"""Bounds of read marks (OpenAPI: listReadStates, ackChannel): mention counts stop at 100 (clients show "99+"), whether counted
 by an acknowledgement or kept up at send time, and acknowledgements have their own rate-limit bucket."""
 
 from __future__ import annotations

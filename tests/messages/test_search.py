@@ -1,4 +1,4 @@
-"""GET /channels/{id}/messages/search (API.md 3.8, 3.8.3, 0.6, 5.1, 5.2), through HTTP, on SQLite and
+"""GET /channels/{id}/messages/search (OpenAPI: searchMessages; docs/reference/limits.md), through HTTP, on SQLite and
 PostgreSQL. Every word must occur in the message; the last one as a prefix, the others as whole words or
 substrings; case-insensitive in every script; LIKE wildcards and FTS syntax in the query are plain text."""
 

@@ -1,4 +1,4 @@
-"""POST /channels/{id}/messages (API.md 3.8, 3.8.2, 2.15, 4.6), through HTTP. The helpers at the top are
+"""POST /channels/{id}/messages (OpenAPI: sendMessage, getMessage; docs/reference/events.md), through HTTP. The helpers at the top are
 shared by the other message test modules."""
 
 from __future__ import annotations

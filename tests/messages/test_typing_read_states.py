@@ -1,5 +1,5 @@
-"""POST /channels/{id}/typing, POST /channels/{id}/ack and GET /users/@me/read-states (API.md 3.8, 3.3, 2.32,
-4.6, 4.7), through HTTP."""
+"""POST /channels/{id}/typing, POST /channels/{id}/ack and GET /users/@me/read-states (OpenAPI: sendTyping, ackChannel, listReadStates;
+docs/reference/events.md), through HTTP."""
 
 from __future__ import annotations
 
