@@ -88,7 +88,6 @@ async def global_limit(request: Request) -> None:
 
 
 PrincipalDep = Annotated[Principal, Depends(require_session)]
-Session = PrincipalDep  # the older name, until every route says PrincipalDep
 
 
 async def plain_session(request: Request) -> Principal:
