@@ -6,8 +6,8 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
 from meadhall.accounts import profile, signin, twofactor
-from meadhall.accounts.avatar import Avatar
 from meadhall.accounts import schemas as s
+from meadhall.accounts.avatar import Avatar
 from meadhall.accounts.field_schemas import EMAIL_LENGTHS, TOO_COMMON
 from meadhall.api.deps import RuntimeDep
 from meadhall.api.multipart import multipart_file
