@@ -31,14 +31,14 @@ def on_public_change(hook: PublicChange) -> None:
 EDITABLE = ("display_name", "bio", "status", "custom_status", "custom_status_emoji", "locale", "timezone")
 
 
-async def get_me(rt: Runtime, principal: Principal) -> dict[str, Any]:
+async def access_me(rt: Runtime, principal: Principal) -> dict[str, Any]:
     async with rt.read() as uow:
         row = await queries.select_user(uow.conn, principal.user_id)
     assert row is not None
     return user_private(row, rt.keys)
 
 
-async def update_me(rt: Runtime, principal: Principal, changes: dict[str, Any], *, onboarding: bool = False
+async def do_update_me(rt: Runtime, principal: Principal, changes: dict[str, Any], *, onboarding: bool = False
                     ) -> dict[str, Any]:
     """Apply validated profile changes (only the editable fields); emits USER_UPDATE."""
     values = {k: v for k, v in changes.items() if k in EDITABLE}
@@ -64,7 +64,7 @@ async def update_me(rt: Runtime, principal: Principal, changes: dict[str, Any], 
     return user_private(row, rt.keys)
 
 
-async def get_summary(rt: Runtime, raw_id: str) -> dict[str, Any]:
+async def access_user_summary(rt: Runtime, raw_id: str) -> dict[str, Any]:
     user_id = parse_id(raw_id)
     async with rt.read() as uow:
         row = None if user_id is None else await queries.select_user(uow.conn, user_id)
@@ -73,7 +73,7 @@ async def get_summary(rt: Runtime, raw_id: str) -> dict[str, Any]:
     return user_summary(row, rt.clock.now())
 
 
-async def security_events(rt: Runtime, principal: Principal, before: int | None, limit: int) -> dict[str, Any]:
+async def access_security_events(rt: Runtime, principal: Principal, before: int | None, limit: int) -> dict[str, Any]:
     async with rt.read() as uow:
         rows = await auth_queries.select_security_events(uow.conn, principal.user_id, before, limit)
     return {"security_events": [security_event_view(r) for r in rows[:limit]], "has_more": len(rows) > limit}

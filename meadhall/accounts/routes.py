@@ -56,7 +56,7 @@ def _no_content_clearing_cookie(rt: Runtime) -> Response:
 )
 async def register(rt: RuntimeDep, body: s.RegisterRequest, client: ClientInfo) -> JSONResponse:
     new = signin.NewAccount(body.username, body.email, body.password, body.display_name, body.locale, body.timezone)
-    return _signed_in(rt, await signin.register(rt, new, client), 201)
+    return _signed_in(rt, await signin.do_register(rt, new, client), 201)
 
 
 @auth.post(
@@ -65,30 +65,30 @@ async def register(rt: RuntimeDep, body: s.RegisterRequest, client: ClientInfo) 
                      "auth.2fa_enrollment_required"),
 )
 async def login(rt: RuntimeDep, body: s.LoginRequest, client: ClientInfo) -> JSONResponse:
-    result = await signin.login(rt, body.login, body.password, body.totp_code, body.backup_code, client)
+    result = await signin.do_login(rt, body.login, body.password, body.totp_code, body.backup_code, client)
     return _signed_in(rt, result, 200)
 
 
 @auth.post("/logout", status_code=204, responses=errors("auth.origin_mismatch"))
 async def logout(rt: RuntimeDep, principal: PrincipalDep) -> Response:
-    await sessions.logout(rt, principal)
+    await sessions.do_logout(rt, principal)
     return _no_content_clearing_cookie(rt)
 
 
 @auth.post("/logout-all", status_code=204, responses=errors("auth.origin_mismatch"))
 async def logout_all(rt: RuntimeDep, principal: PrincipalDep, client: ClientInfo) -> Response:
-    await sessions.logout_all(rt, principal, client)
+    await sessions.do_logout_all(rt, principal, client)
     return _no_content_clearing_cookie(rt)
 
 
 @auth.get("/sessions", response_model=s.SessionsResponse)
 async def list_sessions(rt: RuntimeDep, principal: PrincipalDep) -> dict:
-    return {"sessions": await sessions.list_own(rt, principal)}
+    return {"sessions": await sessions.access_own_sessions(rt, principal)}
 
 
 @auth.delete("/sessions/{session_id}", status_code=204, responses=errors("session.not_found", "auth.origin_mismatch"))
 async def revoke_session(rt: RuntimeDep, session_id: str, principal: PrincipalDep, client: ClientInfo) -> Response:
-    await sessions.revoke_own(rt, principal, parse_id(session_id), client)
+    await sessions.do_revoke_session(rt, principal, parse_id(session_id), client)
     return Response(status_code=204)
 
 
@@ -97,7 +97,7 @@ async def revoke_session(rt: RuntimeDep, session_id: str, principal: PrincipalDe
     responses=errors("auth.invalid_credentials", "auth.2fa_required", "auth.invalid_code"),
 )
 async def step_up(rt: RuntimeDep, body: s.StepUpRequest, principal: PrincipalDep, client: ClientInfo) -> dict:
-    return await signin.step_up(rt, principal, body.password, body.totp_code, body.backup_code, client)
+    return await signin.do_step_up(rt, principal, body.password, body.totp_code, body.backup_code, client)
 
 
 @auth.post(
@@ -107,7 +107,7 @@ async def step_up(rt: RuntimeDep, body: s.StepUpRequest, principal: PrincipalDep
 )
 async def change_password(rt: RuntimeDep, body: s.PasswordRequest, principal: PrincipalDep, client: ClientInfo
                           ) -> Response:
-    await signin.change_password(rt, principal, body.new_password, client)
+    await signin.do_change_password(rt, principal, body.new_password, client)
     return Response(status_code=204)
 
 
@@ -118,7 +118,7 @@ async def change_password(rt: RuntimeDep, body: s.PasswordRequest, principal: Pr
 )
 async def twofactor_setup(rt: RuntimeDep, response: Response, principal: PrincipalDep) -> dict:
     _not_stored(response)
-    return await twofactor.setup(rt, principal)
+    return await twofactor.do_setup_two_factor(rt, principal)
 
 
 @auth.post(
@@ -129,7 +129,7 @@ async def twofactor_setup(rt: RuntimeDep, response: Response, principal: Princip
 async def twofactor_enable(rt: RuntimeDep, response: Response, body: s.TotpCodeRequest, principal: PrincipalDep,
                            client: ClientInfo) -> dict:
     _not_stored(response)
-    return await twofactor.enable(rt, principal, body.totp_code, client)
+    return await twofactor.do_enable_two_factor(rt, principal, body.totp_code, client)
 
 
 @auth.post(
@@ -139,7 +139,7 @@ async def twofactor_enable(rt: RuntimeDep, response: Response, body: s.TotpCodeR
 )
 async def twofactor_disable(rt: RuntimeDep, body: s.DisableTwoFactorRequest, principal: PrincipalDep,
                             client: ClientInfo) -> dict:
-    return await twofactor.disable(rt, principal, body.totp_code, body.backup_code, client)
+    return await twofactor.do_disable_two_factor(rt, principal, body.totp_code, body.backup_code, client)
 
 
 @auth.post(
@@ -150,7 +150,7 @@ async def twofactor_disable(rt: RuntimeDep, body: s.DisableTwoFactorRequest, pri
 async def twofactor_backup_codes(rt: RuntimeDep, response: Response, principal: PrincipalDep, client: ClientInfo
                                  ) -> dict:
     _not_stored(response)
-    return await twofactor.regenerate_backup_codes(rt, principal, client)
+    return await twofactor.do_regenerate_backup_codes(rt, principal, client)
 
 
 # ---- users -------------------------------------------------------------------------------------
@@ -158,17 +158,17 @@ async def twofactor_backup_codes(rt: RuntimeDep, response: Response, principal: 
 
 @users.get("/@me", response_model=s.UserResponse)
 async def get_me(rt: RuntimeDep, principal: PrincipalDep) -> dict:
-    return {"user": await profile.get_me(rt, principal)}
+    return {"user": await profile.access_me(rt, principal)}
 
 
 @users.patch("/@me", operation_id="updateMe", response_model=s.UserResponse, responses=errors("auth.origin_mismatch"))
 async def patch_me(rt: RuntimeDep, body: s.ProfilePatch, principal: PrincipalDep) -> dict:
-    return {"user": await profile.update_me(rt, principal, body.changes())}
+    return {"user": await profile.do_update_me(rt, principal, body.changes())}
 
 
 @users.post("/@me/onboarding/complete", response_model=s.UserResponse)
 async def complete_onboarding(rt: RuntimeDep, body: s.OnboardingRequest, principal: PrincipalDep) -> dict:
-    return {"user": await profile.update_me(rt, principal, body.changes(), onboarding=True)}
+    return {"user": await profile.do_update_me(rt, principal, body.changes(), onboarding=True)}
 
 
 @users.get("/@me/security-events", operation_id="listSecurityEvents", response_model=s.SecurityEventsResponse)
@@ -178,12 +178,12 @@ async def security_events(request: Request, rt: RuntimeDep, principal: Principal
     # and is refused rather than ignored so that a client expecting the other direction learns it at once.
     if "after" in request.query_params:
         raise validation_error("after", "not supported here")
-    return await profile.security_events(rt, principal, page.before, page.limit)
+    return await profile.access_security_events(rt, principal, page.before, page.limit)
 
 
 @users.get("/{user_id}", response_model=s.UserSummaryResponse, responses=errors("user.not_found"))
 async def get_user(rt: RuntimeDep, user_id: str, principal: PrincipalDep) -> dict:
-    return {"user": await profile.get_summary(rt, user_id)}
+    return {"user": await profile.access_user_summary(rt, user_id)}
 
 
 # ---- the avatar (the generic upload flow is meadhall.files.slots) -------------------------------

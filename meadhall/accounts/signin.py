@@ -111,7 +111,7 @@ async def do_create_user(rt: Runtime, uow: UnitOfWork, new: NewAccount, password
     return row
 
 
-async def register(rt: Runtime, new: NewAccount, client: Client) -> SignIn:
+async def do_register(rt: Runtime, new: NewAccount, client: Client) -> SignIn:
     if not rt.settings.REGISTRATION_ENABLED:
         raise AppError("auth.registration_disabled")
     check_password(new.password, rt.settings.LEAKED_PASSWORDS_FILE)
@@ -186,7 +186,7 @@ async def second_factor_problem(
     return "auth.invalid_code"
 
 
-async def login(
+async def do_login(
     rt: Runtime, login_value: str, password: str, totp_code: str | None, backup_code: str | None, client: Client
 ) -> SignIn:
     login_norm = norm(login_value.strip())
@@ -249,7 +249,7 @@ async def reverification_failed(uow: UnitOfWork, attempt: lockout.Attempt, user_
         await record_security(uow, "login.locked", user_id, client)
 
 
-async def step_up(
+async def do_step_up(
     rt: Runtime, principal: Principal, password: str, totp_code: str | None, backup_code: str | None, client: Client
 ) -> dict[str, Any]:
     async with rt.read() as uow:
@@ -286,7 +286,7 @@ def require_step_up(rt: Runtime, principal: Principal) -> None:
         raise AppError("auth.step_up_required")
 
 
-async def change_password(rt: Runtime, principal: Principal, new_password: str, client: Client) -> None:
+async def do_change_password(rt: Runtime, principal: Principal, new_password: str, client: Client) -> None:
     check_password(new_password, rt.settings.LEAKED_PASSWORDS_FILE, field="new_password")
     require_step_up(rt, principal)
     password_hash = await hash_password(rt, new_password)

@@ -42,7 +42,7 @@ def qr_data_uri(url: str) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
 
 
-async def setup(rt: Runtime, principal: Principal) -> dict[str, Any]:
+async def do_setup_two_factor(rt: Runtime, principal: Principal) -> dict[str, Any]:
     async with rt.uow() as uow:
         user = await queries.select_user(uow.conn, principal.user_id)
         assert user is not None
@@ -58,7 +58,7 @@ async def setup(rt: Runtime, principal: Principal) -> dict[str, Any]:
     return {"secret": secret, "otpauth_url": url, "qr_png": qr_data_uri(url)}
 
 
-async def enable(rt: Runtime, principal: Principal, code: str, client: Client) -> dict[str, Any]:
+async def do_enable_two_factor(rt: Runtime, principal: Principal, code: str, client: Client) -> dict[str, Any]:
     # Hashed before the write transaction (slow hashes inside one hold SQLite's write lock); wasted
     # only when the code is wrong.
     codes, hashes = await new_backup_codes(rt)
@@ -94,7 +94,7 @@ async def enable(rt: Runtime, principal: Principal, code: str, client: Client) -
     return {"user": user_private(fresh, rt.keys), "backup_codes": codes}
 
 
-async def disable(
+async def do_disable_two_factor(
     rt: Runtime, principal: Principal, totp_code: str | None, backup_code: str | None, client: Client
 ) -> dict[str, Any]:
     if principal.is_instance_admin:
@@ -142,7 +142,7 @@ async def turn_off(uow: UnitOfWork, user_id: int) -> None:
     await queries.delete_backup_codes(uow.conn, user_id)
 
 
-async def regenerate_backup_codes(rt: Runtime, principal: Principal, client: Client) -> dict[str, Any]:
+async def do_regenerate_backup_codes(rt: Runtime, principal: Principal, client: Client) -> dict[str, Any]:
     require_step_up(rt, principal)
     codes, hashes = await new_backup_codes(rt)
     async with rt.uow() as uow:

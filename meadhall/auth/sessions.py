@@ -215,7 +215,7 @@ async def _refresh(rt: Runtime, row: SessionWithAccount, digest: str, now: datet
 # ---- session management ------------------------------------------------------------------------
 
 
-async def list_own(rt: Runtime, principal: Principal) -> list[dict[str, Any]]:
+async def access_own_sessions(rt: Runtime, principal: Principal) -> list[dict[str, Any]]:
     async with rt.read() as uow:
         rows = await queries.select_sessions(uow.conn, principal.user_id)
     # Expired sessions are deleted only when presented; until then they must not be listed as live.
@@ -229,7 +229,7 @@ def _used_within(row: SessionRow, life: timedelta, now: datetime) -> bool:
     return last_used is not None and last_used + life > now
 
 
-async def revoke_own(rt: Runtime, principal: Principal, session_id: int | None, client: Client) -> None:
+async def do_revoke_session(rt: Runtime, principal: Principal, session_id: int | None, client: Client) -> None:
     async with rt.uow() as uow:
         row = None if session_id is None else await queries.select_session(uow.conn, principal.user_id, session_id)
         if row is None:
@@ -239,13 +239,13 @@ async def revoke_own(rt: Runtime, principal: Principal, session_id: int | None, 
         uow.emit(*notify_session_invalidated(principal.user_id, [row["id"]], "revoked"))
 
 
-async def logout(rt: Runtime, principal: Principal) -> None:
+async def do_logout(rt: Runtime, principal: Principal) -> None:
     async with rt.uow() as uow:
         await queries.delete_session(uow.conn, principal.session_id)
         uow.emit(*notify_session_invalidated(principal.user_id, [principal.session_id], "logout"))
 
 
-async def logout_all(rt: Runtime, principal: Principal, client: Client) -> None:
+async def do_logout_all(rt: Runtime, principal: Principal, client: Client) -> None:
     async with rt.uow() as uow:
         ids = await queries.delete_sessions_of(uow.conn, principal.user_id)
         await record_security(uow, "logout_all", principal.user_id, client)
