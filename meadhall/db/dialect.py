@@ -401,7 +401,7 @@ def create_perm_version_triggers(op: Any) -> None:
 # `auth_epoch.value` (one row) rises whenever a session is deleted or its token or step-up changes, and
 # whenever an account's ban, deletion or instance-administrator flag changes. Triggers keep it, so that
 # no code path (nor a change made directly in the database) can forget to; the session cache
-# (accounts/sessions.py) trusts an entry only while the epoch it was read under is current. The bump is
+# (auth/sessions.py) trusts an entry only while the epoch it was read under is current. The bump is
 # an upsert: a database whose row is missing (emptied tables) reads as epoch 0 and gets it back.
 
 _AUTH_EPOCH_BUMP = ("INSERT INTO auth_epoch (id, value) VALUES (1, 1) "

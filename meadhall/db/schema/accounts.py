@@ -94,7 +94,7 @@ security_events = Table(
 
 # One row (id 1): a counter that triggers (db/dialect.py) raise whenever a session is deleted or its
 # token or step-up changes, or an account's ban, deletion or instance-administrator flag changes. The
-# session cache (accounts/sessions.py) trusts a cached session only while this value is unchanged.
+# session cache (auth/sessions.py) trusts a cached session only while this value is unchanged.
 auth_epoch = Table(
     "auth_epoch",
     metadata,
