@@ -1,4 +1,4 @@
-"""The session cache (accounts/sessions.py): a session presented again is answered without reading it,
+"""The session cache (auth/sessions.py): a session presented again is answered without reading it,
 yet every revocation applies to the very next request, on this node and on any other, whether it went
 through the service or was written straight into the database."""
 
