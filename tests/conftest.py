@@ -25,6 +25,8 @@ from meadhall.db.engine import create_engine
 from meadhall.db.migrate import migrate
 from meadhall.realtime.events import Event
 from meadhall.runtime import Runtime
+from tests.support.http import Api
+from tests.support.personas import Accounts
 
 
 def _worker_database() -> None:
@@ -37,7 +39,7 @@ def _worker_database() -> None:
         return
     from sqlalchemy.engine import make_url
 
-    from tests.isolation import run_admin
+    from tests.support.isolation import run_admin
 
     url = make_url(base)
     name = f"{url.database}_{worker}"
@@ -54,7 +56,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     from sqlalchemy.engine import make_url
 
-    from tests.isolation import run_admin
+    from tests.support.isolation import run_admin
 
     try:
         run_admin(f'DROP DATABASE IF EXISTS "{make_url(current).database}" WITH (FORCE)')
@@ -233,37 +235,12 @@ def assert_query_count(rt: Runtime) -> Any:
     return check
 
 
-PASSWORD = "correct horse battery staple"
-
-
-class Account(dict[str, Any]):
-    """A registered user: `id`, `token`, `user`, `password`, and `headers` for Bearer requests."""
-
-    @property
-    def id(self) -> str:
-        return str(self["user"]["id"])
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self['token']}"}
-
-
-class Accounts:
-    def __init__(self, client: httpx.AsyncClient) -> None:
-        self.client = client
-        self.count = 0
-
-    async def register(self, username: str | None = None, password: str = PASSWORD, **extra: Any) -> Account:
-        self.count += 1
-        username = username or f"user{self.count}"
-        body = {"username": username, "email": f"{username}@example.com", "password": password, **extra}
-        r = await self.client.post("/api/v1/auth/register", json=body)
-        assert r.status_code == 201, r.text
-        data = r.json()
-        self.client.cookies.clear()  # requests carry Bearer tokens unless a test sets cookies itself
-        return Account(token=data["token"], user=data["user"], password=password, session=data["session"])
-
-
 @pytest.fixture
 def accounts(client: httpx.AsyncClient) -> Accounts:
     return Accounts(client)
+
+
+@pytest.fixture
+def api(client: httpx.AsyncClient) -> Api:
+    """The HTTP helper (tests/support/http.py): `await api.get("/users/@me", alice, expect=200)`."""
+    return Api(client)

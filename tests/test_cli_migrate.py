@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from meadhall.db.migrate import shipped_revisions
-from tests.isolation import TEST_DATABASE_URL, clean_env, fresh_postgres
+from tests.support.isolation import TEST_DATABASE_URL, clean_env, fresh_postgres
 
 MEADHALL = Path(sys.executable).parent / "meadhall"
 BACKENDS = ["sqlite"] + (["postgres"] if TEST_DATABASE_URL else [])

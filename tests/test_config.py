@@ -14,7 +14,7 @@ import pytest
 
 from meadhall import config
 from meadhall.config import ConfigError, Settings, load_settings
-from tests.isolation import CONFIG_VARIABLES, clean_env
+from tests.support.isolation import CONFIG_VARIABLES, clean_env
 
 
 @pytest.fixture(autouse=True)

@@ -12,13 +12,7 @@ from typing import Any
 import pytest
 
 from meadhall.accounts import admin_ops
-from tests.accounts.test_twofactor import (
-    BACKUP_CODES,
-    DISABLE,
-    STEP_UP,
-    enable_2fa,
-    login,
-)
+from tests.support.accounts import BACKUP_CODES, DISABLE, STEP_UP, enable_2fa, login
 
 
 class Watch:

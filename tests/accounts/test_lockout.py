@@ -11,7 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.accounts.test_twofactor import assert_error, enable_2fa, login, next_code, totp_code
+from tests.support.accounts import enable_2fa, login, next_code, totp_code
+from tests.support.http import assert_error
 
 WRONG = "definitely the wrong password"
 

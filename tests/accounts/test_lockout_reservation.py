@@ -12,16 +12,9 @@ from typing import Any
 
 import pytest
 
-from tests.accounts.test_twofactor import (
-    DISABLE,
-    STEP_UP,
-    assert_error,
-    enable_2fa,
-    login,
-    next_code,
-    totp_code,
-)
-from tests.conftest import TEST_REDIS_URL
+from tests.support.accounts import DISABLE, STEP_UP, enable_2fa, login, next_code, totp_code
+from tests.support.http import assert_error
+from tests.support.isolation import TEST_REDIS_URL
 
 WRONG = "definitely the wrong password"
 LOGIN = "/api/v1/auth/login"

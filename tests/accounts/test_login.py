@@ -11,15 +11,9 @@ import pytest
 from sqlalchemy import update
 
 from meadhall.db.schema import users
-from tests.accounts.test_twofactor import (
-    LOGIN,
-    assert_error,
-    enable_2fa,
-    login,
-    make_admin,
-    next_code,
-    totp_code,
-)
+from tests.support.accounts import LOGIN, enable_2fa, login, next_code, totp_code
+from tests.support.factories import make_admin
+from tests.support.http import assert_error
 
 ME = "/api/v1/users/@me"
 

@@ -8,7 +8,7 @@ from datetime import timedelta
 from fastapi import Response
 
 from meadhall.auth.deps import PrincipalDep
-from tests.accounts.test_twofactor import BACKUP_CODES, ENABLE, SETUP, login, totp_code
+from tests.support.accounts import BACKUP_CODES, ENABLE, SETUP, login, totp_code
 
 ME = "/api/v1/users/@me"
 

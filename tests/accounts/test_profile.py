@@ -9,14 +9,12 @@ import pytest
 from sqlalchemy import update
 
 from meadhall.db.schema import users
-from tests.accounts.test_twofactor import assert_error, make_admin
+from tests.support.factories import make_admin
+from tests.support.http import assert_error
+from tests.support.shapes import SUMMARY_FIELDS
 
 ME = "/api/v1/users/@me"
 ONBOARDING = "/api/v1/users/@me/onboarding/complete"
-SUMMARY_FIELDS = {
-    "id", "username", "display_name", "avatar", "bio", "status", "custom_status", "custom_status_emoji",
-    "badges", "created_at", "deleted",
-}
 
 
 async def patch(client: Any, account: Any, body: dict[str, Any]) -> Any:

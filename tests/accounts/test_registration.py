@@ -5,22 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import re
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from sqlalchemy import func, select
 
 from meadhall.db.schema import users
+from tests.support.http import assert_error
+from tests.support.shapes import USER_FIELDS, parse_ts
 
 REGISTER = "/api/v1/auth/register"
 PASSWORD = "correct horse battery staple"
 
-USER_FIELDS = {
-    "id", "username", "email", "display_name", "bio", "status", "custom_status", "custom_status_emoji",
-    "locale", "timezone", "totp_enabled", "onboarding_completed_at", "is_instance_admin", "badges", "avatar",
-    "last_seen_at", "password_reset_required", "created_at",
-}
 SESSION_FIELDS = {
     "id", "created_at", "last_used_at", "expires_at", "ip", "user_agent", "method", "current",
     "step_up_expires_at",
@@ -32,17 +29,6 @@ TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 def body(username: str = "alice", email: str | None = None, password: str = PASSWORD, **extra: Any
          ) -> dict[str, Any]:
     return {"username": username, "email": email or f"{username}@example.com", "password": password, **extra}
-
-
-def parse_ts(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
-def assert_error(r: Any, status: int, code: str) -> dict[str, Any]:
-    assert r.status_code == status, r.text
-    err = r.json()["error"]
-    assert err["code"] == code, err
-    return err
 
 
 def detail_fields(r: Any) -> set[str]:

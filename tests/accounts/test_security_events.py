@@ -9,16 +9,8 @@ import pytest
 from sqlalchemy import update
 
 from meadhall.db.schema import users
-from tests.accounts.test_twofactor import (
-    BACKUP_CODES,
-    DISABLE,
-    STEP_UP,
-    assert_error,
-    enable_2fa,
-    login,
-    next_code,
-    totp_code,
-)
+from tests.support.accounts import BACKUP_CODES, DISABLE, STEP_UP, enable_2fa, login, next_code, totp_code
+from tests.support.http import assert_error
 
 EVENTS = "/api/v1/users/@me/security-events"
 EVENT_FIELDS = {"id", "user_id", "type", "ip", "user_agent", "data", "created_at"}

@@ -17,8 +17,8 @@ from meadhall.accounts import admin_ops
 from meadhall.app import create_app
 from meadhall.db.schema import sessions, users
 from meadhall.runtime import Runtime
-from tests.accounts.test_sessions import LOGOUT, LOGOUT_ALL, ME, SESSIONS, bearer, cookie, second_session
-from tests.accounts.test_twofactor import assert_error
+from tests.support.accounts import LOGOUT, LOGOUT_ALL, ME, SESSIONS, bearer, cookie, second_session
+from tests.support.http import assert_error
 
 GUILDS = "/api/v1/guilds"
 

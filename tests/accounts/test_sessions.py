@@ -4,37 +4,17 @@ sliding expiry, activity refresh, token rotation with its 60 s grace period, and
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.accounts.test_twofactor import assert_error, login
+from tests.support.accounts import LOGOUT, LOGOUT_ALL, ME, SESSIONS, bearer, cookie, second_session
+from tests.support.http import assert_error
+from tests.support.shapes import parse_ts
 
-ME = "/api/v1/users/@me"
-SESSIONS = "/api/v1/auth/sessions"
-LOGOUT = "/api/v1/auth/logout"
-LOGOUT_ALL = "/api/v1/auth/logout-all"
 CLEARED = "__Host-session=; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=0"
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-def cookie(token: str) -> dict[str, str]:
-    return {"Cookie": f"__Host-session={token}"}
-
-
-def parse_ts(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
-async def second_session(client: Any, account: Any) -> dict[str, Any]:
-    r = await login(client, account["user"]["username"], account["password"])
-    assert r.status_code == 200, r.text
-    return r.json()
 
 
 async def sessions_of(client: Any, headers: dict[str, str]) -> list[dict[str, Any]]:

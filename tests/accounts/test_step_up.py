@@ -4,26 +4,20 @@ needs it, revokes the other sessions and replaces the password."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from sqlalchemy import update
 
 from meadhall.db.schema import users
-from tests.accounts.test_twofactor import STEP_UP, assert_error, enable_2fa, login, next_code, totp_code
+from tests.support.accounts import STEP_UP, bearer, enable_2fa, login, next_code, totp_code
+from tests.support.http import assert_error
+from tests.support.shapes import parse_ts
 
 ME = "/api/v1/users/@me"
 PASSWORD = "/api/v1/auth/password"
 NEW_PASSWORD = "a completely new passphrase"
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-def parse_ts(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
 async def change(client: Any, headers: dict[str, str], new: str = NEW_PASSWORD) -> Any:

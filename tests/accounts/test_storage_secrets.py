@@ -17,7 +17,7 @@ from sqlalchemy import select
 from meadhall.config import Settings
 from meadhall.db.schema import backup_codes, security_events, sessions, users
 from meadhall.runtime import Runtime
-from tests.accounts.test_twofactor import SETUP, STEP_UP, enable_2fa, login, next_code
+from tests.support.accounts import SETUP, STEP_UP, enable_2fa, login, next_code
 
 EMAIL = "Secret.Keeper+Chat@Example.org"
 PASSWORD = "Tr0ub4dor & three horses"

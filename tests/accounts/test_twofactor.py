@@ -9,67 +9,26 @@ from __future__ import annotations
 
 import base64
 import re
-from datetime import timedelta
-from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
-import pyotp
 import pytest
-from sqlalchemy import update
 
-from meadhall.db.schema import users
+from tests.support.accounts import (
+    BACKUP_CODES,
+    DISABLE,
+    ENABLE,
+    SETUP,
+    STEP_UP,
+    enable_2fa,
+    login,
+    next_code,
+    totp_code,
+)
+from tests.support.factories import make_admin
+from tests.support.http import assert_error
 
-SETUP = "/api/v1/auth/2fa/setup"
-ENABLE = "/api/v1/auth/2fa/enable"
-DISABLE = "/api/v1/auth/2fa/disable"
-BACKUP_CODES = "/api/v1/auth/2fa/backup-codes"
-LOGIN = "/api/v1/auth/login"
-STEP_UP = "/api/v1/auth/step-up"
 BACKUP_CODE = re.compile(r"^[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}$")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-# ---- shared helpers ------------------------------------------------------------------------------
-
-
-def totp_code(secret: str, clock: Any, steps: int = 0) -> str:
-    """The RFC 6238 code at the service clock's time (+ `steps` periods of 30 s)."""
-    return pyotp.TOTP(secret).at(clock.now() + timedelta(seconds=30 * steps))
-
-
-def next_code(secret: str, clock: Any) -> str:
-    """Move to the next 30 s step (each step's code is accepted once) and return its code."""
-    clock.advance(30)
-    return totp_code(secret, clock)
-
-
-async def enable_2fa(client: Any, account: Any, clock: Any) -> tuple[str, list[str]]:
-    """Set up and enable TOTP for `account`; returns (secret, backup codes). The current step's code is
-    consumed by the enabling, so callers use `next_code` for the next one."""
-    r = await client.post(SETUP, headers=account.headers)
-    assert r.status_code == 200, r.text
-    secret = r.json()["secret"]
-    r = await client.post(ENABLE, json={"totp_code": totp_code(secret, clock)}, headers=account.headers)
-    assert r.status_code == 200, r.text
-    return secret, r.json()["backup_codes"]
-
-
-async def login(client: Any, login_value: str, password: str, **extra: Any) -> Any:
-    r = await client.post(LOGIN, json={"login": login_value, "password": password, **extra})
-    client.cookies.clear()
-    return r
-
-
-async def make_admin(rt: Any, account: Any) -> None:
-    async with rt.engine.begin() as conn:
-        await conn.execute(update(users).where(users.c.id == int(account.id)).values(is_instance_admin=True))
-
-
-def assert_error(r: Any, status: int, code: str) -> dict[str, Any]:
-    assert r.status_code == status, r.text
-    err = r.json()["error"]
-    assert err["code"] == code, err
-    return err
 
 
 # ---- setup ---------------------------------------------------------------------------------------

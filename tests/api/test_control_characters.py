@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-from tests.guilds.helpers import API, join, make_guild, make_role
+from tests.support.factories import add_member
+from tests.support.guilds import make_guild, make_role
+from tests.support.http import API
 
 CONTROLS = ["\x00", "\x07"]
 
@@ -26,7 +28,7 @@ async def world(client: Any, accounts: Any, rt: Any) -> World:
     owner = await accounts.register("owner")
     member = await accounts.register("member")
     guild = await make_guild(client, owner)
-    await join(rt, guild["id"], member)
+    await add_member(rt, guild["id"], member)
     role = await make_role(client, owner, guild["id"], "helper")
     r = await client.post(f"{API}/channels/{guild['system_channel_id']}/messages", json={"content": "hi"},
                           headers=owner.headers)
@@ -34,7 +36,7 @@ async def world(client: Any, accounts: Any, rt: Any) -> World:
     return World(owner, member, guild, role, r.json()["message"])
 
 
-def refused(r: Any, field: str) -> None:
+def rejected_field(r: Any, field: str) -> None:
     assert r.status_code == 422, r.text
     body = r.json()["error"]
     assert body["code"] == "validation.failed"
@@ -90,7 +92,7 @@ async def attempt(client: Any, w: World, method: str, path: str, field: str, ext
                          ids=[f"{m} {p} {f}" for m, p, f, _ in GUILD_FIELDS])
 async def test_guild_names_and_texts_refuse_controls(client, accounts, rt, control, method, path, field, extra):
     w = await world(client, accounts, rt)
-    refused(await attempt(client, w, method, path, field, extra, f"Mead{control}hall"), field)
+    rejected_field(await attempt(client, w, method, path, field, extra, f"Mead{control}hall"), field)
 
 
 @pytest.mark.parametrize("control", CONTROLS, ids=["nul", "bel"])
@@ -98,7 +100,7 @@ async def test_guild_names_and_texts_refuse_controls(client, accounts, rt, contr
                          ids=[f"{m} {p} {f}" for m, p, f, _ in MESSAGE_FIELDS])
 async def test_message_fields_refuse_controls(client, accounts, rt, control, method, path, field, extra):
     w = await world(client, accounts, rt)
-    refused(await attempt(client, w, method, path, field, extra, f"a{control}b"), field)
+    rejected_field(await attempt(client, w, method, path, field, extra, f"a{control}b"), field)
 
 
 @pytest.mark.parametrize("control", CONTROLS, ids=["nul", "bel"])
@@ -108,7 +110,7 @@ async def test_profile_fields_refuse_controls(client, accounts, rt, control, met
     w = await world(client, accounts, rt)
     # The status emoji is checked for controls before its shape, so a real emoji around it still fails.
     value = f"\U0001f37a{control}" if field == "custom_status_emoji" else f"Ann{control}a"
-    refused(await attempt(client, w, method, path, field, extra, value), field)
+    rejected_field(await attempt(client, w, method, path, field, extra, value), field)
 
 
 @pytest.mark.parametrize("control", CONTROLS, ids=["nul", "bel"])
@@ -117,14 +119,14 @@ async def test_registration_refuses_controls(client, control, field):
     body = {"username": "newcomer", "email": "newcomer@example.com", "password": "correct horse battery staple"}
     body[field] = {"username": f"new{control}comer", "email": f"new{control}comer@example.com",
                    "display_name": f"New{control}comer"}[field]
-    refused(await client.post(f"{API}/auth/register", json=body), field)
+    rejected_field(await client.post(f"{API}/auth/register", json=body), field)
 
 
 @pytest.mark.parametrize("control", CONTROLS, ids=["nul", "bel"])
 async def test_login_refuses_controls(client, accounts, control):
     await accounts.register("someone")
     r = await client.post(f"{API}/auth/login", json={"login": f"some{control}one", "password": "whatever-password"})
-    refused(r, "login")
+    rejected_field(r, "login")
 
 
 @pytest.mark.parametrize("field", ["name", "nick"])
@@ -132,7 +134,7 @@ async def test_single_line_names_refuse_line_breaks(client, accounts, rt, field)
     w = await world(client, accounts, rt)
     path = "/channels/{room}" if field == "name" else "/guilds/{guild}/members/@me"
     for value in ("a\nb", "a\tb", "a\rb", "a\u2028b", "a\x85b", "a\x7fb"):
-        refused(await attempt(client, w, "PATCH", path, field, {}, value), field)
+        rejected_field(await attempt(client, w, "PATCH", path, field, {}, value), field)
 
 
 async def test_line_feed_and_tab_are_kept_in_multi_line_fields(client, accounts, rt):
@@ -148,7 +150,7 @@ async def test_line_feed_and_tab_are_kept_in_multi_line_fields(client, accounts,
     r = await client.patch(f"{API}/guilds/{w.guild['id']}", json={"description": text}, headers=w.owner.headers)
     assert r.status_code == 200 and r.json()["guild"]["description"] == text, r.text
     # A carriage return is a control character like any other, also where line feeds are allowed.
-    refused(await client.post(f"{API}/channels/{w.room}/messages", json={"content": "a\r\nb"},
+    rejected_field(await client.post(f"{API}/channels/{w.room}/messages", json={"content": "a\r\nb"},
                               headers=w.owner.headers), "content")
 
 
@@ -161,4 +163,4 @@ async def test_line_feed_and_tab_are_kept_in_multi_line_fields(client, accounts,
 async def test_query_texts_refuse_controls(client, accounts, rt, control, path, field):
     w = await world(client, accounts, rt)
     url = API + path.format(guild=w.guild["id"], control=control)
-    refused(await client.get(url, headers=w.owner.headers), field)
+    rejected_field(await client.get(url, headers=w.owner.headers), field)

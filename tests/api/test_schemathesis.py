@@ -41,7 +41,7 @@ from meadhall.core.crypto import token_digest
 from meadhall.core.errors import AppError
 from meadhall.core.ratelimit import BUCKETS
 from meadhall.runtime import Runtime
-from tests.conftest import PASSWORD
+from tests.support.personas import PASSWORD
 
 # The run takes about 45 s alone (2 cores, about 4000 requests); under `pytest -n auto` it is one test on one worker.
 SEED = 12_345

@@ -22,9 +22,9 @@ from meadhall.app import create_app
 from meadhall.config import Settings
 from meadhall.db.migrate import shipped_revisions
 from meadhall.runtime import Runtime
-from tests.files.helpers import attached, fetch
-from tests.isolation import clean_env, fresh_postgres
-from tests.processes import MEADHALL, free_port, serve, stop
+from tests.support.files import attached, fetch
+from tests.support.isolation import clean_env, fresh_postgres
+from tests.support.processes import MEADHALL, free_port, serve, stop
 
 API = "/api/v1"
 NEWER = "9999_from_the_future"

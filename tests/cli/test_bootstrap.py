@@ -9,12 +9,9 @@ from sqlalchemy import func, select
 from meadhall.core import permissions as perms
 from meadhall.db.schema import audit_log, channels, guilds, member_roles, members, messages, roles, users
 from meadhall.guilds.service import snapshot
+from tests.support.accounts import login
 
 API = "/api/v1"
-
-
-async def login(client, login_value, password, **extra):
-    return await client.post(f"{API}/auth/login", json={"login": login_value, "password": password, **extra})
 
 
 async def counts(rt):

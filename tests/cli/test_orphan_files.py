@@ -4,20 +4,9 @@ tested in tests/files/test_orphans.py."""
 
 from __future__ import annotations
 
-from sqlalchemy import select
-
-from meadhall.db.schema import files
-from tests.files.helpers import attached
-from tests.messages.test_send import hall
-
-
-async def file_ids(rt) -> list[int]:
-    async with rt.engine.connect() as conn:
-        return [r.id for r in await conn.execute(select(files.c.id).order_by(files.c.id))]
-
-
-def stored(settings, file_id):
-    return settings.DATA_DIR / "files" / f"{int(file_id) % 256:02x}" / str(file_id)
+from tests.support.factories import file_ids
+from tests.support.files import attached, stored
+from tests.support.personas import hall
 
 
 async def test_cli_orphan_files(client, accounts, rt, clock, settings, cli):

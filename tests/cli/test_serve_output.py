@@ -8,8 +8,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.isolation import clean_env
-from tests.processes import serve, stop, wait_healthy
+from tests.support.isolation import clean_env
+from tests.support.processes import serve, stop, wait_healthy
 
 
 def test_serve_prints_its_address_and_no_library_lines(tmp_path: Path) -> None:

@@ -20,11 +20,8 @@ import pytest
 from sqlalchemy import select
 
 from meadhall.db.schema import audit_log
-from tests.conftest import PASSWORD as PASSWORD_OF_ACCOUNTS
-
-
-async def login(client, login_value, password, **extra):
-    return await client.post("/api/v1/auth/login", json={"login": login_value, "password": password, **extra})
+from tests.support.accounts import bearer, login
+from tests.support.personas import PASSWORD as PASSWORD_OF_ACCOUNTS
 
 
 async def test_create_user_single_can_sign_in_even_with_registration_disabled(cli, client):
@@ -207,10 +204,6 @@ async def test_totp_reset_disables_second_factor(cli, client, accounts):
 
 
 ME = "/api/v1/users/@me"
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
 
 
 async def admin_view_of(client, headers, owner) -> int:

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from meadhall.core.stores import MemoryStore, RedisStore
-from tests.core import STORE_KINDS, open_store
+from tests.support.stores import STORE_KINDS, open_store
 
 NOW = 1_700_000_000.123456
 KW = {"window": 900, "threshold": 5, "lock": 900}

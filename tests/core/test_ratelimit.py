@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from meadhall.config import Settings
 from meadhall.core.ratelimit import BUCKETS, Bucket, Decision, Limiter, bucket_table, parse_override
 from meadhall.core.stores import MemoryStore
-from tests.core import STORE_KINDS, open_store
+from tests.support.stores import STORE_KINDS, open_store
 
 # Start times with many fractional digits: a store that loses precision on epoch-scale numbers
 # (Lua's 14-digit tostring did) refuses the last token of a burst for some of them.

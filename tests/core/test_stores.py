@@ -10,7 +10,8 @@ import pytest
 
 from meadhall.core.ratelimit import gcra_step
 from meadhall.core.stores import MemoryStore, RedisStore
-from tests.core import STORE_KINDS, TEST_REDIS_URL, open_store
+from tests.support.isolation import TEST_REDIS_URL
+from tests.support.stores import STORE_KINDS, open_store
 
 NOW = 1_700_000_000.123456
 

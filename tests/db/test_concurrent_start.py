@@ -22,8 +22,8 @@ import httpx
 import pytest
 
 from meadhall.db.migrate import shipped_revisions
-from tests.isolation import TEST_DATABASE_URL, clean_env, fresh_postgres
-from tests.processes import STARTUP_TIMEOUT, Node, free_port, spawn, stop, wait_healthy
+from tests.support.isolation import TEST_DATABASE_URL, clean_env, fresh_postgres
+from tests.support.processes import STARTUP_TIMEOUT, Node, free_port, spawn, stop, wait_healthy
 
 BACKENDS = ["sqlite"] + (["postgres"] if TEST_DATABASE_URL else [])
 

@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from meadhall.db import dialect
 from meadhall.db.engine import create_engine
 from meadhall.db.migrate import MIGRATIONS_DIR, alembic_config, migrate, shipped_revisions
-from tests.isolation import TEST_DATABASE_URL, async_url, fresh_postgres
+from tests.support.isolation import TEST_DATABASE_URL, async_url, fresh_postgres
 
 VERSIONS_DIR = MIGRATIONS_DIR / "versions"
 

@@ -32,7 +32,7 @@ async def wait_for(predicate: Callable[[], bool]) -> None:
     raise AssertionError("condition not met within 5 s")
 
 
-async def audit_rows(rt: Any) -> list[Any]:
+async def committed_audit_rows(rt: Any) -> list[Any]:
     """Read through a fresh connection, i.e. only what is committed."""
     async with rt.engine.connect() as conn:
         return list((await conn.execute(select(audit_log).order_by(audit_log.c.id))).all())
@@ -119,7 +119,7 @@ async def test_exception_drops_events_callbacks_and_audit(rt, published, error):
             raise error
     assert published.batches == []
     assert ran == []
-    assert await audit_rows(rt) == []
+    assert await committed_audit_rows(rt) == []
 
 
 async def test_committed_audit_entry_is_readable_with_all_fields(rt, clock):
@@ -137,7 +137,7 @@ async def test_committed_audit_entry_is_readable_with_all_fields(rt, clock):
         )
         clock.advance(5)  # the unit of work keeps the time it started with
         second_id = await record(uow, "instance.settings_update", actor_id=None)
-    rows = await audit_rows(rt)
+    rows = await committed_audit_rows(rt)
     assert [r.id for r in rows] == sorted([entry_id, second_id])
     row = next(r for r in rows if r.id == entry_id)
     assert row.action == "role.update"
@@ -192,7 +192,7 @@ async def test_unit_without_events_does_not_publish(rt, published):
     async with rt.uow() as uow:
         await record(uow, "guild.update", actor_id=1)
     assert published.batches == []
-    assert len(await audit_rows(rt)) == 1
+    assert len(await committed_audit_rows(rt)) == 1
 
 
 async def test_publish_failure_keeps_the_commit_and_runs_callbacks(rt, monkeypatch):
@@ -208,5 +208,5 @@ async def test_publish_failure_keeps_the_commit_and_runs_callbacks(rt, monkeypat
         uow.emit(event("GUILD_UPDATE", {}, [1]))
         uow.after_commit(callback)
     assert len(spy.batches) == 1
-    assert len(await audit_rows(rt)) == 1
+    assert len(await committed_audit_rows(rt)) == 1
     assert ran == ["after_commit"]

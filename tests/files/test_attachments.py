@@ -3,26 +3,18 @@ same room; who may fetch them once sent; deletion with the message, the room and
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from sqlalchemy import delete, select
+from sqlalchemy import delete
 
 from meadhall.core import permissions as perms
 from meadhall.db.schema import channels, files
-from tests.files.helpers import API, attach, attached, error, fetch, png
-from tests.guilds.test_channels import make_role, room
-from tests.messages.test_send import hall, post, send, url
+from tests.support.factories import file_ids, insert_role
+from tests.support.files import attach, attached, fetch, png, stored
+from tests.support.guilds import room
+from tests.support.http import API, error
+from tests.support.messages import post, send, url
+from tests.support.personas import hall
 
 P = perms.P
-
-
-def stored(settings, file_id: str) -> Path:
-    return settings.DATA_DIR / "files" / f"{int(file_id) % 256:02x}" / file_id
-
-
-async def file_rows(rt) -> list[int]:
-    async with rt.engine.connect() as conn:
-        return [r.id for r in await conn.execute(select(files.c.id).order_by(files.c.id))]
 
 
 async def test_send_binds_attachments_in_the_order_given(client, accounts, rt, capture_events):
@@ -134,7 +126,7 @@ async def test_deleting_the_message_deletes_its_files(client, accounts, rt, sett
     r = await client.delete(url(h.general, f"/{message['id']}"), headers=h.a.headers)
     assert r.status_code == 204
     assert not stored(settings, f["id"]).exists()
-    assert await file_rows(rt) == [int(keep["id"])]
+    assert await file_ids(rt) == [int(keep["id"])]
     assert error(await fetch(client, h.a, f["id"])) == (404, "file.not_found")
 
 
@@ -151,7 +143,7 @@ async def test_deleting_a_room_or_a_guild_deletes_their_files(client, accounts, 
     assert (await client.delete(f"{API}/channels/{talk['id']}", headers=h.owner.headers)).status_code == 204
     for gone in (sent["id"], unsent["id"], background):
         assert not stored(settings, gone).exists()
-    assert await file_rows(rt) == [int(elsewhere["id"])]
+    assert await file_ids(rt) == [int(elsewhere["id"])]
 
     r = await client.post(f"{API}/guilds/{h.id}/icon", files={"file": ("i.png", png(), "image/png")},
                           headers=h.owner.headers)
@@ -160,7 +152,7 @@ async def test_deleting_a_room_or_a_guild_deletes_their_files(client, accounts, 
                       headers=h.owner.headers)
     r = await client.delete(f"{API}/guilds/{h.id}", headers=h.owner.headers)
     assert r.status_code == 204, r.text
-    assert await file_rows(rt) == []
+    assert await file_ids(rt) == []
     assert not stored(settings, elsewhere["id"]).exists() and not stored(settings, icon).exists()
 
 
@@ -188,11 +180,11 @@ async def test_a_dangling_attachment_is_not_served(client, accounts, rt):
 async def test_upload_role_permission(client, accounts, rt, clock):
     """ATTACH_FILES granted by a role in a guild whose default role lacks it."""
     h = await hall(client, accounts, rt)
-    from tests.guilds.test_channels import set_default_permissions
+    from tests.support.factories import update_default_permissions
 
-    await set_default_permissions(rt, h.id, int(perms.DEFAULT) & ~int(P.ATTACH_FILES))
+    await update_default_permissions(rt, h.id, int(perms.DEFAULT) & ~int(P.ATTACH_FILES))
     assert error(await attach(client, h.a, h.general)) == (403, "perm.denied")
-    await make_role(rt, clock, h.id, 777, int(P.ATTACH_FILES), 1, holders=[h.a])
+    await insert_role(rt, clock, h.id, 777, int(P.ATTACH_FILES), 1, holders=[h.a])
     assert (await attach(client, h.a, h.general)).status_code == 201
 
 

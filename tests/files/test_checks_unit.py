@@ -11,7 +11,7 @@ from meadhall.files import sniff
 from meadhall.files.images import ImageRejected, inspect_image
 from meadhall.files.names import clean_name, content_disposition, disposition_kind, media_type
 from meadhall.files.serve import etag_matches
-from tests.files.helpers import bomb_png, gif, jpeg, png, png_of_size, webp
+from tests.support.files import bomb_png, gif, jpeg, png, png_of_size, webp
 
 
 @pytest.mark.parametrize("raw, expected", [

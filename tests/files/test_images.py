@@ -4,35 +4,30 @@ audit, and who may fetch the images."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from sqlalchemy import insert, select
 
 from meadhall.core import permissions as perms
 from meadhall.db.schema import audit_log, files, instance_settings
-from tests.files.helpers import (
-    API,
+from tests.support.factories import update_default_permissions
+from tests.support.files import (
     bomb_png,
-    error,
     fetch,
     gif,
     jpeg,
     png,
     png_of_size,
     real_bomb_png,
+    stored,
     upload,
     webp,
 )
-from tests.guilds.test_channels import room, set_default_permissions
-from tests.messages.test_send import hall
+from tests.support.guilds import make_invite, room
+from tests.support.http import API, error
+from tests.support.personas import hall
 
 P = perms.P
 MIB = 1024 * 1024
-
-
-def stored(settings, file_id: str) -> Path:
-    return settings.DATA_DIR / "files" / f"{int(file_id) % 256:02x}" / file_id
 
 
 async def rows(rt) -> list[dict]:
@@ -192,7 +187,7 @@ async def test_guild_images_need_manage_guild(client, accounts, rt):
     assert error(r) == (403, "perm.denied")
     assert error(await upload(client, h.outsider, f"/guilds/{h.id}/icon", png())) == (404, "guild.not_found")
     assert error(await upload(client, h.owner, "/guilds/999/icon", png())) == (404, "guild.not_found")
-    await set_default_permissions(rt, h.id, int(perms.DEFAULT | P.MANAGE_GUILD))
+    await update_default_permissions(rt, h.id, int(perms.DEFAULT | P.MANAGE_GUILD))
     assert (await upload(client, h.a, f"/guilds/{h.id}/splash", png())).status_code == 200
 
 
@@ -248,12 +243,6 @@ async def test_room_background_refusals(client, accounts, rt):
 
 
 # ---- invitation background --------------------------------------------------------------------------
-
-
-async def make_invite(client, account, channel_id):
-    r = await client.post(f"{API}/channels/{channel_id}/invites", json={}, headers=account.headers)
-    assert r.status_code == 201, r.text
-    return r.json()["invite"]
 
 
 async def test_invite_background_by_its_creator_or_manage_guild(client, accounts, rt, settings):

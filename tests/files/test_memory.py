@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.isolation import clean_env
+from tests.support.isolation import clean_env
 
 MEADHALL = Path(sys.executable).parent / "meadhall"
 MIB = 1024 * 1024

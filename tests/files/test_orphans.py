@@ -6,24 +6,17 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, update
 
-from meadhall.db.schema import channels, files, invites
+from meadhall.db.schema import channels, invites
 from meadhall.files.cleanup import JOB_EVERY, orphan_files
-from tests.files.helpers import API, attached, png, upload
-from tests.guilds.test_channels import room
-from tests.messages.test_send import hall, post
-
-
-def stored(settings, file_id) -> Path:
-    return settings.DATA_DIR / "files" / f"{int(file_id) % 256:02x}" / str(file_id)
-
-
-async def file_ids(rt) -> list[int]:
-    async with rt.engine.connect() as conn:
-        return [r.id for r in await conn.execute(select(files.c.id).order_by(files.c.id))]
+from tests.support.factories import file_ids
+from tests.support.files import attached, png, stored, upload
+from tests.support.guilds import room
+from tests.support.http import API
+from tests.support.messages import post
+from tests.support.personas import hall
 
 
 async def test_unbound_uploads_older_than_the_threshold(client, accounts, rt, clock, settings):

@@ -16,9 +16,10 @@ from sqlalchemy import select
 from meadhall.db.schema import files
 from meadhall.files import checks
 from meadhall.files.images import MAX_DECODED_PIXELS
-from tests.conftest import PASSWORD
-from tests.files.helpers import API, fetch, gif, jpeg, upload
-from tests.guilds.helpers import make_guild
+from tests.support.files import fetch, gif, jpeg, upload
+from tests.support.guilds import make_guild
+from tests.support.http import API
+from tests.support.personas import PASSWORD
 
 GPS = {ExifTags.GPS.GPSLatitudeRef: "N", ExifTags.GPS.GPSLatitude: (55.0, 45.0, 21.0),
        ExifTags.GPS.GPSLongitudeRef: "E", ExifTags.GPS.GPSLongitude: (37.0, 37.0, 4.0)}

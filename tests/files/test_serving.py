@@ -6,8 +6,9 @@ from __future__ import annotations
 import hashlib
 from urllib.parse import quote
 
-from tests.files.helpers import API, attached, error, fetch, png
-from tests.messages.test_send import hall
+from tests.support.files import attached, fetch, png
+from tests.support.http import API, error
+from tests.support.personas import hall
 
 CACHE = "private, max-age=31536000, immutable"
 CSP = "default-src 'none'; sandbox"

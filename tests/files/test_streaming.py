@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select
 
 from meadhall.db.schema import files
-from tests.messages.test_send import hall
+from tests.support.personas import hall
 
 LIMIT = 64 * 1024
 BOUNDARY = "streamb"

@@ -4,25 +4,22 @@ names, and the File object."""
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
 from meadhall.core import permissions as perms
 from meadhall.db.schema import files
-from tests.files.helpers import API, attach, attached, bomb_png, error, fetch, gif, jpeg, multipart, png, webp
-from tests.guilds.test_channels import room, set_default_permissions
-from tests.messages.test_send import hall
+from tests.support.factories import update_default_permissions
+from tests.support.files import attach, attached, bomb_png, fetch, gif, jpeg, multipart, png, stored, webp
+from tests.support.guilds import room
+from tests.support.http import API, error
+from tests.support.personas import hall
 
 P = perms.P
 FILE_FIELDS = {"id", "purpose", "original_name", "content_type", "size", "sha256", "metadata", "url", "uploader_id",
                "bound", "created_at"}
 LIMIT = 64 * 1024
-
-
-def stored(settings, file_id: str) -> Path:
-    return settings.DATA_DIR / "files" / f"{int(file_id) % 256:02x}" / file_id
 
 
 async def test_upload_answers_the_file_object_and_keeps_the_content(client, accounts, rt, settings):
@@ -64,7 +61,7 @@ async def test_unbound_upload_is_private_to_its_uploader(client, accounts, rt):
 
 async def test_upload_needs_attach_files_and_a_visible_message_room(client, accounts, rt):
     h = await hall(client, accounts, rt)
-    await set_default_permissions(rt, h.id, int(perms.DEFAULT) & ~int(P.ATTACH_FILES))
+    await update_default_permissions(rt, h.id, int(perms.DEFAULT) & ~int(P.ATTACH_FILES))
     r = await attach(client, h.a, h.general)
     assert error(r) == (403, "perm.denied") and r.json()["error"]["permission"] == "ATTACH_FILES"
     # The owner holds every permission.

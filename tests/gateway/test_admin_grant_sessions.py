@@ -8,8 +8,9 @@ from __future__ import annotations
 import pyotp
 
 from meadhall.accounts import admin_ops
-from tests.gateway.delivery import API, login, online, refused
-from tests.guilds.helpers import make_admin
+from tests.support.delivery import online, refused, second_device
+from tests.support.factories import make_admin
+from tests.support.http import API
 
 
 async def assert_invalidated(conn, session_id: str) -> None:
@@ -20,7 +21,7 @@ async def assert_invalidated(conn, session_id: str) -> None:
 
 async def test_admin_grant_ends_every_connection_of_the_grantee(gateway, client, accounts, rt):
     alice, bob = await accounts.register("alice"), await accounts.register("bob")
-    phone = await login(client, alice)
+    phone = await second_device(client, alice)
     a1, a2, b = await online(gateway, client, alice, phone, bob)
     await admin_ops.make_admin(rt, "alice@example.com")
     await assert_invalidated(a1, alice["session"]["id"])

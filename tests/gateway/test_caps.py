@@ -11,7 +11,7 @@ import json
 import pytest
 from websockets.exceptions import InvalidStatus
 
-from tests.gateway.conftest import GatewayClient
+from tests.support.gateway import GatewayClient
 
 CAP = 10
 

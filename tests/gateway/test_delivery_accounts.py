@@ -5,25 +5,18 @@ acknowledged; SESSION_INVALIDATED only to the connections of the revoked session
 from __future__ import annotations
 
 from meadhall.accounts import admin_ops
-from tests.accounts.test_twofactor import DISABLE, enable_2fa, next_code
-from tests.gateway.delivery import (
-    API,
-    READ_STATE_FIELDS,
-    USER_FIELDS,
-    is_id,
-    login,
-    online,
-    refused,
-    seen,
-    until,
-)
-from tests.guilds.helpers import make_admin
-from tests.messages.test_send import hall, post
+from tests.support.accounts import DISABLE, enable_2fa, next_code
+from tests.support.delivery import online, refused, second_device, seen, until
+from tests.support.factories import make_admin
+from tests.support.http import API
+from tests.support.messages import post
+from tests.support.personas import hall
+from tests.support.shapes import READ_STATE_FIELDS, USER_FIELDS, is_id
 
 
 async def test_profile_change_reaches_every_device_of_that_user_only(gateway, client, accounts):
     alice, bob = await accounts.register("alice"), await accounts.register("bob")
-    phone = await login(client, alice)
+    phone = await second_device(client, alice)
     a1, a2, a3, b = await online(gateway, client, alice, alice, phone, bob)
     r = await client.patch(f"{API}/users/@me", json={"display_name": "Alice A.", "bio": "hi"}, headers=alice.headers)
     assert r.status_code == 200, r.text
@@ -96,7 +89,7 @@ async def test_read_state_update_reaches_the_other_sessions_but_not_the_acknowle
         gateway, client, accounts, rt):
     h = await hall(client, accounts, rt)
     m = await post(client, h.owner, h.general, "read me")
-    tablet = await login(client, h.a)
+    tablet = await second_device(client, h.a)
     here1, here2, there, b = await online(gateway, client, h.a, h.a, tablet, h.b)
     r = await client.post(f"{API}/channels/{h.general}/ack", json={"message_id": m["id"]}, headers=h.a.headers)
     assert r.status_code == 200, r.text
@@ -110,7 +103,7 @@ async def test_read_state_update_reaches_the_other_sessions_but_not_the_acknowle
 
 async def test_read_state_update_from_the_other_device_comes_back_the_other_way(gateway, client, accounts, rt):
     h = await hall(client, accounts, rt)
-    tablet = await login(client, h.a)
+    tablet = await second_device(client, h.a)
     here, there = await online(gateway, client, h.a, tablet)
     m = await post(client, h.owner, h.general, f"<@{h.a.id}> look")
     r = await client.post(f"{API}/channels/{h.general}/ack", json={}, headers=tablet.headers)
@@ -125,7 +118,7 @@ async def test_read_state_update_from_the_other_device_comes_back_the_other_way(
 
 async def test_session_invalidated_reaches_only_the_revoked_sessions_connections(gateway, client, accounts):
     alice, bob = await accounts.register("alice"), await accounts.register("bob")
-    phone = await login(client, alice)
+    phone = await second_device(client, alice)
     laptop1, laptop2, mobile, b = await online(gateway, client, alice, alice, phone, bob)
     r = await client.delete(f"{API}/auth/sessions/{phone['session']['id']}", headers=alice.headers)
     assert r.status_code == 204, r.text
@@ -138,14 +131,15 @@ async def test_session_invalidated_reaches_only_the_revoked_sessions_connections
 
 
 async def test_public_profile_change_updates_the_member_in_every_guild(gateway, client, accounts, rt):
-    from tests.gateway.delivery import check_member
-    from tests.guilds.helpers import join, make_guild
+    from tests.support.delivery import check_member
+    from tests.support.factories import add_member
+    from tests.support.guilds import make_guild
 
     alice, bob, carol, dave = [await accounts.register(n) for n in ("alice", "bob", "carol", "dave")]
     hall_b = await make_guild(client, bob, "Bob Hall")
     hall_c = await make_guild(client, carol, "Carol Hall")
-    await join(rt, hall_b["id"], alice)
-    await join(rt, hall_c["id"], alice)
+    await add_member(rt, hall_b["id"], alice)
+    await add_member(rt, hall_c["id"], alice)
     b, c, d = await online(gateway, client, bob, carol, dave)
     r = await client.patch(f"{API}/users/@me", json={"display_name": "Alice the Bold"}, headers=alice.headers)
     assert r.status_code == 200, r.text
@@ -158,11 +152,12 @@ async def test_public_profile_change_updates_the_member_in_every_guild(gateway, 
 
 
 async def test_private_profile_change_updates_no_member(gateway, client, accounts, rt):
-    from tests.guilds.helpers import join, make_guild
+    from tests.support.factories import add_member
+    from tests.support.guilds import make_guild
 
     alice, bob = await accounts.register("alice"), await accounts.register("bob")
     hall_b = await make_guild(client, bob, "Bob Hall")
-    await join(rt, hall_b["id"], alice)
+    await add_member(rt, hall_b["id"], alice)
     [b] = await online(gateway, client, bob)
     r = await client.patch(f"{API}/users/@me", json={"timezone": "UTC"}, headers=alice.headers)
     assert r.status_code == 200, r.text

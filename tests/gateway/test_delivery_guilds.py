@@ -7,28 +7,23 @@ from __future__ import annotations
 from datetime import timedelta
 
 from meadhall.core.clock import iso
-from tests.gateway.delivery import (
-    API,
-    GUILD_FIELDS,
-    SNAPSHOT_FIELDS,
-    SUMMARY_FIELDS,
+from tests.support.delivery import (
     check_channel,
     check_member,
     check_role,
-    is_id,
-    login,
     of_type,
     online,
     refused,
+    second_device,
     seen,
     types,
     until,
 )
-from tests.guilds.helpers import give, make_admin, make_role
-from tests.guilds.test_channels import room
-from tests.guilds.test_guild_lifecycle import add_member, make_guild
-from tests.guilds.test_invites import join, make_invite
-from tests.messages.test_send import hall, override
+from tests.support.factories import add_member, make_admin
+from tests.support.guilds import accept_invite, give, make_guild, make_invite, make_role, override, room
+from tests.support.http import API
+from tests.support.personas import hall
+from tests.support.shapes import GUILD_FIELDS, SNAPSHOT_FIELDS, SUMMARY_FIELDS, is_id
 
 CHANNEL_EVENTS = ("CHANNEL_CREATE", "CHANNEL_UPDATE", "CHANNEL_DELETE")
 GUILD_EVENTS = ("GUILD_CREATE", "GUILD_UPDATE", "GUILD_DELETE", "MEMBER_ADD", "MEMBER_UPDATE", "MEMBER_REMOVE",
@@ -51,7 +46,7 @@ def channel_events(got):
 
 async def test_guild_create_reaches_the_creators_devices_only(gateway, client, accounts):
     alice, bob = await accounts.register("alice"), await accounts.register("bob")
-    phone = await login(client, alice)
+    phone = await second_device(client, alice)
     a1, a2, b = await online(gateway, client, alice, phone, bob)
     guild = await make_guild(client, alice, "Mead Hall")
     for conn in (a1, a2):
@@ -72,7 +67,7 @@ async def test_join_by_invite_gives_the_joiner_its_snapshot_and_members_the_new_
     joiner = await accounts.register("joiner")
     invite = await make_invite(client, h.owner, h.general)
     owner, a, new, out = await online(gateway, client, h.owner, h.a, joiner, h.outsider)
-    r = await join(client, joiner, invite["code"])
+    r = await accept_invite(client, joiner, invite["code"])
     assert r.status_code == 200, r.text
     snap = await new.dispatch("GUILD_CREATE")
     assert set(snap) == SNAPSHOT_FIELDS and snap["id"] == h.id and snap["member_count"] == 4
@@ -94,7 +89,7 @@ async def test_the_joiner_receives_its_own_member_add(gateway, client, accounts,
     joiner = await accounts.register("joiner")
     invite = await make_invite(client, h.owner, h.general)
     (new,) = await online(gateway, client, joiner)
-    assert (await join(client, joiner, invite["code"])).status_code == 200
+    assert (await accept_invite(client, joiner, invite["code"])).status_code == 200
     got = await until(new, "MESSAGE_CREATE")
     assert sorted(types(got)) == ["GUILD_CREATE", "MEMBER_ADD", "MESSAGE_CREATE"]
     check_member(of_type(got, "MEMBER_ADD")[0], h.id, joiner.id)
@@ -126,7 +121,7 @@ async def test_guild_delete_reaches_every_member(gateway, client, accounts, rt):
 
 async def test_leaving_tells_the_leaver_guild_delete_and_the_others_member_remove(gateway, client, accounts, rt):
     h = await hall(client, accounts, rt)
-    laptop = await login(client, h.b)
+    laptop = await second_device(client, h.b)
     owner, a, b1, b2 = await online(gateway, client, h.owner, h.a, h.b, laptop)
     r = await client.delete(f"{API}/users/@me/guilds/{h.id}", headers=h.b.headers)
     assert r.status_code == 204, r.text
@@ -383,7 +378,7 @@ async def test_member_update_for_nick_and_timeout_reaches_every_member(gateway, 
 
 async def test_member_events_reach_all_devices_of_a_member(gateway, client, accounts, rt):
     h = await hall(client, accounts, rt)
-    tablet = await login(client, h.b)
+    tablet = await second_device(client, h.b)
     b1, b2, b3 = await online(gateway, client, h.b, h.b, tablet)
     r = await client.patch(f"{API}/guilds/{h.id}/members/@me", json={"nick": "Al"}, headers=h.a.headers)
     assert r.status_code == 200, r.text
@@ -432,7 +427,7 @@ async def test_instance_admin_joining_gets_every_room_in_its_snapshot_as_in_read
     await make_admin(rt, h.outsider)
     invite = await make_invite(client, h.owner, h.general)
     (admin,) = await online(gateway, client, h.outsider)
-    assert (await join(client, h.outsider, invite["code"])).status_code == 200
+    assert (await accept_invite(client, h.outsider, invite["code"])).status_code == 200
     snap = await admin.dispatch("GUILD_CREATE")
     assert {c["id"] for c in snap["channels"]} == {h.general, secret["id"]}
     ready = await (await gateway.connect()).identify(h.outsider["token"])

@@ -7,45 +7,29 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from urllib.parse import quote
 
 from meadhall.core.clock import iso
-from tests.gateway.delivery import (
-    API,
+from tests.support.delivery import (
     check_channel,
     check_message,
-    is_id,
-    login,
     of_type,
     online,
     refused,
+    second_device,
     seen,
     types,
     until,
 )
-from tests.guilds.helpers import give, make_admin, make_role
-from tests.guilds.test_channels import room
-from tests.guilds.test_guild_lifecycle import add_member
-from tests.messages.test_send import hall, override, post, url
+from tests.support.factories import add_member, make_admin
+from tests.support.guilds import give, make_role, override, room
+from tests.support.http import API
+from tests.support.messages import post, react, reaction_url, unreact, url
+from tests.support.personas import hall
+from tests.support.shapes import is_id
 
 THUMBS, HEART = "\U0001F44D", "\u2764\ufe0f"
 ROOM_EVENTS = ("MESSAGE_CREATE", "MESSAGE_UPDATE", "MESSAGE_DELETE", "MESSAGE_REACTION_ADD",
                "MESSAGE_REACTION_REMOVE", "CHANNEL_PINS_UPDATE", "TYPING_START")
-
-
-def reaction_url(channel_id, message_id, emoji, user_id=None):
-    path = f"{API}/channels/{channel_id}/messages/{message_id}/reactions/{quote(emoji, safe='')}"
-    return path if user_id is None else f"{path}/{user_id}"
-
-
-async def react(client, account, channel_id, message_id, emoji=THUMBS):
-    r = await client.put(reaction_url(channel_id, message_id, emoji), headers=account.headers)
-    assert r.status_code == 204, r.text
-
-
-async def unreact(client, account, channel_id, message_id, emoji=THUMBS):
-    r = await client.delete(reaction_url(channel_id, message_id, emoji), headers=account.headers)
-    assert r.status_code == 204, r.text
 
 
 async def edit(client, account, channel_id, message_id, content):
@@ -103,7 +87,7 @@ async def test_message_create_reaches_viewers_and_the_author_with_nonce(gateway,
 
 async def test_message_create_reaches_every_connection_of_each_receiver(gateway, client, accounts, rt):
     h = await hall(client, accounts, rt)
-    phone = await login(client, h.b)
+    phone = await second_device(client, h.b)
     b1, b2, b3 = (await online(gateway, client, h.b, h.b, phone))
     m = await post(client, h.a, h.general, "to all devices")
     for got in await seen(client, h.b, b1, b2, b3):
@@ -306,7 +290,7 @@ async def test_pins_update_reaches_viewers(gateway, client, accounts, rt, clock)
 
 async def test_typing_reaches_viewers_but_never_the_author(gateway, client, accounts, rt, clock):
     h = await hidden_from_b(client, accounts, rt)
-    laptop = await login(client, h.a)
+    laptop = await second_device(client, h.a)
     owner, a1, a2, b, out = await online(gateway, client, h.owner, h.a, laptop, h.b, h.outsider)
     await typing(client, h.a, h.general)
     got = await owner.dispatch("TYPING_START")

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.guilds.test_guild_lifecycle import make_guild
-from tests.messages.test_send import post
+from tests.support.guilds import make_guild
+from tests.support.messages import post
 
 API = "/api/v1"
 
 
-async def second_session(client: Any, account: Any) -> dict[str, str]:
+async def new_session_headers(client: Any, account: Any) -> dict[str, str]:
     r = await client.post(f"{API}/auth/login", json={"login": account["user"]["username"],
                                                      "password": account["password"]})
     assert r.status_code == 200, r.text
@@ -22,7 +22,7 @@ async def second_session(client: Any, account: Any) -> dict[str, str]:
 
 async def test_logout_ends_only_that_sessions_connections(gateway, accounts, client):
     alice = await accounts.register("alice")
-    other = await second_session(client, alice)
+    other = await new_session_headers(client, alice)
     phone1 = await gateway.identified(alice["token"])
     phone2 = await gateway.identified(alice["token"])  # same session, second connection
     laptop = await gateway.identified(other["token"])
@@ -49,7 +49,7 @@ def as_session(account: Any, session: dict[str, str]) -> Any:
 
 async def test_logout_all_ends_every_connection(gateway, accounts, client):
     alice = await accounts.register("alice")
-    other = await second_session(client, alice)
+    other = await new_session_headers(client, alice)
     a = await gateway.identified(alice["token"])
     b = await gateway.identified(other["token"])
     r = await client.post(f"{API}/auth/logout-all", headers=alice.headers)
@@ -61,7 +61,7 @@ async def test_logout_all_ends_every_connection(gateway, accounts, client):
 
 async def test_revoking_one_session_ends_its_connections(gateway, accounts, client):
     alice = await accounts.register("alice")
-    other = await second_session(client, alice)
+    other = await new_session_headers(client, alice)
     mine = await gateway.identified(alice["token"])
     theirs = await gateway.identified(other["token"])
     r = await client.get(f"{API}/auth/sessions", headers=alice.headers)
@@ -78,7 +78,7 @@ async def test_revoking_one_session_ends_its_connections(gateway, accounts, clie
 
 async def test_password_change_ends_the_other_sessions(gateway, accounts, client):
     alice = await accounts.register("alice")
-    other = await second_session(client, alice)
+    other = await new_session_headers(client, alice)
     mine = await gateway.identified(alice["token"])
     theirs = await gateway.identified(other["token"])
     r = await client.post(f"{API}/auth/password", json={"new_password": "a brand new passphrase"},

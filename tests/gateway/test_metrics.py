@@ -10,7 +10,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.guilds.helpers import make_guild
+from tests.support.guilds import make_guild
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from sqlalchemy import update
 from websockets.exceptions import InvalidStatus
 
 from meadhall.db.schema import users
-from tests.guilds.helpers import make_guild
+from tests.support.guilds import make_guild
 
 API = "/api/v1"
 

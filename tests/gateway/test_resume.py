@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.guilds.test_guild_lifecycle import make_guild
-from tests.messages.test_send import post
+from tests.support.guilds import make_guild
+from tests.support.messages import post
 
 RESUME_WINDOW = 120
 

@@ -30,9 +30,9 @@ import httpx
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.gateway.conftest import WAIT, GatewayClient
-from tests.isolation import clean_env
-from tests.processes import Node, serve, stop, wait_healthy
+from tests.support.gateway import WAIT, GatewayClient
+from tests.support.isolation import clean_env
+from tests.support.processes import Node, serve, stop, wait_healthy
 
 TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL") or None
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL") or None
@@ -142,14 +142,14 @@ async def ws_clients() -> AsyncIterator[list[GatewayClient]]:
             pass
 
 
-async def post(http: httpx.AsyncClient, node: Node, who: User, room: str, content: str) -> dict[str, Any]:
+async def post_on(http: httpx.AsyncClient, node: Node, who: User, room: str, content: str) -> dict[str, Any]:
     r = await http.post(f"{node.url}{API}/channels/{room}/messages", json={"content": content, "nonce": content},
                         headers=who.headers)
     assert r.status_code == 201, r.text
     return r.json()["message"]
 
 
-async def gateway(node: Node, clients: list[GatewayClient]) -> GatewayClient:
+async def connect_gateway(node: Node, clients: list[GatewayClient]) -> GatewayClient:
     ws = await connect(f"{node.ws_url}/gateway?v=1&encoding=json", open_timeout=WAIT, max_size=None,
                        compression=None, proxy=None)
     client = GatewayClient(ws)
@@ -158,7 +158,7 @@ async def gateway(node: Node, clients: list[GatewayClient]) -> GatewayClient:
 
 
 async def identified(node: Node, who: User, clients: list[GatewayClient]) -> GatewayClient:
-    client = await gateway(node, clients)
+    client = await connect_gateway(node, clients)
     ready = await client.identify(who.token)
     assert ready["user"]["id"] == who.id
     return client
@@ -178,13 +178,13 @@ async def test_a_message_posted_on_one_node_reaches_a_client_of_the_other(cluste
     bob_on_b = await identified(cluster.b, bob, ws_clients)
     alice_on_a = await identified(cluster.a, alice, ws_clients)
 
-    sent = await post(http, cluster.a, alice, room, "hello from node A")
+    sent = await post_on(http, cluster.a, alice, room, "hello from node A")
     got = (await created(bob_on_b, sent["id"]))["d"]
     assert got["content"] == "hello from node A"
     assert got["channel_id"] == room and got["author"]["id"] == alice.id
 
     # And back: posted on B, delivered on A, and to the author (with the nonce) on B.
-    reply = await post(http, cluster.b, bob, room, "hello from node B")
+    reply = await post_on(http, cluster.b, bob, room, "hello from node B")
     assert (await created(alice_on_a, reply["id"]))["d"]["content"] == "hello from node B"
     assert (await created(bob_on_b, reply["id"]))["d"]["nonce"] == "hello from node B"
 
@@ -200,7 +200,7 @@ async def test_a_client_of_node_a_resumes_on_node_b_without_losing_an_event(clus
 
     alice_on_a = await identified(cluster.a, alice, ws_clients)
     session_id = alice_on_a.session_id
-    first = await post(http, cluster.b, bob, room, "before the break")
+    first = await post_on(http, cluster.b, bob, room, "before the break")
     await created(alice_on_a, first["id"])
     last_seq = alice_on_a.last_seq
     assert last_seq is not None and last_seq >= 2  # READY was 1
@@ -208,14 +208,14 @@ async def test_a_client_of_node_a_resumes_on_node_b_without_losing_an_event(clus
 
     # Produced while alice is away, through both nodes and by both users.
     missed = [
-        await post(http, cluster.a, alice, room, "missed 1 (alice via A)"),
-        await post(http, cluster.b, bob, room, "missed 2 (bob via B)"),
-        await post(http, cluster.a, bob, room, "missed 3 (bob via A)"),
-        await post(http, cluster.b, alice, room, "missed 4 (alice via B)"),
+        await post_on(http, cluster.a, alice, room, "missed 1 (alice via A)"),
+        await post_on(http, cluster.b, bob, room, "missed 2 (bob via B)"),
+        await post_on(http, cluster.a, bob, room, "missed 3 (bob via A)"),
+        await post_on(http, cluster.b, alice, room, "missed 4 (alice via B)"),
     ]
     await created(witness_on_a, missed[-1]["id"])
 
-    alice_on_b = await gateway(cluster.b, ws_clients)
+    alice_on_b = await connect_gateway(cluster.b, ws_clients)
     hello = await alice_on_b.recv()
     assert hello["op"] == 10
     await alice_on_b.send(6, {"token": alice.token, "session_id": session_id, "seq": last_seq})
@@ -234,7 +234,7 @@ async def test_a_client_of_node_a_resumes_on_node_b_without_losing_an_event(clus
     assert resumed["s"] == last_seq + len(replayed) + 1
 
     # Live again, on B: an event produced through A arrives once, with the next number.
-    live = await post(http, cluster.a, bob, room, "after the resume")
+    live = await post_on(http, cluster.a, bob, room, "after the resume")
     frame = await alice_on_b.recv_until(lambda f: f["op"] == 0)
     assert (frame["t"], frame["d"]["id"], frame["s"]) == ("MESSAGE_CREATE", live["id"], resumed["s"] + 1)
     await created(witness_on_a, live["id"])
@@ -245,12 +245,12 @@ async def test_a_resume_on_another_node_with_an_older_seq_replays_from_there(clu
     """The client says it last saw READY: everything after it is replayed, on the other node."""
     alice, bob, room = cluster.alice, cluster.bob, cluster.room
     alice_on_b = await identified(cluster.b, alice, ws_clients)
-    sent = [await post(http, cluster.a, bob, room, f"seen or not {i}") for i in range(3)]
+    sent = [await post_on(http, cluster.a, bob, room, f"seen or not {i}") for i in range(3)]
     for message in sent:
         await created(alice_on_b, message["id"])
     await alice_on_b.close()
 
-    alice_on_a = await gateway(cluster.a, ws_clients)
+    alice_on_a = await connect_gateway(cluster.a, ws_clients)
     assert (await alice_on_a.recv())["op"] == 10
     await alice_on_a.send(6, {"token": alice.token, "session_id": alice_on_b.session_id, "seq": 1})
     frames = [await alice_on_a.recv() for _ in range(len(sent) + 1)]
@@ -326,7 +326,7 @@ async def test_connections_on_both_nodes_share_the_cap_of_ten(cluster, http, ws_
 async def test_when_a_node_stops_its_clients_resume_on_another_without_losing_an_event(cluster, http, ws_clients):
     alice, bob, room = cluster.alice, cluster.bob, cluster.room
     alice_on_a = await identified(cluster.a, alice, ws_clients)
-    before = await post(http, cluster.b, bob, room, "before the restart")
+    before = await post_on(http, cluster.b, bob, room, "before the restart")
     await created(alice_on_a, before["id"])
     last_seq = alice_on_a.last_seq
 
@@ -334,9 +334,9 @@ async def test_when_a_node_stops_its_clients_resume_on_another_without_losing_an
     assert code in (0, -signal.SIGTERM), cluster.a.stderr()
     assert await alice_on_a.wait_closed() == 1012
     # Node A is gone and alice has not resumed yet: nobody holds her gateway session right now.
-    during = await post(http, cluster.b, bob, room, "while alice reconnects")
+    during = await post_on(http, cluster.b, bob, room, "while alice reconnects")
 
-    alice_on_b = await gateway(cluster.b, ws_clients)
+    alice_on_b = await connect_gateway(cluster.b, ws_clients)
     assert (await alice_on_b.recv())["op"] == 10
     await alice_on_b.send(6, {"token": alice.token, "session_id": alice_on_a.session_id, "seq": last_seq})
     frames = [await alice_on_b.recv(), await alice_on_b.recv()]

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from meadhall.core import permissions as perms
-from tests.guilds.test_channels import set_default_permissions
-from tests.messages.test_send import denied, hall, invalid, message_count, override, post, send
+from tests.support.factories import message_count, update_default_permissions
+from tests.support.guilds import override
+from tests.support.http import denied, invalid
+from tests.support.messages import post, send
+from tests.support.personas import hall
 
 P = perms.P
 
@@ -62,7 +65,7 @@ async def test_length_counts_the_request_content_before_stripping(client, accoun
 
 async def test_scream_needs_send_screams(client, accounts, rt):
     h = await hall(client, accounts, rt)
-    await set_default_permissions(rt, h.id, perms.DEFAULT & ~P.SEND_SCREAMS)
+    await update_default_permissions(rt, h.id, perms.DEFAULT & ~P.SEND_SCREAMS)
     before = await message_count(rt, h.general)
     denied(await send(client, h.a, h.general, "/scream LOUD"), "SEND_SCREAMS")
     assert await message_count(rt, h.general) == before
@@ -96,7 +99,7 @@ async def test_ls_is_a_private_message_to_the_named_user(client, accounts, rt):
 
 async def test_ls_needs_send_private_messages(client, accounts, rt):
     h = await hall(client, accounts, rt)
-    await set_default_permissions(rt, h.id, perms.DEFAULT & ~P.SEND_PRIVATE_MESSAGES)
+    await update_default_permissions(rt, h.id, perms.DEFAULT & ~P.SEND_PRIVATE_MESSAGES)
     denied(await send(client, h.a, h.general, f"/ls <@{h.b.id}> hi"), "SEND_PRIVATE_MESSAGES")
     assert (await post(client, h.owner, h.general, f"/ls <@{h.b.id}> hi"))["kind"] == "private"
 
@@ -135,7 +138,7 @@ async def test_ls_recipient_who_cannot_view_the_room_is_422(client, accounts, rt
 async def test_ls_to_a_timed_out_member_who_still_views_is_allowed(client, accounts, rt, clock):
     from datetime import timedelta
 
-    from tests.messages.test_send import time_out
+    from tests.support.factories import time_out
 
     h = await hall(client, accounts, rt)
     await time_out(rt, h.id, h.b, clock.now() + timedelta(hours=1))

@@ -4,22 +4,11 @@ from __future__ import annotations
 
 from meadhall.core import permissions as perms
 from meadhall.core.clock import iso
-from tests.guilds.helpers import audit_rows
-from tests.guilds.test_channels import make_role, room
-from tests.messages.test_send import (
-    channel_row,
-    denied,
-    err,
-    events,
-    hall,
-    history,
-    ids,
-    invalid,
-    not_found,
-    override,
-    post,
-    url,
-)
+from tests.support.factories import audit_rows, channel_row, insert_role
+from tests.support.guilds import override, room
+from tests.support.http import denied, err, invalid, not_found
+from tests.support.messages import events, history, ids, post, url
+from tests.support.personas import hall
 
 P = perms.P
 
@@ -79,7 +68,7 @@ async def test_others_need_manage_messages_to_edit(client, accounts, rt, clock):
     h = await hall(client, accounts, rt)
     m = await post(client, h.a, h.general, "mine")
     denied(await edit(client, h.b, h.general, m["id"], "yours now"), "MANAGE_MESSAGES")
-    await make_role(rt, clock, h.id, 7001, P.MANAGE_MESSAGES, 1, holders=[h.b])
+    await insert_role(rt, clock, h.id, 7001, P.MANAGE_MESSAGES, 1, holders=[h.b])
     r = await edit(client, h.b, h.general, m["id"], "moderated")
     assert r.status_code == 200 and r.json()["message"]["content"] == "moderated"
     assert r.json()["message"]["author"]["id"] == h.a.id
@@ -92,7 +81,7 @@ async def test_others_need_manage_messages_to_edit(client, accounts, rt, clock):
 
 async def test_manage_messages_denied_in_the_room(client, accounts, rt, clock):
     h = await hall(client, accounts, rt)
-    await make_role(rt, clock, h.id, 7002, P.MANAGE_MESSAGES, 1, holders=[h.b])
+    await insert_role(rt, clock, h.id, 7002, P.MANAGE_MESSAGES, 1, holders=[h.b])
     await override(client, h.owner, h.general, "7002", "role", deny="MANAGE_MESSAGES")
     m = await post(client, h.a, h.general, "mine")
     denied(await edit(client, h.b, h.general, m["id"], "x"), "MANAGE_MESSAGES")
@@ -171,7 +160,7 @@ async def test_others_need_manage_messages_to_delete_and_are_audited(client, acc
     m = await post(client, h.a, h.general, "spam")
     denied(await delete(client, h.b, h.general, m["id"]), "MANAGE_MESSAGES")
     assert (await client.get(url(h.general, f"/{m['id']}"), headers=h.a.headers)).status_code == 200
-    await make_role(rt, clock, h.id, 7003, P.MANAGE_MESSAGES, 1, holders=[h.b])
+    await insert_role(rt, clock, h.id, 7003, P.MANAGE_MESSAGES, 1, holders=[h.b])
     clock.advance(hours=48)  # any age
     capture_events.clear()
     assert (await delete(client, h.b, h.general, m["id"])).status_code == 204

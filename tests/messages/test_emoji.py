@@ -9,8 +9,11 @@ from meadhall.core.errors import AppError
 from meadhall.db.schema import reactions
 from meadhall.messages import emoji as emojis
 from meadhall.messages.emoji import CustomEmoji, ParsedEmoji, is_unicode_emoji, parse_emoji
-from tests.guilds.test_guild_lifecycle import add_member, make_guild
-from tests.messages.test_reactions import error_of, hall, message_of, react, reaction_url, send, unreact
+from tests.support.factories import add_member
+from tests.support.guilds import make_guild
+from tests.support.http import err
+from tests.support.messages import message_of, post, react, reaction_url, unreact
+from tests.support.personas import gathering
 
 API = "/api/v1"
 
@@ -111,9 +114,9 @@ def known_emojis(monkeypatch):
 
 
 async def test_custom_emoji_of_the_guild_is_matched_by_id(client, accounts, rt, capture_events, known_emojis):
-    guild, ch, (a, b) = await hall(client, accounts, rt, "bob")
+    guild, ch, (a, b) = await gathering(client, accounts, rt, "bob")
     known_emojis[555] = CustomEmoji(id=555, guild_id=int(guild["id"]), name="party")
-    m = await send(client, a, ch)
+    m = await post(client, a, ch)
     capture_events.clear()
     await react(client, a, ch, m["id"], "party:555")
     await react(client, b, ch, m["id"], "<:whatever:555>")  # the name part is ignored
@@ -136,7 +139,7 @@ async def test_custom_emoji_of_the_guild_is_matched_by_id(client, accounts, rt, 
     # Deleted later: it cannot be added any more, but the reactions it left can still be removed.
     del known_emojis[555]
     r = await react(client, b, ch, m["id"], "party:555", expect=422)
-    assert error_of(r)["code"] == "reaction.invalid_emoji"
+    assert err(r)["code"] == "reaction.invalid_emoji"
     await unreact(client, a, ch, m["id"], "party:555")
     r = await client.delete(reaction_url(ch, m["id"], "party:555", c.id), headers=a.headers)
     assert r.status_code == 204
@@ -144,16 +147,16 @@ async def test_custom_emoji_of_the_guild_is_matched_by_id(client, accounts, rt, 
 
 
 async def test_external_custom_emoji_needs_permission_and_membership(client, accounts, rt, known_emojis):
-    guild, ch, (a, b) = await hall(client, accounts, rt, "bob")
+    guild, ch, (a, b) = await gathering(client, accounts, rt, "bob")
     elsewhere = await make_guild(client, await accounts.register("erin"), "Elsewhere")
     known_emojis[777] = CustomEmoji(id=777, guild_id=int(elsewhere["id"]), name="far")
-    m = await send(client, a, ch)
+    m = await post(client, a, ch)
     r = await react(client, b, ch, m["id"], "far:777", expect=403)
-    assert error_of(r)["code"] == "perm.denied" and error_of(r)["permission"] is None
+    assert err(r)["code"] == "perm.denied" and err(r)["permission"] is None
     await add_member(rt, elsewhere["id"], b)
     await react(client, b, ch, m["id"], "far:777")
     r = await client.put(f"{API}/channels/{ch}/permissions/{guild['id']}",
                          json={"type": "role", "deny": "USE_EXTERNAL_EMOJIS"}, headers=a.headers)
     assert r.status_code == 204, r.text
     r = await react(client, b, ch, m["id"], "<:far:777>", expect=403)
-    assert error_of(r)["permission"] == "USE_EXTERNAL_EMOJIS"
+    assert err(r)["permission"] == "USE_EXTERNAL_EMOJIS"

@@ -7,18 +7,11 @@ from datetime import timedelta
 import pytest
 
 from meadhall.core import permissions as perms
-from tests.guilds.test_channels import room, set_default_permissions
-from tests.messages.test_send import (
-    denied,
-    hall,
-    history,
-    invalid,
-    not_found,
-    override,
-    post,
-    time_out,
-    url,
-)
+from tests.support.factories import time_out, update_default_permissions
+from tests.support.guilds import override, room
+from tests.support.http import denied, invalid, not_found
+from tests.support.messages import history, post, url
+from tests.support.personas import hall
 
 P = perms.P
 
@@ -165,7 +158,7 @@ async def test_query_refusals(client, accounts, rt):
 async def test_without_read_message_history_is_403(client, accounts, rt):
     h = await hall(client, accounts, rt)
     m = await post(client, h.a, h.general, "hello")
-    await set_default_permissions(rt, h.id, perms.DEFAULT & ~P.READ_MESSAGE_HISTORY)
+    await update_default_permissions(rt, h.id, perms.DEFAULT & ~P.READ_MESSAGE_HISTORY)
     denied(await client.get(url(h.general), headers=h.b.headers), "READ_MESSAGE_HISTORY")
     denied(await client.get(url(h.general, f"/{m['id']}"), headers=h.b.headers), "READ_MESSAGE_HISTORY")
     # Sending needs no history; the owner still reads.

@@ -8,9 +8,11 @@ import math
 import pytest
 
 from meadhall.core import permissions as perms
-from tests.guilds.helpers import audit_rows, make_admin
-from tests.guilds.test_channels import make_role, room
-from tests.messages.test_send import err, events, hall, message_count, post, send, url
+from tests.support.factories import audit_rows, insert_role, make_admin, message_count
+from tests.support.guilds import room
+from tests.support.http import err
+from tests.support.messages import events, post, send, url
+from tests.support.personas import hall
 
 P = perms.P
 
@@ -139,7 +141,7 @@ async def test_slowmode_exemptions(client, accounts, rt, clock):
     await set_slowmode(client, h.owner, h.general, 60)
     for i in range(3):
         await post(client, h.owner, h.general, f"owner {i}")  # the owner holds BYPASS_SLOWMODE
-    await make_role(rt, clock, h.id, 8101, P.BYPASS_SLOWMODE, 1, holders=[h.b])
+    await insert_role(rt, clock, h.id, 8101, P.BYPASS_SLOWMODE, 1, holders=[h.b])
     for i in range(3):
         await post(client, h.b, h.general, f"bob {i}")
     await post(client, h.a, h.general, "alice once")
@@ -212,7 +214,7 @@ async def test_admin_with_bypass_slowmode_role_is_not_audited(client, accounts, 
     """An administrator who holds BYPASS_SLOWMODE anyway was never limited by slowmode: no audit entry."""
     h = await hall(client, accounts, rt)
     await make_admin(rt, h.a)
-    await make_role(rt, clock, h.id, 8102, P.BYPASS_SLOWMODE, 1, holders=[h.a])
+    await insert_role(rt, clock, h.id, 8102, P.BYPASS_SLOWMODE, 1, holders=[h.a])
     await set_slowmode(client, h.owner, h.general, 30)
     await post(client, h.a, h.general, "first")
     await post(client, h.a, h.general, "second")

@@ -13,7 +13,8 @@ from meadhall.app import create_app
 from meadhall.db.schema import messages
 from meadhall.messages import page_cache
 from meadhall.runtime import Runtime
-from tests.messages.test_send import hall, history, post, url
+from tests.support.messages import history, post, url
+from tests.support.personas import hall
 
 API = "/api/v1"
 HEART = "\u2764\ufe0f"

@@ -7,9 +7,10 @@ from sqlalchemy import insert, select, update
 from meadhall.core import permissions as perms
 from meadhall.core.clock import iso
 from meadhall.db.schema import audit_log, messages
-from tests.guilds.test_channels import make_role
-from tests.guilds.test_guild_lifecycle import add_member
-from tests.messages.test_reactions import error_of, hall, message_of, send
+from tests.support.factories import add_member, insert_role
+from tests.support.http import err
+from tests.support.messages import message_of, post
+from tests.support.personas import gathering
 
 API = "/api/v1"
 
@@ -53,8 +54,8 @@ async def insert_messages(rt, clock, guild_id, channel_id, author_id, count, *, 
 
 
 async def test_pin_is_idempotent_with_event_and_audit(client, accounts, rt, clock, capture_events):
-    guild, ch, (a, b) = await hall(client, accounts, rt, "bob")
-    m = await send(client, b, ch)
+    guild, ch, (a, b) = await gathering(client, accounts, rt, "bob")
+    m = await post(client, b, ch)
     capture_events.clear()
     await pin(client, a, ch, m["id"])
     await pin(client, a, ch, m["id"])
@@ -72,8 +73,8 @@ async def test_pin_is_idempotent_with_event_and_audit(client, accounts, rt, cloc
 
 
 async def test_pins_most_recently_pinned_first_and_unpin(client, accounts, rt, clock, capture_events):
-    guild, ch, (a, b) = await hall(client, accounts, rt, "bob")
-    m1, m2, m3 = [await send(client, a, ch, f"m{i}") for i in range(3)]
+    guild, ch, (a, b) = await gathering(client, accounts, rt, "bob")
+    m1, m2, m3 = [await post(client, a, ch, f"m{i}") for i in range(3)]
     await pin(client, a, ch, m2["id"])
     second_at = clock.advance(10)
     await pin(client, a, ch, m3["id"])
@@ -91,7 +92,7 @@ async def test_pins_most_recently_pinned_first_and_unpin(client, accounts, rt, c
     assert await pinned_ids(client, b, ch) == [m3["id"], m2["id"]]
     assert (await message_of(client, b, ch, m1["id"]))["pinned"] is False
     r = await unpin(client, a, ch, m1["id"], expect=404)
-    assert error_of(r)["code"] == "pin.not_found"
+    assert err(r)["code"] == "pin.not_found"
     await unpin(client, a, ch, m3["id"])
     capture_events.clear()
     await unpin(client, a, ch, m2["id"])
@@ -107,19 +108,19 @@ async def test_pins_most_recently_pinned_first_and_unpin(client, accounts, rt, c
 
 
 async def test_unpin_of_a_message_never_pinned_is_404(client, accounts, rt):
-    _, ch, (a,) = await hall(client, accounts, rt)
-    m = await send(client, a, ch)
+    _, ch, (a,) = await gathering(client, accounts, rt)
+    m = await post(client, a, ch)
     r = await unpin(client, a, ch, m["id"], expect=404)
-    assert error_of(r)["code"] == "pin.not_found"
+    assert err(r)["code"] == "pin.not_found"
     assert await pin_audit(rt) == []
 
 
 async def test_fifty_pins_per_room(client, accounts, rt, clock):
-    guild, ch, (a,) = await hall(client, accounts, rt)
+    guild, ch, (a,) = await gathering(client, accounts, rt)
     await insert_messages(rt, clock, guild["id"], ch, a.id, 50, pinned=True)
-    m = await send(client, a, ch)
+    m = await post(client, a, ch)
     r = await pin(client, a, ch, m["id"], expect=409)
-    assert error_of(r)["code"] == "pin.limit_reached"
+    assert err(r)["code"] == "pin.limit_reached"
     assert len(await pinned_ids(client, a, ch)) == 50
     await pin(client, a, ch, "5000000")  # already pinned: idempotent even at the limit
     await unpin(client, a, ch, "5000000")
@@ -128,36 +129,36 @@ async def test_fifty_pins_per_room(client, accounts, rt, clock):
     r = await client.post(f"{API}/guilds/{guild['id']}/channels", json={"name": "other", "type": "text"},
                           headers=a.headers)
     other = r.json()["channel"]["id"]
-    await pin(client, a, other, (await send(client, a, other))["id"])
+    await pin(client, a, other, (await post(client, a, other))["id"])
 
 
 async def test_manage_messages_needed_to_change_pins(client, accounts, rt):
-    _, ch, (a, b) = await hall(client, accounts, rt, "bob")
-    m = await send(client, b, ch)
+    _, ch, (a, b) = await gathering(client, accounts, rt, "bob")
+    m = await post(client, b, ch)
     r = await pin(client, b, ch, m["id"], expect=403)
-    assert error_of(r)["code"] == "perm.denied" and error_of(r)["permission"] == "MANAGE_MESSAGES"
+    assert err(r)["code"] == "perm.denied" and err(r)["permission"] == "MANAGE_MESSAGES"
     await pin(client, a, ch, m["id"])
     r = await unpin(client, b, ch, m["id"], expect=403)
-    assert error_of(r)["permission"] == "MANAGE_MESSAGES"
+    assert err(r)["permission"] == "MANAGE_MESSAGES"
     assert await pinned_ids(client, b, ch) == [m["id"]]
 
 
 async def test_private_and_system_messages_cannot_be_pinned(client, accounts, rt):
-    _, ch, (a, b) = await hall(client, accounts, rt, "bob")
-    private = await send(client, a, ch, f"/ls <@{b.id}> secret")
+    _, ch, (a, b) = await gathering(client, accounts, rt, "bob")
+    private = await post(client, a, ch, f"/ls <@{b.id}> secret")
     r = await client.get(f"{API}/channels/{ch}/messages", headers=a.headers)
     system = next(m for m in r.json()["messages"] if m["kind"] == "system")
     for mid in (private["id"], system["id"]):
         r = await pin(client, a, ch, mid, expect=422)
-        assert error_of(r)["code"] == "validation.failed"
-        assert error_of(r)["details"][0]["field"] == "message_id"
+        assert err(r)["code"] == "validation.failed"
+        assert err(r)["details"][0]["field"] == "message_id"
     assert await pinned_ids(client, a, ch) == []
 
 
 async def test_list_shows_private_messages_only_to_their_parties(client, accounts, rt, clock):
-    _, ch, (a, b, c) = await hall(client, accounts, rt, "bob", "carol")
-    private = await send(client, a, ch, f"/ls <@{b.id}> secret")
-    public = await send(client, a, ch, "open")
+    _, ch, (a, b, c) = await gathering(client, accounts, rt, "bob", "carol")
+    private = await post(client, a, ch, f"/ls <@{b.id}> secret")
+    public = await post(client, a, ch, "open")
     await pin(client, a, ch, public["id"])
     async with rt.engine.begin() as conn:  # a pin kept from before the rule
         await conn.execute(update(messages).where(messages.c.id == int(private["id"]))
@@ -168,40 +169,40 @@ async def test_list_shows_private_messages_only_to_their_parties(client, account
 
 
 async def test_unseen_rooms_and_messages_are_404(client, accounts, rt, clock):
-    guild, ch, (a, b) = await hall(client, accounts, rt, "bob")
+    guild, ch, (a, b) = await gathering(client, accounts, rt, "bob")
     outsider = await accounts.register("mallory")
-    m = await send(client, a, ch)
-    private = await send(client, a, ch, f"/ls <@{b.id}> secret")
+    m = await post(client, a, ch)
+    private = await post(client, a, ch, f"/ls <@{b.id}> secret")
     r = await client.post(f"{API}/guilds/{guild['id']}/channels", json={"name": "other", "type": "text"},
                           headers=a.headers)
     other = r.json()["channel"]["id"]
-    elsewhere = await send(client, a, other)
+    elsewhere = await post(client, a, other)
     r = await client.get(f"{API}/channels/{ch}/pins", headers=outsider.headers)
-    assert r.status_code == 404 and error_of(r)["code"] == "channel.not_found"
+    assert r.status_code == 404 and err(r)["code"] == "channel.not_found"
     r = await pin(client, outsider, ch, m["id"], expect=404)
-    assert error_of(r)["code"] == "channel.not_found"
+    assert err(r)["code"] == "channel.not_found"
     for mid in (elsewhere["id"], "123", "x"):
         r = await pin(client, a, ch, mid, expect=404)
-        assert error_of(r)["code"] == "message.not_found", mid
+        assert err(r)["code"] == "message.not_found", mid
     # carol holds MANAGE_MESSAGES through a role yet cannot see the others' private message.
     carol = await accounts.register("carol")
     await _moderator(rt, clock, guild, carol)
     for call in (pin, unpin):
         r = await call(client, carol, ch, private["id"], expect=404)
-        assert error_of(r)["code"] == "message.not_found"
+        assert err(r)["code"] == "message.not_found"
 
 
 async def _moderator(rt, clock, guild, account):
     """`account` joins and holds a role granting MANAGE_MESSAGES."""
     await add_member(rt, guild["id"], account)
-    await make_role(rt, clock, guild["id"], 900_001, perms.P.MANAGE_MESSAGES, 1, holders=[account])
+    await insert_role(rt, clock, guild["id"], 900_001, perms.P.MANAGE_MESSAGES, 1, holders=[account])
 
 
 async def test_moderator_role_may_pin(client, accounts, rt, clock):
-    guild, ch, (a, b) = await hall(client, accounts, rt, "bob")
+    guild, ch, (a, b) = await gathering(client, accounts, rt, "bob")
     dave = await accounts.register("dave")
     await _moderator(rt, clock, guild, dave)
-    m = await send(client, b, ch)
+    m = await post(client, b, ch)
     await pin(client, dave, ch, m["id"])
     await unpin(client, dave, ch, m["id"])
     assert [(e["action"], e["actor_id"]) for e in await pin_audit(rt)] == [
@@ -209,16 +210,16 @@ async def test_moderator_role_may_pin(client, accounts, rt, clock):
 
 
 async def test_list_needs_read_message_history(client, accounts, rt):
-    guild, ch, (a, b) = await hall(client, accounts, rt, "bob")
+    guild, ch, (a, b) = await gathering(client, accounts, rt, "bob")
     r = await client.put(f"{API}/channels/{ch}/permissions/{guild['id']}",
                          json={"type": "role", "deny": "READ_MESSAGE_HISTORY"}, headers=a.headers)
     assert r.status_code == 204, r.text
     r = await client.get(f"{API}/channels/{ch}/pins", headers=b.headers)
-    assert r.status_code == 403 and error_of(r)["permission"] == "READ_MESSAGE_HISTORY"
+    assert r.status_code == 403 and err(r)["permission"] == "READ_MESSAGE_HISTORY"
 
 
 async def test_list_runs_a_fixed_number_of_queries(client, accounts, rt, clock, assert_query_count):
-    guild, ch, (a,) = await hall(client, accounts, rt)
+    guild, ch, (a,) = await gathering(client, accounts, rt)
     await insert_messages(rt, clock, guild["id"], ch, a.id, 2, pinned=True)
     await pinned_ids(client, a, ch)  # the first request of a session does more (its last use is written)
     with assert_query_count(100) as few:

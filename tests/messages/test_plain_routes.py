@@ -10,8 +10,9 @@ import pytest
 from starlette.routing import Route
 
 from meadhall.api.plain import PlainRoute
-from tests.messages.test_send import hall as make_hall
-from tests.messages.test_send import invalid, url
+from tests.support.http import invalid
+from tests.support.messages import url
+from tests.support.personas import hall as make_hall
 
 JSON = {"Content-Type": "application/json"}
 

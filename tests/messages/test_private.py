@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-from tests.guilds.helpers import make_admin
-from tests.messages.test_send import (
-    channel_row,
-    events,
-    hall,
-    history,
-    ids,
-    invalid,
-    not_found,
-    post,
-    url,
-)
+from tests.support.factories import channel_row, make_admin
+from tests.support.http import invalid, not_found
+from tests.support.messages import events, history, ids, post, url
+from tests.support.personas import hall
 
 
 def room_url(h):

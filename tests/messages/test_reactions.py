@@ -2,63 +2,21 @@
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 import pytest
 from sqlalchemy import insert
 
 from meadhall.db.schema import reactions
-from tests.guilds.test_guild_lifecycle import add_member, make_guild
+from tests.support.http import err
+from tests.support.messages import message_of, post, react, reaction_url, unreact
+from tests.support.personas import gathering
 
 API = "/api/v1"
 THUMBS, GRIN, HEART = "\U0001F44D", "\U0001F600", "\u2764\ufe0f"
 
 
-def reaction_url(channel_id, message_id, emoji, user_id=None):
-    url = f"{API}/channels/{channel_id}/messages/{message_id}/reactions/{quote(emoji, safe='')}"
-    return url if user_id is None else f"{url}/{user_id}"
-
-
-async def send(client, account, channel_id, content="hello"):
-    r = await client.post(f"{API}/channels/{channel_id}/messages", json={"content": content}, headers=account.headers)
-    assert r.status_code == 201, r.text
-    return r.json()["message"]
-
-
-async def react(client, account, channel_id, message_id, emoji, expect=204):
-    r = await client.put(reaction_url(channel_id, message_id, emoji), headers=account.headers)
-    assert r.status_code == expect, r.text
-    return r
-
-
-async def unreact(client, account, channel_id, message_id, emoji, expect=204):
-    r = await client.delete(reaction_url(channel_id, message_id, emoji), headers=account.headers)
-    assert r.status_code == expect, r.text
-    return r
-
-
-async def message_of(client, account, channel_id, message_id):
-    r = await client.get(f"{API}/channels/{channel_id}/messages/{message_id}", headers=account.headers)
-    assert r.status_code == 200, r.text
-    return r.json()["message"]
-
-
-async def hall(client, accounts, rt, *names):
-    """An owner (alice) and members (`names`) in one guild; returns (guild, general room id, accounts)."""
-    people = [await accounts.register(name) for name in ("alice", *names)]
-    guild = await make_guild(client, people[0])
-    for account in people[1:]:
-        await add_member(rt, guild["id"], account)
-    return guild, guild["system_channel_id"], people
-
-
-def error_of(r):
-    return r.json()["error"]
-
-
 async def test_add_is_idempotent_and_emits_once(client, accounts, rt, capture_events):
-    guild, ch, (a, b) = await hall(client, accounts, rt, "bob")
-    m = await send(client, a, ch)
+    guild, ch, (a, b) = await gathering(client, accounts, rt, "bob")
+    m = await post(client, a, ch)
     capture_events.clear()
     await react(client, b, ch, m["id"], THUMBS)
     await react(client, b, ch, m["id"], THUMBS)
@@ -72,8 +30,8 @@ async def test_add_is_idempotent_and_emits_once(client, accounts, rt, capture_ev
 
 
 async def test_aggregates_in_order_of_first_use_from_each_point_of_view(client, accounts, rt, clock):
-    _, ch, (a, b, c) = await hall(client, accounts, rt, "bob", "carol")
-    m = await send(client, a, ch)
+    _, ch, (a, b, c) = await gathering(client, accounts, rt, "bob", "carol")
+    m = await post(client, a, ch)
     await react(client, a, ch, m["id"], GRIN)
     clock.advance(1)
     await react(client, b, ch, m["id"], THUMBS)
@@ -97,8 +55,8 @@ async def test_aggregates_in_order_of_first_use_from_each_point_of_view(client, 
 
 
 async def test_remove_own_is_idempotent_and_emits_only_when_removed(client, accounts, rt, capture_events):
-    guild, ch, (a, b) = await hall(client, accounts, rt, "bob")
-    m = await send(client, a, ch)
+    guild, ch, (a, b) = await gathering(client, accounts, rt, "bob")
+    m = await post(client, a, ch)
     await react(client, b, ch, m["id"], THUMBS)
     await react(client, a, ch, m["id"], THUMBS)
     capture_events.clear()
@@ -116,8 +74,8 @@ async def test_remove_own_is_idempotent_and_emits_only_when_removed(client, acco
 
 
 async def test_list_reactors_by_user_id_with_cursor(client, accounts, rt):
-    _, ch, people = await hall(client, accounts, rt, "bob", "carol", "dave")
-    m = await send(client, people[0], ch)
+    _, ch, people = await gathering(client, accounts, rt, "bob", "carol", "dave")
+    m = await post(client, people[0], ch)
     for account in reversed(people):
         await react(client, account, ch, m["id"], HEART)
     ids = sorted((acc.id for acc in people), key=int)
@@ -134,18 +92,18 @@ async def test_list_reactors_by_user_id_with_cursor(client, accounts, rt):
     assert r.json() == {"users": [], "has_more": False}
     for params in ({"after": "x"}, {"limit": 0}, {"limit": 101}):
         r = await client.get(reaction_url(ch, m["id"], HEART), params=params, headers=people[1].headers)
-        assert r.status_code == 422 and error_of(r)["code"] == "validation.failed", params
+        assert r.status_code == 422 and err(r)["code"] == "validation.failed", params
 
 
 async def test_twenty_distinct_emojis_per_message(client, accounts, rt, clock):
-    _, ch, (a, b) = await hall(client, accounts, rt, "bob")
-    m = await send(client, a, ch)
+    _, ch, (a, b) = await gathering(client, accounts, rt, "bob")
+    m = await post(client, a, ch)
     twenty = [chr(0x1F600 + i) for i in range(20)]
     async with rt.engine.begin() as conn:
         await conn.execute(insert(reactions), [
             {"message_id": int(m["id"]), "emoji": e, "user_id": int(a.id), "created_at": clock.now()} for e in twenty])
     r = await react(client, b, ch, m["id"], THUMBS, expect=409)
-    assert error_of(r)["code"] == "reaction.limit_reached"
+    assert err(r)["code"] == "reaction.limit_reached"
     await react(client, b, ch, m["id"], twenty[5])  # an existing emoji is fine
     await react(client, a, ch, m["id"], twenty[0])  # and so is repeating one's own
     view = await message_of(client, b, ch, m["id"])
@@ -156,12 +114,12 @@ async def test_twenty_distinct_emojis_per_message(client, accounts, rt, clock):
 
 @pytest.mark.parametrize("emoji", ["<:party:123456>", "party:123456"])
 async def test_unknown_custom_emoji_is_422(client, accounts, rt, emoji, capture_events):
-    _, ch, (a,) = await hall(client, accounts, rt)
-    m = await send(client, a, ch)
+    _, ch, (a,) = await gathering(client, accounts, rt)
+    m = await post(client, a, ch)
     capture_events.clear()
     for method in ("PUT", "DELETE", "GET"):
         r = await client.request(method, reaction_url(ch, m["id"], emoji), headers=a.headers)
-        assert r.status_code == 422 and error_of(r)["code"] == "reaction.invalid_emoji", method
+        assert r.status_code == 422 and err(r)["code"] == "reaction.invalid_emoji", method
     await capture_events.settle()
     assert capture_events.of_type("MESSAGE_REACTION_ADD") == []
 
@@ -172,22 +130,22 @@ async def test_unknown_custom_emoji_is_422(client, accounts, rt, emoji, capture_
     "\U0001F1E6", "\U0001F468" + "\u200d\U0001F468" * 16,
 ])
 async def test_malformed_emoji_is_422(client, accounts, rt, emoji):
-    _, ch, (a,) = await hall(client, accounts, rt)
-    m = await send(client, a, ch)
+    _, ch, (a,) = await gathering(client, accounts, rt)
+    m = await post(client, a, ch)
     for method in ("PUT", "DELETE", "GET"):
         r = await client.request(method, reaction_url(ch, m["id"], emoji), headers=a.headers)
-        assert r.status_code == 422 and error_of(r)["code"] == "reaction.invalid_emoji", (method, emoji)
+        assert r.status_code == 422 and err(r)["code"] == "reaction.invalid_emoji", (method, emoji)
 
 
 async def test_denied_add_reactions_by_room_override(client, accounts, rt):
-    guild, ch, (a, b) = await hall(client, accounts, rt, "bob")
-    m = await send(client, a, ch)
+    guild, ch, (a, b) = await gathering(client, accounts, rt, "bob")
+    m = await post(client, a, ch)
     await react(client, b, ch, m["id"], THUMBS)
     r = await client.put(f"{API}/channels/{ch}/permissions/{guild['id']}", json={"type": "role", "deny": "ADD_REACTIONS"},
                          headers=a.headers)
     assert r.status_code == 204, r.text
     r = await react(client, b, ch, m["id"], GRIN, expect=403)
-    assert error_of(r)["code"] == "perm.denied" and error_of(r)["permission"] == "ADD_REACTIONS"
+    assert err(r)["code"] == "perm.denied" and err(r)["permission"] == "ADD_REACTIONS"
     await unreact(client, b, ch, m["id"], THUMBS)  # removing one's own needs no permission
     r = await client.get(reaction_url(ch, m["id"], GRIN), headers=b.headers)
     assert r.status_code == 200
@@ -195,46 +153,46 @@ async def test_denied_add_reactions_by_room_override(client, accounts, rt):
 
 
 async def test_read_message_history_is_required(client, accounts, rt):
-    guild, ch, (a, b) = await hall(client, accounts, rt, "bob")
-    m = await send(client, a, ch)
+    guild, ch, (a, b) = await gathering(client, accounts, rt, "bob")
+    m = await post(client, a, ch)
     r = await client.put(f"{API}/channels/{ch}/permissions/{guild['id']}",
                          json={"type": "role", "deny": "READ_MESSAGE_HISTORY"}, headers=a.headers)
     assert r.status_code == 204, r.text
     for method in ("PUT", "GET"):
         r = await client.request(method, reaction_url(ch, m["id"], THUMBS), headers=b.headers)
-        assert r.status_code == 403 and error_of(r)["permission"] == "READ_MESSAGE_HISTORY", method
+        assert r.status_code == 403 and err(r)["permission"] == "READ_MESSAGE_HISTORY", method
 
 
 async def test_unseen_rooms_and_messages_are_404(client, accounts, rt):
-    guild, ch, (a, b) = await hall(client, accounts, rt, "bob")
+    guild, ch, (a, b) = await gathering(client, accounts, rt, "bob")
     outsider = await accounts.register("mallory")
-    m = await send(client, a, ch)
+    m = await post(client, a, ch)
     r = await client.post(f"{API}/guilds/{guild['id']}/channels", json={"name": "other", "type": "text"},
                           headers=a.headers)
     other = r.json()["channel"]["id"]
-    elsewhere = await send(client, a, other)
+    elsewhere = await post(client, a, other)
     for method in ("PUT", "DELETE", "GET"):
         r = await client.request(method, reaction_url(ch, m["id"], THUMBS), headers=outsider.headers)
-        assert r.status_code == 404 and error_of(r)["code"] == "channel.not_found", method
+        assert r.status_code == 404 and err(r)["code"] == "channel.not_found", method
         for mid in (elsewhere["id"], "999999", "nope"):
             r = await client.request(method, reaction_url(ch, mid, THUMBS), headers=b.headers)
-            assert r.status_code == 404 and error_of(r)["code"] == "message.not_found", (method, mid)
+            assert r.status_code == 404 and err(r)["code"] == "message.not_found", (method, mid)
     r = await client.delete(reaction_url(ch, elsewhere["id"], THUMBS, a.id), headers=a.headers)
-    assert r.status_code == 404 and error_of(r)["code"] == "message.not_found"
+    assert r.status_code == 404 and err(r)["code"] == "message.not_found"
     # A hidden room answers 404 like a missing one.
     await client.put(f"{API}/channels/{other}/permissions/{guild['id']}", json={"type": "role", "deny": "VIEW_CHANNEL"},
                      headers=a.headers)
     r = await client.put(reaction_url(other, elsewhere["id"], THUMBS), headers=b.headers)
-    assert r.status_code == 404 and error_of(r)["code"] == "channel.not_found"
+    assert r.status_code == 404 and err(r)["code"] == "channel.not_found"
 
 
 async def test_moderator_removes_someones_reaction(client, accounts, rt, capture_events):
-    guild, ch, (a, b, c) = await hall(client, accounts, rt, "bob", "carol")
-    m = await send(client, c, ch)
+    guild, ch, (a, b, c) = await gathering(client, accounts, rt, "bob", "carol")
+    m = await post(client, c, ch)
     await react(client, b, ch, m["id"], THUMBS)
     await react(client, c, ch, m["id"], THUMBS)
     r = await client.delete(reaction_url(ch, m["id"], THUMBS, c.id), headers=b.headers)
-    assert r.status_code == 403 and error_of(r)["permission"] == "MANAGE_MESSAGES"
+    assert r.status_code == 403 and err(r)["permission"] == "MANAGE_MESSAGES"
     capture_events.clear()
     r = await client.delete(reaction_url(ch, m["id"], THUMBS, b.id), headers=a.headers)
     assert r.status_code == 204, r.text
@@ -248,16 +206,16 @@ async def test_moderator_removes_someones_reaction(client, accounts, rt, capture
     r = await client.delete(reaction_url(ch, m["id"], THUMBS, b.id), headers=a.headers)
     assert r.status_code == 204  # nothing left to remove: no event
     r = await client.delete(reaction_url(ch, m["id"], THUMBS, "not-an-id"), headers=a.headers)
-    assert r.status_code == 404 and error_of(r)["code"] == "user.not_found"
+    assert r.status_code == 404 and err(r)["code"] == "user.not_found"
     r = await client.delete(reaction_url(ch, m["id"], "nope", b.id), headers=a.headers)
-    assert r.status_code == 422 and error_of(r)["code"] == "reaction.invalid_emoji"
+    assert r.status_code == 422 and err(r)["code"] == "reaction.invalid_emoji"
     await capture_events.settle()
     assert capture_events.of_type("MESSAGE_REACTION_REMOVE") == []
 
 
 async def test_private_message_reactions_reach_only_its_two_parties(client, accounts, rt, capture_events):
-    _, ch, (a, b, c) = await hall(client, accounts, rt, "bob", "carol")
-    m = await send(client, a, ch, f"/ls <@{b.id}> secret")
+    _, ch, (a, b, c) = await gathering(client, accounts, rt, "bob", "carol")
+    m = await post(client, a, ch, f"/ls <@{b.id}> secret")
     assert m["kind"] == "private"
     capture_events.clear()
     await react(client, b, ch, m["id"], THUMBS)
@@ -270,35 +228,35 @@ async def test_private_message_reactions_reach_only_its_two_parties(client, acco
     assert (await message_of(client, b, ch, m["id"]))["reactions"] == [{"emoji": HEART, "count": 1, "me": False}]
     for method in ("PUT", "DELETE", "GET"):
         r = await client.request(method, reaction_url(ch, m["id"], HEART), headers=c.headers)
-        assert r.status_code == 404 and error_of(r)["code"] == "message.not_found", method
+        assert r.status_code == 404 and err(r)["code"] == "message.not_found", method
     r = await client.delete(reaction_url(ch, m["id"], HEART, a.id), headers=a.headers)
     assert r.status_code == 204  # the owner is one of the parties here
 
 
 @pytest.mark.parametrize("settings_overrides", [{"RATE_LIMITS": {"reactions": "2/60"}}])
 async def test_reactions_bucket(client, accounts, rt):
-    _, ch, (a,) = await hall(client, accounts, rt)
-    m = await send(client, a, ch)
+    _, ch, (a,) = await gathering(client, accounts, rt)
+    m = await post(client, a, ch)
     await react(client, a, ch, m["id"], THUMBS)
     await unreact(client, a, ch, m["id"], THUMBS)
     r = await react(client, a, ch, m["id"], GRIN, expect=429)
-    assert error_of(r)["code"] == "rate_limited" and error_of(r)["bucket"] == "reactions"
+    assert err(r)["code"] == "rate_limited" and err(r)["bucket"] == "reactions"
     r = await client.get(reaction_url(ch, m["id"], GRIN), headers=a.headers)
     assert r.status_code == 200  # listing is not in the bucket
 
 
 async def test_requires_a_session(client, accounts, rt):
-    _, ch, (a,) = await hall(client, accounts, rt)
-    m = await send(client, a, ch)
+    _, ch, (a,) = await gathering(client, accounts, rt)
+    m = await post(client, a, ch)
     r = await client.put(reaction_url(ch, m["id"], THUMBS))
-    assert r.status_code == 401 and error_of(r)["code"] == "auth.unauthorized"
+    assert r.status_code == 401 and err(r)["code"] == "auth.unauthorized"
 
 
 async def test_history_page_shows_reactions_exactly_where_they_are(client, accounts, rt):
     """Pages load reactions only for messages that ever had one (a flag set by the database): the
     flagged, the unflagged and a message whose last reaction was removed each show what they hold."""
-    _, ch, (a, b) = await hall(client, accounts, rt, "bob")
-    plain, reacted, emptied = [await send(client, a, ch, f"m{i}") for i in range(3)]
+    _, ch, (a, b) = await gathering(client, accounts, rt, "bob")
+    plain, reacted, emptied = [await post(client, a, ch, f"m{i}") for i in range(3)]
     await react(client, b, ch, reacted["id"], HEART)
     await react(client, a, ch, reacted["id"], HEART)
     await react(client, b, ch, emptied["id"], THUMBS)

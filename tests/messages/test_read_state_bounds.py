@@ -9,12 +9,10 @@ from sqlalchemy import insert, select, update
 
 from meadhall.core.limits import MENTION_COUNT_MAX
 from meadhall.db.schema import messages, read_states
-from tests.guilds.helpers import API, join, make_guild
-
-
-async def ack(client: Any, account: Any, channel_id: str, message_id: str | None = None) -> Any:
-    body = None if message_id is None else {"message_id": message_id}
-    return await client.post(f"{API}/channels/{channel_id}/ack", json=body, headers=account.headers)
+from tests.support.factories import add_member
+from tests.support.guilds import make_guild
+from tests.support.http import API
+from tests.support.messages import ack
 
 
 async def mention_count(client: Any, account: Any, channel_id: str) -> int:
@@ -39,7 +37,7 @@ async def insert_mentions(rt: Any, guild_id: str, channel_id: str, author: Any, 
 async def setup(client: Any, accounts: Any, rt: Any) -> tuple[Any, Any, str, str]:
     owner, reader = await accounts.register("owner"), await accounts.register("reader")
     guild = await make_guild(client, owner)
-    await join(rt, guild["id"], reader)
+    await add_member(rt, guild["id"], reader)
     return owner, reader, guild["id"], guild["system_channel_id"]
 
 

@@ -13,8 +13,9 @@ from sqlalchemy import text
 
 from meadhall.core.text import norm
 from meadhall.db import dialect
-from tests.guilds.test_channels import room
-from tests.guilds.test_guild_lifecycle import add_member, make_guild
+from tests.support.factories import add_member
+from tests.support.guilds import make_guild, room
+from tests.support.http import error_code
 
 API = "/api/v1"
 # Most tests search more often than the `search` bucket allows (10 per minute), and post more than the
@@ -74,10 +75,6 @@ def expected(r: Room, q: str) -> list[str]:
     """The rule itself: every word of the normalised query occurs in the normalised text; newest first."""
     words = norm(q).split()
     return [m["content"] for m in reversed(r.posted) if all(w in norm(m["content"]) for w in words)]
-
-
-def error(resp: Any) -> str:
-    return str(resp.json()["error"]["code"])
 
 
 # ---- matching -----------------------------------------------------------------------------------------
@@ -203,7 +200,7 @@ async def test_without_read_message_history_403(client, accounts, rt):
     assert resp.status_code == 204, resp.text
 
     resp = await search(client, r.b, r.id, "history")
-    assert resp.status_code == 403 and error(resp) == "perm.denied"
+    assert resp.status_code == 403 and error_code(resp) == "perm.denied"
     assert resp.json()["error"]["permission"] == "READ_MESSAGE_HISTORY"
     assert await found(client, r.a, r, "history") == ["history"]
 
@@ -214,7 +211,7 @@ async def test_unseen_or_unknown_room_404(client, accounts, rt):
                         permission_overrides=[{"id": r.guild["id"], "type": "role", "deny": "VIEW_CHANNEL"}])
     for account, channel_id in ((r.b, hidden["id"]), (r.outsider, r.id), (r.a, "424242"), (r.a, "nope")):
         resp = await search(client, account, channel_id, "x")
-        assert resp.status_code == 404 and error(resp) == "channel.not_found", (account.id, channel_id)
+        assert resp.status_code == 404 and error_code(resp) == "channel.not_found", (account.id, channel_id)
     assert (await search(client, r.owner, hidden["id"], "x")).status_code == 200
 
 
@@ -222,7 +219,7 @@ async def test_search_is_a_route_not_a_message_id(client, accounts, rt):
     r = await setup_room(client, accounts, rt)
     message = await say(client, r, "findable")
     resp = await search(client, r.a, r.id, None)  # no `q`: the search route answers, not message.not_found
-    assert resp.status_code == 422 and error(resp) == "validation.failed"
+    assert resp.status_code == 422 and error_code(resp) == "validation.failed"
     resp = await client.get(f"{API}/channels/{r.id}/messages/{message['id']}", headers=r.a.headers)
     assert resp.status_code == 200 and resp.json()["message"]["content"] == "findable"
 
@@ -235,13 +232,13 @@ async def test_query_length_and_parameters_are_validated(client, accounts, rt):
     await say(client, r, "x" * 200)
     for q, field in (("", "q"), ("   ", "q"), ("\t\n", "q"), ("x" * 201, "q"), ("a\x00b", "q")):
         resp = await search(client, r.a, r.id, q)
-        assert resp.status_code == 422 and error(resp) == "validation.failed", repr(q)
+        assert resp.status_code == 422 and error_code(resp) == "validation.failed", repr(q)
         assert resp.json()["error"]["details"][0]["field"] == field
     # 200 characters after trimming are allowed.
     assert await found(client, r.a, r, "  " + "x" * 200 + "  ") == ["x" * 200]
     for params in ({"limit": 0}, {"limit": 101}, {"before": "abc"}, {"before": "-1"}):
         resp = await search(client, r.a, r.id, "x", **params)
-        assert resp.status_code == 422 and error(resp) == "validation.failed", params
+        assert resp.status_code == 422 and error_code(resp) == "validation.failed", params
 
 
 async def test_newest_first_with_before_paging_and_has_more(client, accounts, rt):
@@ -274,7 +271,7 @@ async def test_search_bucket_429(client, accounts, rt, clock):
     for _ in range(2):
         assert (await search(client, r.a, r.id, "x")).status_code == 200
     resp = await search(client, r.a, r.id, "x")
-    assert resp.status_code == 429 and error(resp) == "rate_limited"
+    assert resp.status_code == 429 and error_code(resp) == "rate_limited"
     assert resp.json()["error"]["bucket"] == "search" and "Retry-After" in resp.headers
     assert (await search(client, r.b, r.id, "x")).status_code == 200  # per user
     clock.advance(60)

@@ -4,122 +4,27 @@ shared by the other message test modules."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import update
 
 from meadhall.core import permissions as perms
 from meadhall.core.clock import iso
-from meadhall.db.schema import channels, members, messages, users
-from tests.guilds.test_channels import make_role, room, set_default_permissions
-from tests.guilds.test_guild_lifecycle import add_member, make_guild
+from meadhall.db.schema import users
+from tests.support.factories import (
+    channel_row,
+    insert_role,
+    message_count,
+    time_out,
+    update_default_permissions,
+)
+from tests.support.guilds import make_guild, override, room
+from tests.support.http import denied, err, invalid, not_found
+from tests.support.messages import events, history, ids, post, send, url
+from tests.support.personas import hall
+from tests.support.shapes import MESSAGE_FIELDS
 
 API = "/api/v1"
 P = perms.P
-MESSAGE_FIELDS = {
-    "id", "channel_id", "guild_id", "author", "webhook", "content", "kind", "recipient_id", "system_event",
-    "attachment_ids", "attachments", "nonce", "reply_to_id", "referenced_message", "mentions", "mention_channels",
-    "mention_everyone", "suppress_embeds", "reactions", "pinned", "created_at", "edited_at",
-}
-
-
-# --- shared helpers ------------------------------------------------------------------------------------------
-
-class Hall:
-    """A guild owned by `owner` with members `a` and `b`, `outsider` not a member; `general` is its text room."""
-
-    def __init__(self, guild: dict[str, Any], owner: Any, a: Any, b: Any, outsider: Any) -> None:
-        self.guild, self.id = guild, guild["id"]
-        self.general = guild["system_channel_id"]
-        self.owner, self.a, self.b, self.outsider = owner, a, b, outsider
-
-
-async def hall(client: Any, accounts: Any, rt: Any) -> Hall:
-    owner = await accounts.register("owner")
-    a = await accounts.register("alice")
-    b = await accounts.register("bob")
-    outsider = await accounts.register("outsider")
-    guild = await make_guild(client, owner)
-    await add_member(rt, guild["id"], a)
-    await add_member(rt, guild["id"], b)
-    return Hall(guild, owner, a, b, outsider)
-
-
-def url(channel_id: str, path: str = "") -> str:
-    return f"{API}/channels/{channel_id}/messages{path}"
-
-
-async def send(client: Any, account: Any, channel_id: str, content: str = "hello", **body: Any) -> Any:
-    return await client.post(url(channel_id), json={"content": content, **body}, headers=account.headers)
-
-
-async def post(client: Any, account: Any, channel_id: str, content: str = "hello", **body: Any) -> dict[str, Any]:
-    r = await send(client, account, channel_id, content, **body)
-    assert r.status_code == 201, r.text
-    return r.json()["message"]
-
-
-async def history(client: Any, account: Any, channel_id: str, **params: Any) -> dict[str, Any]:
-    r = await client.get(url(channel_id), params=params, headers=account.headers)
-    assert r.status_code == 200, r.text
-    return r.json()
-
-
-async def override(client: Any, owner: Any, channel_id: str, target_id: str, kind: str, allow: str = "",
-                   deny: str = "") -> None:
-    r = await client.put(f"{API}/channels/{channel_id}/permissions/{target_id}",
-                         json={"type": kind, "allow": allow, "deny": deny}, headers=owner.headers)
-    assert r.status_code == 204, r.text
-
-
-async def time_out(rt: Any, guild_id: str, account: Any, until: Any) -> None:
-    async with rt.engine.begin() as conn:
-        await conn.execute(update(members).where(members.c.guild_id == int(guild_id),
-                                                 members.c.user_id == int(account.id)).values(timeout_until=until))
-
-
-async def channel_row(rt: Any, channel_id: str) -> Any:
-    async with rt.engine.connect() as conn:
-        return (await conn.execute(select(channels).where(channels.c.id == int(channel_id)))).mappings().one()
-
-
-async def message_count(rt: Any, channel_id: str) -> int:
-    async with rt.engine.connect() as conn:
-        return (await conn.execute(select(func.count()).select_from(messages)
-                                   .where(messages.c.channel_id == int(channel_id)))).scalar_one()
-
-
-def err(r: Any) -> dict[str, Any]:
-    return r.json()["error"]
-
-
-def invalid(r: Any, field: str) -> None:
-    assert r.status_code == 422, r.text
-    body = err(r)
-    assert body["code"] == "validation.failed"
-    # `field` is the dotted body path: an item of a list names its index (`attachment_ids.0`).
-    fields = [d["field"] for d in body["details"]]
-    assert any(f == field or f.startswith(field + ".") for f in fields), body
-
-
-def denied(r: Any, permission: str | None) -> None:
-    assert r.status_code == 403, r.text
-    body = err(r)
-    assert body["code"] == "perm.denied" and body["permission"] == permission, body
-
-
-def not_found(r: Any, code: str) -> None:
-    assert r.status_code == 404, r.text
-    assert err(r)["code"] == code
-
-
-def ids(*accounts: Any) -> tuple[int, ...]:
-    return tuple(sorted(int(a.id) for a in accounts))
-
-
-async def events(capture_events: Any, type_: str) -> list[Any]:
-    await capture_events.settle()
-    return capture_events.of_type(type_)
 
 
 # --- success and shape ----------------------------------------------------------------------------------------
@@ -331,7 +236,7 @@ async def test_everyone_only_for_mention_everyone_holders(client, accounts, rt, 
     assert (await post(client, h.a, h.general, "hey @everyone"))["mention_everyone"] is False
     assert (await post(client, h.owner, h.general, "hey @everyone"))["mention_everyone"] is True
     assert (await post(client, h.owner, h.general, "hey everyone"))["mention_everyone"] is False
-    await make_role(rt, clock, h.id, 5001, P.MENTION_EVERYONE, 1, holders=[h.b])
+    await insert_role(rt, clock, h.id, 5001, P.MENTION_EVERYONE, 1, holders=[h.b])
     assert (await post(client, h.b, h.general, "@everyone listen"))["mention_everyone"] is True
     # A room override can take it away again.
     await override(client, h.owner, h.general, h.b.id, "member", deny="MENTION_EVERYONE")
@@ -340,7 +245,7 @@ async def test_everyone_only_for_mention_everyone_holders(client, accounts, rt, 
 
 async def test_suppress_embeds_without_embed_links(client, accounts, rt):
     h = await hall(client, accounts, rt)
-    await set_default_permissions(rt, h.id, perms.DEFAULT & ~P.EMBED_LINKS)
+    await update_default_permissions(rt, h.id, perms.DEFAULT & ~P.EMBED_LINKS)
     assert (await post(client, h.a, h.general, "https://example.com"))["suppress_embeds"] is True
     assert (await post(client, h.owner, h.general, "https://example.com"))["suppress_embeds"] is False
 
@@ -413,7 +318,7 @@ async def test_message_create_reaches_only_viewers_of_the_room(client, accounts,
 
 
 async def test_non_member_instance_admin_gets_no_room_event(client, accounts, rt, capture_events):
-    from tests.guilds.helpers import make_admin
+    from tests.support.factories import make_admin
 
     h = await hall(client, accounts, rt)
     await make_admin(rt, h.outsider)

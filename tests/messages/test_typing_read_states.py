@@ -6,31 +6,18 @@ from __future__ import annotations
 from datetime import timedelta
 
 from meadhall.core.clock import iso
-from tests.guilds.test_channels import make_role, room
-from tests.messages.test_send import (
-    P,
-    denied,
-    err,
-    events,
-    hall,
-    ids,
-    invalid,
-    not_found,
-    override,
-    post,
-    time_out,
-)
+from meadhall.core.permissions import P
+from tests.support.factories import insert_role, time_out
+from tests.support.guilds import override, room
+from tests.support.http import denied, err, invalid, not_found
+from tests.support.messages import ack, events, ids, post
+from tests.support.personas import hall
 
 API = "/api/v1"
 
 
 async def typing(client, account, channel_id):
     return await client.post(f"{API}/channels/{channel_id}/typing", headers=account.headers)
-
-
-async def ack(client, account, channel_id, message_id=None):
-    body = None if message_id is None else {"message_id": message_id}
-    return await client.post(f"{API}/channels/{channel_id}/ack", json=body, headers=account.headers)
 
 
 async def acked(client, account, channel_id, message_id=None):
@@ -235,7 +222,7 @@ async def test_everyone_counts_for_viewers_when_sent_by_a_holder(client, account
     assert await mentions_of(client, h.b, h.general) == 1
     assert await mentions_of(client, h.a, h.general) == 1  # a row appears for viewers who had none
     assert await mentions_of(client, h.owner, h.general) is None  # not the author
-    await make_role(rt, clock, h.id, 9101, P.MENTION_EVERYONE, 1, holders=[h.a])
+    await insert_role(rt, clock, h.id, 9101, P.MENTION_EVERYONE, 1, holders=[h.a])
     await post(client, h.a, h.general, f"@everyone and <@{h.b.id}>")
     assert await mentions_of(client, h.b, h.general) == 2
     assert (await acked(client, h.b, h.general))["mention_count"] == 0

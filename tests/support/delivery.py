@@ -1,5 +1,5 @@
-"""Shared by the delivery-matrix tests (API.md 4.6, 4.7): accounts online on the gateway, a deterministic
-negative check, and the fields of each payload.
+"""For the delivery-matrix tests (who receives which dispatch, docs/gateway.md): accounts online on the
+gateway, a deterministic negative check, and checks of each payload's fields.
 
 The negative check never waits for silence: after the action under test, a marker event is produced
 that the refused connection does receive (a USER_UPDATE of its own account, changing the private
@@ -12,36 +12,19 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from tests.accounts.test_profile import SUMMARY_FIELDS
-from tests.accounts.test_registration import USER_FIELDS
-from tests.gateway.conftest import GatewayClient
-from tests.messages.test_send import MESSAGE_FIELDS
-
-API = "/api/v1"
-
-GUILD_FIELDS = {
-    "id", "name", "description", "icon_file_id", "banner_file_id", "splash_file_id", "owner_id", "member_count",
-    "system_channel_id", "public", "public_invite_code", "is_main", "created_at",
-}
-SNAPSHOT_FIELDS = GUILD_FIELDS | {"roles", "channels", "emojis", "sounds", "cosmetics", "voice_states", "member"}
-CHANNEL_FIELDS = {
-    "id", "type", "guild_id", "name", "topic", "position", "parent_id", "slowmode_seconds", "user_limit",
-    "background_file_id", "icon_file_id", "dm_owner_id", "permission_overrides", "last_message_id", "created_at",
-}
-OVERRIDE_FIELDS = {"id", "type", "allow", "deny"}
-MEMBER_FIELDS = {"guild_id", "user", "nick", "roles", "joined_at", "timeout_until", "style"}
-ROLE_FIELDS = {"id", "guild_id", "name", "color", "position", "permissions", "hoist", "frame_id", "icon_id",
-               "is_default"}
-READ_STATE_FIELDS = {"channel_id", "last_read_message_id", "mention_count", "updated_at"}
-
-__all__ = ["MESSAGE_FIELDS", "SUMMARY_FIELDS", "USER_FIELDS"]
+from tests.support.gateway import GatewayClient
+from tests.support.http import API
+from tests.support.shapes import (
+    CHANNEL_FIELDS,
+    MEMBER_FIELDS,
+    MESSAGE_FIELDS,
+    OVERRIDE_FIELDS,
+    ROLE_FIELDS,
+    SUMMARY_FIELDS,
+    is_id,
+)
 
 Seen = list[tuple[str, dict[str, Any]]]
-
-
-def is_id(value: Any) -> bool:
-    """Snowflakes travel as decimal strings (API.md 0.3)."""
-    return isinstance(value, str) and value.isdigit()
 
 
 async def until(conn: GatewayClient, type_: str, pred: Callable[[dict[str, Any]], bool] | None = None) -> Seen:
@@ -107,7 +90,7 @@ async def online(gateway: Any, client: Any, *accounts: Any) -> list[GatewayClien
     return conns
 
 
-async def login(client: Any, account: Any) -> Any:
+async def second_device(client: Any, account: Any) -> Any:
     """A second session (another device) of the account, as an account-like object."""
     r = await client.post(f"{API}/auth/login", json={"login": account["user"]["username"],
                                                      "password": account["password"]})

@@ -1,4 +1,4 @@
-"""Shared helpers of the file tests: real images made by Pillow, crafted images (bombs, polyglots, exact
+"""Files: real images made by Pillow, crafted images (bombs, polyglots, exact
 sizes), and upload calls."""
 
 from __future__ import annotations
@@ -6,11 +6,12 @@ from __future__ import annotations
 import io
 import struct
 import zlib
+from pathlib import Path
 from typing import Any
 
 from PIL import Image
 
-API = "/api/v1"
+from tests.support.http import API
 
 
 def png(width: int = 16, height: int = 16, color: tuple[int, int, int] = (200, 30, 30)) -> bytes:
@@ -83,7 +84,7 @@ async def attached(client: Any, account: Any, channel_id: str, data: bytes = b"h
                    name: str = "note.txt", content_type: str = "text/plain") -> dict[str, Any]:
     r = await attach(client, account, channel_id, data, name, content_type)
     assert r.status_code == 201, r.text
-    return r.json()["file"]  # type: ignore[no-any-return]
+    return r.json()["file"]
 
 
 def multipart(filename: str, data: bytes, content_type: str = "text/plain", boundary: str = "b0undary"
@@ -100,5 +101,6 @@ async def fetch(client: Any, account: Any, file_id: str, method: str = "GET", **
     return await client.request(method, f"/files/{file_id}", headers=all_headers)
 
 
-def error(r: Any) -> tuple[int, str]:
-    return r.status_code, r.json()["error"]["code"]
+def stored(settings: Any, file_id: str | int) -> Path:
+    """Where the file store keeps a file's bytes (docs/files.md)."""
+    return settings.DATA_DIR / "files" / f"{int(file_id) % 256:02x}" / str(file_id)

@@ -16,8 +16,9 @@ import asyncpg
 from sqlalchemy.engine import make_url
 
 TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL") or None
+TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL") or None
 
-# API.md section 6.
+# Every configuration variable (docs/reference/configuration.md).
 CONFIG_VARIABLES = (
     "DATA_DIR", "DATABASE_URL", "REDIS_URL", "DOMAIN", "PUBLIC_URL", "TLS_ENABLED", "HOST", "PORT", "NODE_ID",
     "REGISTRATION_ENABLED", "MAX_UPLOAD_SIZE", "UNFURL_ENABLED", "VAPID_PRIVATE_KEY", "VAPID_SUBJECT",

@@ -1,6 +1,6 @@
 """Real `meadhall serve` processes for tests: a free loopback port, a process writing its output to files
 in its own work directory, a health wait and a clean stop. Used by the concurrent-start test
-(tests/db) and the two-node test (tests/gateway); environments come from `tests.isolation.clean_env`."""
+(tests/db) and the two-node test (tests/gateway); environments come from `tests.support.isolation.clean_env`."""
 
 from __future__ import annotations
 
