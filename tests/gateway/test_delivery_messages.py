@@ -23,35 +23,24 @@ from tests.support.delivery import (
 from tests.support.factories import add_member, make_admin
 from tests.support.guilds import give, make_role, override, room
 from tests.support.http import API
-from tests.support.messages import post, react, reaction_url, unreact, url
+from tests.support.messages import (
+    delete_message,
+    edit_message,
+    pin,
+    post,
+    react,
+    reaction_url,
+    start_typing,
+    unpin,
+    unreact,
+    url,
+)
 from tests.support.personas import hall
 from tests.support.shapes import is_id
 
 THUMBS, HEART = "\U0001F44D", "\u2764\ufe0f"
 ROOM_EVENTS = ("MESSAGE_CREATE", "MESSAGE_UPDATE", "MESSAGE_DELETE", "MESSAGE_REACTION_ADD",
                "MESSAGE_REACTION_REMOVE", "CHANNEL_PINS_UPDATE", "TYPING_START")
-
-
-async def edit(client, account, channel_id, message_id, content):
-    r = await client.patch(url(channel_id, f"/{message_id}"), json={"content": content}, headers=account.headers)
-    assert r.status_code == 200, r.text
-    return r.json()["message"]
-
-
-async def delete(client, account, channel_id, message_id):
-    r = await client.delete(url(channel_id, f"/{message_id}"), headers=account.headers)
-    assert r.status_code == 204, r.text
-
-
-async def pin(client, account, channel_id, message_id, on=True):
-    method = client.put if on else client.delete
-    r = await method(f"{API}/channels/{channel_id}/pins/{message_id}", headers=account.headers)
-    assert r.status_code == 204, r.text
-
-
-async def typing(client, account, channel_id):
-    r = await client.post(f"{API}/channels/{channel_id}/typing", headers=account.headers)
-    assert r.status_code == 204, r.text
 
 
 async def hidden_from_b(client, accounts, rt):
@@ -141,10 +130,10 @@ async def test_private_message_updates_reactions_and_deletion_reach_only_its_par
     h = await private_hall(client, accounts, rt)
     m = await post(client, h.a, h.general, f"/ls <@{h.b.id}> secret")
     owner, a, b, admin = await online(gateway, client, h.owner, h.a, h.b, h.outsider)
-    await edit(client, h.a, h.general, m["id"], "secret, edited")
+    await edit_message(client, h.a, h.general, m["id"], "secret, edited")
     await react(client, h.b, h.general, m["id"])
     await unreact(client, h.b, h.general, m["id"])
-    await delete(client, h.a, h.general, m["id"])
+    await delete_message(client, h.a, h.general, m["id"])
     expected = ["MESSAGE_UPDATE", "MESSAGE_REACTION_ADD", "MESSAGE_REACTION_REMOVE", "MESSAGE_DELETE"]
     for conn in (a, b):
         got = [(t, d) for t, d in await until(conn, "MESSAGE_DELETE") if t in ROOM_EVENTS]
@@ -175,7 +164,7 @@ async def test_private_message_events_stop_when_a_party_loses_view(gateway, clie
     m = await post(client, h.a, h.general, f"/ls <@{h.b.id}> secret")
     a, b = await online(gateway, client, h.a, h.b)
     await override(client, h.owner, h.general, h.b.id, "member", deny="VIEW_CHANNEL")
-    await edit(client, h.a, h.general, m["id"], "edited after b lost the room")
+    await edit_message(client, h.a, h.general, m["id"], "edited after b lost the room")
     assert (await a.dispatch("MESSAGE_UPDATE"))["id"] == m["id"]
     got = await refused(client, h.b, b, only=ROOM_EVENTS)
     assert types(got) == ["CHANNEL_DELETE"]
@@ -188,7 +177,7 @@ async def test_private_message_events_stop_when_a_party_leaves_the_guild(gateway
     r = await client.delete(f"{API}/users/@me/guilds/{h.id}", headers=h.b.headers)
     assert r.status_code == 204, r.text
     await react(client, h.a, h.general, m["id"])
-    await edit(client, h.a, h.general, m["id"], "edited after b left")
+    await edit_message(client, h.a, h.general, m["id"], "edited after b left")
     assert (await a.dispatch("MESSAGE_UPDATE"))["id"] == m["id"]
     got = await refused(client, h.b, b, only=ROOM_EVENTS)
     assert types(got) == ["GUILD_DELETE"]
@@ -201,7 +190,7 @@ async def test_message_update_reaches_viewers_with_the_full_message(gateway, cli
     m = await post(client, h.a, h.general, "first words")
     owner, a, b, out = await online(gateway, client, h.owner, h.a, h.b, h.outsider)
     clock.advance(5)
-    edited = await edit(client, h.a, h.general, m["id"], "second thoughts")
+    edited = await edit_message(client, h.a, h.general, m["id"], "second thoughts")
     for conn in (owner, a):
         got = await conn.dispatch("MESSAGE_UPDATE")
         check_message(got, m)
@@ -219,7 +208,7 @@ async def test_message_update_shows_each_receiver_its_own_reactions(gateway, cli
     clock.advance(1)
     await react(client, h.b, h.general, m["id"], HEART)
     owner, a, b = await online(gateway, client, h.owner, h.a, h.b)
-    await edit(client, h.owner, h.general, m["id"], "edited")
+    await edit_message(client, h.owner, h.general, m["id"], "edited")
     for conn, mine in ((owner, set()), (a, {THUMBS}), (b, {HEART})):
         got = await conn.dispatch("MESSAGE_UPDATE")
         assert [(x["emoji"], x["count"]) for x in got["reactions"]] == [(THUMBS, 1), (HEART, 1)]
@@ -230,7 +219,7 @@ async def test_message_delete_payload_and_receivers(gateway, client, accounts, r
     h = await hidden_from_b(client, accounts, rt)
     m = await post(client, h.a, h.general, "soon gone")
     owner, a, b, out = await online(gateway, client, h.owner, h.a, h.b, h.outsider)
-    await delete(client, h.owner, h.general, m["id"])  # by a moderator
+    await delete_message(client, h.owner, h.general, m["id"])  # by a moderator
     for conn in (owner, a):
         assert await conn.dispatch("MESSAGE_DELETE") == {"id": m["id"], "channel_id": h.general, "guild_id": h.id}
     await refused(client, h.b, b, only=ROOM_EVENTS)
@@ -276,7 +265,7 @@ async def test_pins_update_reaches_viewers(gateway, client, accounts, rt, clock)
     await pin(client, h.owner, h.general, m["id"])
     pinned_at = iso(clock.now())
     clock.advance(1)
-    await pin(client, h.owner, h.general, m["id"], on=False)
+    await unpin(client, h.owner, h.general, m["id"])
     for conn in (owner, a):
         got = of_type(await until(conn, "CHANNEL_PINS_UPDATE", lambda d: not d["pinned"]), "CHANNEL_PINS_UPDATE")
         base = {"channel_id": h.general, "guild_id": h.id, "message_id": m["id"]}
@@ -292,7 +281,7 @@ async def test_typing_reaches_viewers_but_never_the_author(gateway, client, acco
     h = await hidden_from_b(client, accounts, rt)
     laptop = await second_device(client, h.a)
     owner, a1, a2, b, out = await online(gateway, client, h.owner, h.a, laptop, h.b, h.outsider)
-    await typing(client, h.a, h.general)
+    await start_typing(client, h.a, h.general)
     got = await owner.dispatch("TYPING_START")
     assert got == {"channel_id": h.general, "guild_id": h.id, "user_id": h.a.id, "timestamp": iso(clock.now())}
     await refused(client, h.a, a1, a2, only=["TYPING_START"])  # none of the author's devices
@@ -311,11 +300,11 @@ async def test_member_who_loses_view_by_override_stops_receiving_the_room(gatewa
     check_channel(lost, h.general, h.id)
     # Every kind of room event after the change passes b by.
     await post(client, h.a, h.general, "after")
-    await edit(client, h.owner, h.general, m["id"], "edited")
+    await edit_message(client, h.owner, h.general, m["id"], "edited")
     await react(client, h.a, h.general, m["id"])
     await pin(client, h.owner, h.general, m["id"])
-    await typing(client, h.a, h.general)
-    await delete(client, h.owner, h.general, m["id"])
+    await start_typing(client, h.a, h.general)
+    await delete_message(client, h.owner, h.general, m["id"])
     assert (await a.dispatch("MESSAGE_DELETE"))["id"] == m["id"]
     await refused(client, h.b, b, only=ROOM_EVENTS)
     # Given back: CHANNEL_CREATE, then the room's events again.
@@ -379,7 +368,7 @@ async def test_removed_member_receives_nothing_from_the_guild(gateway, client, a
     assert await b.dispatch("GUILD_DELETE") == {"id": h.id, "reason": "kicked"}
     await post(client, h.a, h.general, "after the kick")
     await react(client, h.a, h.general, m["id"])
-    await typing(client, h.a, h.general)
+    await start_typing(client, h.a, h.general)
     await room(client, h.owner, h.id, name="new-room")
     assert (await a.dispatch("CHANNEL_CREATE"))["name"] == "new-room"
     await refused(client, h.b, b, only=(*ROOM_EVENTS, "CHANNEL_CREATE", "MEMBER_REMOVE", "GUILD_UPDATE"))
@@ -396,7 +385,7 @@ async def test_instance_admin_receives_room_events_only_in_guilds_they_belong_to
     secret = await secret_room(client, h)
     admin_in, admin_out, a = await online(gateway, client, inside, h.outsider, h.a)
     m = await post(client, h.owner, secret["id"], "owner's hideout")
-    await typing(client, h.owner, secret["id"])
+    await start_typing(client, h.owner, secret["id"])
     public = await post(client, h.owner, h.general, "for all members")
     # The member administrator sees the hidden room through the bypass.
     got = [(t, d) for t, d in await until(admin_in, "MESSAGE_CREATE", lambda d: d["id"] == public["id"])
@@ -414,13 +403,13 @@ async def test_each_receiver_sees_commit_order_with_consecutive_sequence_numbers
     owner, a, b = await online(gateway, client, h.owner, h.a, h.b)
     start = {c: c.last_seq for c in (owner, a, b)}
     m1 = await post(client, h.a, h.general, "one")
-    await edit(client, h.a, h.general, m1["id"], "one, edited")
+    await edit_message(client, h.a, h.general, m1["id"], "one, edited")
     await react(client, h.b, h.general, m1["id"])
     m2 = await post(client, h.b, h.general, "two")
     await pin(client, h.owner, h.general, m2["id"])
     r = await client.patch(f"{API}/channels/{h.general}", json={"topic": "ordered"}, headers=h.owner.headers)
     assert r.status_code == 200, r.text
-    await delete(client, h.a, h.general, m1["id"])
+    await delete_message(client, h.a, h.general, m1["id"])
     expected = ["MESSAGE_CREATE", "MESSAGE_UPDATE", "MESSAGE_REACTION_ADD", "MESSAGE_CREATE",
                 "CHANNEL_PINS_UPDATE", "CHANNEL_UPDATE", "MESSAGE_DELETE"]
     for conn in (owner, a, b):

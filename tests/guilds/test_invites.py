@@ -41,7 +41,7 @@ async def audit_entries(rt: Any, action: str) -> list[Any]:
 
 
 @pytest.fixture
-async def hall(client: Any, accounts: Any) -> dict[str, Any]:
+async def invited_hall(client: Any, accounts: Any) -> dict[str, Any]:
     """alice owns a guild with one text room `general` (its system channel); bob is a member."""
     alice = await accounts.register("alice")
     bob = await accounts.register("bob")
@@ -129,32 +129,32 @@ async def test_create_in_a_voice_room_but_not_in_a_category(client, accounts):
     assert error_code(r) == "channel.wrong_type"
 
 
-async def test_create_needs_create_invite_in_the_room(client, hall):
-    alice, bob, guild = hall["alice"], hall["bob"], hall["guild"]
+async def test_create_needs_create_invite_in_the_room(client, invited_hall):
+    alice, bob, guild = invited_hall["alice"], invited_hall["bob"], invited_hall["guild"]
     other = await make_room(client, alice, guild["id"], "text", "other")
-    await deny_for_everyone(client, alice, guild["id"], hall["room"], "CREATE_INVITE")
-    r = await client.post(f"/api/v1/channels/{hall['room']}/invites", json={}, headers=bob.headers)
+    await deny_for_everyone(client, alice, guild["id"], invited_hall["room"], "CREATE_INVITE")
+    r = await client.post(f"/api/v1/channels/{invited_hall['room']}/invites", json={}, headers=bob.headers)
     assert r.status_code == 403, r.text
     assert error_code(r) == "perm.denied"
     assert r.json()["error"]["permission"] == "CREATE_INVITE"
     # The override only covers that room; the owner holds every permission.
     await make_invite(client, bob, other["id"])
-    await make_invite(client, alice, hall["room"])
+    await make_invite(client, alice, invited_hall["room"])
 
 
-async def test_create_in_an_unseen_or_unknown_room_is_404(client, accounts, hall):
-    alice, bob, guild = hall["alice"], hall["bob"], hall["guild"]
+async def test_create_in_an_unseen_or_unknown_room_is_404(client, accounts, invited_hall):
+    alice, bob, guild = invited_hall["alice"], invited_hall["bob"], invited_hall["guild"]
     hidden = await make_room(client, alice, guild["id"], "text", "hidden")
     await deny_for_everyone(client, alice, guild["id"], hidden["id"], "VIEW_CHANNEL")
     carol = await accounts.register("carol")
-    for who, room in [(bob, hidden["id"]), (carol, hall["room"]), (alice, "1234567890123"), (alice, "nope")]:
+    for who, room in [(bob, hidden["id"]), (carol, invited_hall["room"]), (alice, "1234567890123"), (alice, "nope")]:
         r = await client.post(f"/api/v1/channels/{room}/invites", json={}, headers=who.headers)
         assert r.status_code == 404, r.text
         assert error_code(r) == "channel.not_found"
 
 
-async def test_create_needs_a_session(client, hall):
-    r = await client.post(f"/api/v1/channels/{hall['room']}/invites", json={})
+async def test_create_needs_a_session(client, invited_hall):
+    r = await client.post(f"/api/v1/channels/{invited_hall['room']}/invites", json={})
     assert r.status_code == 401
     assert error_code(r) == "auth.unauthorized"
 
@@ -179,9 +179,9 @@ async def test_at_most_1000_live_invites_per_guild(client, accounts, rt, clock):
     assert [i["code"] for i in r.json()["invites"]] == [invite["code"]]
 
 
-async def test_create_and_delete_are_audited(client, rt, hall):
-    alice, guild = hall["alice"], hall["guild"]
-    invite = await make_invite(client, alice, hall["room"], max_uses=3)
+async def test_create_and_delete_are_audited(client, rt, invited_hall):
+    alice, guild = invited_hall["alice"], invited_hall["guild"]
+    invite = await make_invite(client, alice, invited_hall["room"], max_uses=3)
     entry = (await audit_entries(rt, "invite.create"))[-1]
     assert entry["guild_id"] == int(guild["id"])
     assert entry["actor_id"] == int(alice.id)
@@ -198,14 +198,14 @@ async def test_create_and_delete_are_audited(client, rt, hall):
 # ---- list --------------------------------------------------------------------------------------
 
 
-async def test_list_is_newest_first_for_manage_guild(client, accounts, clock, hall):
-    alice, bob, guild = hall["alice"], hall["bob"], hall["guild"]
+async def test_list_is_newest_first_for_manage_guild(client, accounts, clock, invited_hall):
+    alice, bob, guild = invited_hall["alice"], invited_hall["bob"], invited_hall["guild"]
     r = await client.get(f"/api/v1/guilds/{guild['id']}/invites", headers=alice.headers)
     first = r.json()["invites"][0]["code"]
     clock.advance(1)
-    second = await make_invite(client, bob, hall["room"], max_age_seconds=0)
+    second = await make_invite(client, bob, invited_hall["room"], max_age_seconds=0)
     clock.advance(1)
-    third = await make_invite(client, alice, hall["room"], max_uses=5)
+    third = await make_invite(client, alice, invited_hall["room"], max_uses=5)
     r = await client.get(f"/api/v1/guilds/{guild['id']}/invites", headers=alice.headers)
     assert r.status_code == 200, r.text
     assert set(r.json()) == {"invites"}
@@ -220,13 +220,13 @@ async def test_list_is_newest_first_for_manage_guild(client, accounts, clock, ha
     assert [i["code"] for i in r.json()["invites"]] == [second["code"]]
 
 
-async def test_list_refusals(client, accounts, hall):
-    r = await client.get(f"/api/v1/guilds/{hall['guild']['id']}/invites", headers=hall["bob"].headers)
+async def test_list_refusals(client, accounts, invited_hall):
+    r = await client.get(f"/api/v1/guilds/{invited_hall['guild']['id']}/invites", headers=invited_hall["bob"].headers)
     assert r.status_code == 403, r.text
     assert error_code(r) == "perm.denied"
     assert r.json()["error"]["permission"] == "MANAGE_GUILD"
     carol = await accounts.register("carol")
-    r = await client.get(f"/api/v1/guilds/{hall['guild']['id']}/invites", headers=carol.headers)
+    r = await client.get(f"/api/v1/guilds/{invited_hall['guild']['id']}/invites", headers=carol.headers)
     assert r.status_code == 404
     assert error_code(r) == "guild.not_found"
 
@@ -248,10 +248,10 @@ async def test_preview_works_without_a_session(client, accounts):
                              "description": "Mead & songs", "member_count": 1, "is_member": False}
 
 
-async def test_preview_is_member_follows_the_session(client, accounts, hall):
-    invite = await make_invite(client, hall["alice"], hall["room"])
+async def test_preview_is_member_follows_the_session(client, accounts, invited_hall):
+    invite = await make_invite(client, invited_hall["alice"], invited_hall["room"])
     carol = await accounts.register("carol")
-    for who, expected in [(hall["alice"], True), (hall["bob"], True), (carol, False)]:
+    for who, expected in [(invited_hall["alice"], True), (invited_hall["bob"], True), (carol, False)]:
         r = await client.get(f"/api/v1/invites/{invite['code']}", headers=who.headers)
         assert r.status_code == 200, r.text
         assert r.json()["guild"]["is_member"] is expected
@@ -262,15 +262,15 @@ async def test_preview_is_member_follows_the_session(client, accounts, hall):
     assert r.json()["guild"]["is_member"] is False
 
 
-async def test_preview_of_unknown_codes_is_404(client, hall):
+async def test_preview_of_unknown_codes_is_404(client, invited_hall):
     for code in ["zzzzzzzz", "NOT-A-CODE", "a" * 40]:
         r = await client.get(f"/api/v1/invites/{code}")
         assert r.status_code == 404, r.text
         assert error_code(r) == "invite.not_found"
 
 
-async def test_expired_invite_no_longer_exists(client, accounts, clock, hall):
-    invite = await make_invite(client, hall["alice"], hall["room"], max_age_seconds=3600)
+async def test_expired_invite_no_longer_exists(client, accounts, clock, invited_hall):
+    invite = await make_invite(client, invited_hall["alice"], invited_hall["room"], max_age_seconds=3600)
     clock.advance(3599)
     assert (await client.get(f"/api/v1/invites/{invite['code']}")).status_code == 200
     clock.advance(1)
@@ -281,12 +281,12 @@ async def test_expired_invite_no_longer_exists(client, accounts, clock, hall):
     r = await accept_invite(client, carol, invite["code"])
     assert r.status_code == 404
     assert error_code(r) == "invite.not_found"
-    r = await client.delete(f"/api/v1/invites/{invite['code']}", headers=hall["alice"].headers)
+    r = await client.delete(f"/api/v1/invites/{invite['code']}", headers=invited_hall["alice"].headers)
     assert r.status_code == 404
 
 
-async def test_used_up_invite_no_longer_exists(client, accounts, hall):
-    invite = await make_invite(client, hall["alice"], hall["room"], max_uses=2)
+async def test_used_up_invite_no_longer_exists(client, accounts, invited_hall):
+    invite = await make_invite(client, invited_hall["alice"], invited_hall["room"], max_uses=2)
     carol, dave, erin = [await accounts.register(n) for n in ("carol", "dave", "erin")]
     assert (await accept_invite(client, carol, invite["code"])).status_code == 200
     r = await client.get(f"/api/v1/invites/{invite['code']}")
@@ -298,7 +298,7 @@ async def test_used_up_invite_no_longer_exists(client, accounts, hall):
     r = await accept_invite(client, erin, invite["code"])
     assert r.status_code == 404
     assert error_code(r) == "invite.not_found"
-    r = await client.get(f"/api/v1/guilds/{hall['guild']['id']}/invites", headers=hall["alice"].headers)
+    r = await client.get(f"/api/v1/guilds/{invited_hall['guild']['id']}/invites", headers=invited_hall["alice"].headers)
     assert invite["code"] not in [i["code"] for i in r.json()["invites"]]
 
 
@@ -348,15 +348,15 @@ async def test_join_makes_a_member_with_events(client, accounts, capture_events)
     assert [g["id"] for g in r.json()["guilds"]] == [guild["id"]]
 
 
-async def test_joining_again_has_no_effect(client, capture_events, hall):
-    alice, bob = hall["alice"], hall["bob"]
-    invite = await make_invite(client, alice, hall["room"], max_uses=1)
+async def test_joining_again_has_no_effect(client, capture_events, invited_hall):
+    alice, bob = invited_hall["alice"], invited_hall["bob"]
+    invite = await make_invite(client, alice, invited_hall["room"], max_uses=1)
     await capture_events.settle()
     capture_events.clear()
     for who in (bob, alice):
         r = await accept_invite(client, who, invite["code"])
         assert r.status_code == 200, r.text
-        assert r.json() == {"guild_id": hall["guild"]["id"]}
+        assert r.json() == {"guild_id": invited_hall["guild"]["id"]}
     await capture_events.settle()
     assert list(capture_events) == []
     r = await client.get(f"/api/v1/invites/{invite['code']}")
@@ -365,14 +365,14 @@ async def test_joining_again_has_no_effect(client, capture_events, hall):
     assert r.json()["guild"]["member_count"] == 2
 
 
-async def test_banned_user_cannot_join(client, accounts, rt, capture_events, hall):
+async def test_banned_user_cannot_join(client, accounts, rt, capture_events, invited_hall):
     carol = await accounts.register("carol")
-    guild_id = int(hall["guild"]["id"])
+    guild_id = int(invited_hall["guild"]["id"])
     async with rt.engine.begin() as conn:
         await conn.execute(insert(guild_bans).values(guild_id=guild_id, user_id=int(carol.id), reason="spam",
-                                                     author_id=int(hall["alice"].id),
+                                                     author_id=int(invited_hall["alice"].id),
                                                      created_at=datetime.now(UTC)))
-    invite = await make_invite(client, hall["alice"], hall["room"])
+    invite = await make_invite(client, invited_hall["alice"], invited_hall["room"])
     capture_events.clear()
     r = await accept_invite(client, carol, invite["code"])
     assert r.status_code == 403, r.text
@@ -407,23 +407,23 @@ async def test_join_refused_at_200_memberships(client, accounts, rt, clock):
     assert (r.json()["invite"]["uses"], r.json()["guild"]["is_member"]) == (0, False)
 
 
-async def test_join_needs_a_session(client, hall):
-    invite = await make_invite(client, hall["alice"], hall["room"])
+async def test_join_needs_a_session(client, invited_hall):
+    invite = await make_invite(client, invited_hall["alice"], invited_hall["room"])
     r = await client.post(f"/api/v1/invites/{invite['code']}")
     assert r.status_code == 401
     assert error_code(r) == "auth.unauthorized"
 
 
-async def test_join_unknown_code_is_404(client, hall):
-    r = await accept_invite(client, hall["bob"], "00000000")
+async def test_join_unknown_code_is_404(client, invited_hall):
+    r = await accept_invite(client, invited_hall["bob"], "00000000")
     assert r.status_code == 404
     assert error_code(r) == "invite.not_found"
 
 
-async def test_a_member_who_left_can_rejoin(client, hall):
-    bob = hall["bob"]
-    invite = await make_invite(client, hall["alice"], hall["room"])
-    r = await client.delete(f"/api/v1/users/@me/guilds/{hall['guild']['id']}", headers=bob.headers)
+async def test_a_member_who_left_can_rejoin(client, invited_hall):
+    bob = invited_hall["bob"]
+    invite = await make_invite(client, invited_hall["alice"], invited_hall["room"])
+    r = await client.delete(f"/api/v1/users/@me/guilds/{invited_hall['guild']['id']}", headers=bob.headers)
     assert r.status_code == 204, r.text
     assert (await accept_invite(client, bob, invite["code"])).status_code == 200
     r = await client.get(f"/api/v1/invites/{invite['code']}", headers=bob.headers)
@@ -433,11 +433,11 @@ async def test_a_member_who_left_can_rejoin(client, hall):
 # ---- delete ------------------------------------------------------------------------------------
 
 
-async def test_delete_by_creator_or_manage_guild(client, accounts, hall):
-    alice, bob = hall["alice"], hall["bob"]
+async def test_delete_by_creator_or_manage_guild(client, accounts, invited_hall):
+    alice, bob = invited_hall["alice"], invited_hall["bob"]
     carol = await accounts.register("carol")
-    bobs = await make_invite(client, bob, hall["room"])
-    alices = await make_invite(client, alice, hall["room"])
+    bobs = await make_invite(client, bob, invited_hall["room"])
+    alices = await make_invite(client, alice, invited_hall["room"])
     assert (await accept_invite(client, carol, bobs["code"])).status_code == 200
     # carol is a member without MANAGE_GUILD and did not create either invitation.
     r = await client.delete(f"/api/v1/invites/{bobs['code']}", headers=carol.headers)
@@ -450,7 +450,7 @@ async def test_delete_by_creator_or_manage_guild(client, accounts, hall):
     assert r.status_code == 204, r.text
     assert (await client.get(f"/api/v1/invites/{bobs['code']}")).status_code == 404
     # MANAGE_GUILD deletes any.
-    again = await make_invite(client, bob, hall["room"])
+    again = await make_invite(client, bob, invited_hall["room"])
     r = await client.delete(f"/api/v1/invites/{again['code']}", headers=alice.headers)
     assert r.status_code == 204, r.text
     r = await client.delete(f"/api/v1/invites/{again['code']}", headers=alice.headers)
@@ -458,8 +458,8 @@ async def test_delete_by_creator_or_manage_guild(client, accounts, hall):
     assert error_code(r) == "invite.not_found"
 
 
-async def test_delete_by_an_outsider_is_refused(client, accounts, hall):
-    invite = await make_invite(client, hall["alice"], hall["room"])
+async def test_delete_by_an_outsider_is_refused(client, accounts, invited_hall):
+    invite = await make_invite(client, invited_hall["alice"], invited_hall["room"])
     dave = await accounts.register("dave")
     r = await client.delete(f"/api/v1/invites/{invite['code']}", headers=dave.headers)
     assert r.status_code == 403, r.text

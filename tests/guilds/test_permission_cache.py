@@ -23,7 +23,7 @@ async def sees(client, account, channel_id) -> bool:
 
 
 @pytest.fixture
-async def hall(client, accounts, rt):
+async def cached_hall(client, accounts, rt):
     owner, member = await accounts.register("owner"), await accounts.register("member")
     guild = await make_guild(client, owner)
     await add_member(rt, guild["id"], member)
@@ -32,8 +32,8 @@ async def hall(client, accounts, rt):
     return owner, member, guild, room
 
 
-async def test_override_written_elsewhere_applies_at_once(client, rt, hall):
-    owner, member, guild, room = hall
+async def test_override_written_elsewhere_applies_at_once(client, rt, cached_hall):
+    owner, member, guild, room = cached_hall
     async with rt.engine.begin() as conn:
         await conn.execute(insert(permission_overrides).values(
             channel_id=int(room), target_id=int(guild["id"]), kind="role", allow=0, deny=int(perms.P.VIEW_CHANNEL)))
@@ -41,15 +41,15 @@ async def test_override_written_elsewhere_applies_at_once(client, rt, hall):
     assert await sees(client, owner, room)
 
 
-async def test_role_permissions_changed_elsewhere_apply_at_once(client, rt, hall):
-    owner, member, guild, room = hall
+async def test_role_permissions_changed_elsewhere_apply_at_once(client, rt, cached_hall):
+    owner, member, guild, room = cached_hall
     async with rt.engine.begin() as conn:
         await conn.execute(update(roles).where(roles.c.id == int(guild["id"])).values(permissions=0))
     assert not await sees(client, member, room)
 
 
-async def test_owner_and_admin_flags_changed_elsewhere_apply_at_once(client, rt, hall):
-    owner, member, guild, room = hall
+async def test_owner_and_admin_flags_changed_elsewhere_apply_at_once(client, rt, cached_hall):
+    owner, member, guild, room = cached_hall
     async with rt.engine.begin() as conn:
         await conn.execute(update(roles).where(roles.c.id == int(guild["id"])).values(permissions=0))
     assert not await sees(client, member, room)
@@ -62,8 +62,8 @@ async def test_owner_and_admin_flags_changed_elsewhere_apply_at_once(client, rt,
     assert await sees(client, owner, room)
 
 
-async def test_a_rolled_back_change_is_not_cached(client, rt, hall):
-    owner, member, guild, room = hall
+async def test_a_rolled_back_change_is_not_cached(client, rt, cached_hall):
+    owner, member, guild, room = cached_hall
 
     class Abort(Exception):
         pass
@@ -86,8 +86,8 @@ async def test_a_rolled_back_change_is_not_cached(client, rt, hall):
     assert not await sees(client, member, room)
 
 
-async def test_cached_room_access_costs_two_queries(client, rt, hall, assert_query_count):
-    owner, member, guild, room = hall
+async def test_cached_room_access_costs_two_queries(client, rt, cached_hall, assert_query_count):
+    owner, member, guild, room = cached_hall
     assert await sees(client, member, room)
     # The session comes from the session cache (at most the read of `auth_epoch`, which SQLite does on a
     # connection of its own); then the room with its guild, and no permission data.

@@ -9,26 +9,10 @@ from meadhall.core.clock import iso
 from meadhall.db.schema import audit_log, messages
 from tests.support.factories import add_member, insert_role
 from tests.support.http import err
-from tests.support.messages import message_of, post
+from tests.support.messages import message_of, pin, post, unpin
 from tests.support.personas import gathering
 
 API = "/api/v1"
-
-
-def pin_url(channel_id, message_id):
-    return f"{API}/channels/{channel_id}/pins/{message_id}"
-
-
-async def pin(client, account, channel_id, message_id, expect=204):
-    r = await client.put(pin_url(channel_id, message_id), headers=account.headers)
-    assert r.status_code == expect, r.text
-    return r
-
-
-async def unpin(client, account, channel_id, message_id, expect=204):
-    r = await client.delete(pin_url(channel_id, message_id), headers=account.headers)
-    assert r.status_code == expect, r.text
-    return r
 
 
 async def pinned_ids(client, account, channel_id):

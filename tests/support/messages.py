@@ -69,3 +69,35 @@ async def ack(client: Any, account: Any, channel_id: str, message_id: str | None
     """The response of marking a room read (up to `message_id`, or its last message)."""
     body = None if message_id is None else {"message_id": message_id}
     return await client.post(f"{API}/channels/{channel_id}/ack", json=body, headers=account.headers)
+
+
+async def edit_message(client: Any, account: Any, channel_id: str, message_id: str, content: str, *,
+                       expect: int = 200) -> Any:
+    """The edited message (the error body when `expect` is not 200)."""
+    body = await Api(client).patch(f"/channels/{channel_id}/messages/{message_id}", account,
+                                   json={"content": content}, expect=expect)
+    return unwrap(body, "message", expect, 200)
+
+
+async def delete_message(client: Any, account: Any, channel_id: str, message_id: str, *, expect: int = 204) -> None:
+    await Api(client).delete(f"/channels/{channel_id}/messages/{message_id}", account, expect=expect)
+
+
+def pin_url(channel_id: str, message_id: str) -> str:
+    return f"{API}/channels/{channel_id}/pins/{message_id}"
+
+
+async def pin(client: Any, account: Any, channel_id: str, message_id: str, expect: int = 204) -> Any:
+    r = await client.put(pin_url(channel_id, message_id), headers=account.headers)
+    assert r.status_code == expect, r.text
+    return r
+
+
+async def unpin(client: Any, account: Any, channel_id: str, message_id: str, expect: int = 204) -> Any:
+    r = await client.delete(pin_url(channel_id, message_id), headers=account.headers)
+    assert r.status_code == expect, r.text
+    return r
+
+
+async def start_typing(client: Any, account: Any, channel_id: str, *, expect: int = 204) -> None:
+    await Api(client).post(f"/channels/{channel_id}/typing", account, expect=expect)
