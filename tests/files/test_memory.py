@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -19,6 +18,7 @@ import httpx
 import pytest
 
 from tests.support.isolation import clean_env
+from tests.support.processes import free_port
 
 MEADHALL = Path(sys.executable).parent / "meadhall"
 MIB = 1024 * 1024
@@ -29,12 +29,6 @@ CHUNK = 64 * 1024
 ALLOWED_GROWTH = 10 * MIB
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _status(pid: int, field: str) -> int:
@@ -85,7 +79,7 @@ class Peak:
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     assert MEADHALL.exists(), f"console script not installed at {MEADHALL}"
-    port = _free_port()
+    port = free_port()
     env = clean_env(DATA_DIR=str(tmp_path / "data"), SECRET_KEY="memory-test-secret-0123456789abcdef",
                     LOG_LEVEL="warning", RATE_LIMITS='{"auth.register": "100/60"}')
     with open(tmp_path / "stderr", "wb") as err:

@@ -6,24 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import uvicorn
 
+from tests.support.processes import free_port
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-PORT = _free_port()
+PORT = free_port()
 ORIGIN = f"http://localhost:{PORT}"
 
 
