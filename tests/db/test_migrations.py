@@ -33,7 +33,8 @@ SHIPPED = {
     "0005_messages.py": "59c144cd26a720657cfefed35199877da4a7c3984631af820c1708d700d162b8",
     "0006_message_search.py": "0448f79d81c4f2ab544e732620e22424516e5b4368f1ff755b4402b223ec39be",
     "0007_guild_perm_version.py": "cf403716166f113d772e2952b52ffd19a4509d0cde7107cf24a5f3d23037b2a0",
-    "0008_files.py": "c7881dcf9a41a1f57bbc5d887ea30fc4064ab95e8faa38284a22a68587cad294",
+    # Issue 13 changed only 0008's docstring (it cited a file outside the repository); its code is unchanged.
+    "0008_files.py": "897a1af8e3b4f6640a64da80735268c97c81886e23ec761305d7fad1b46957c0",
     "0009_auth_epoch.py": "522b713b94a05b95297da084425bba068631513db3194958a70229d10baac093",
 }
 

@@ -1,4 +1,4 @@
-"""Stored files: uploads, attachments and images (API.md 2.17).
+"""Stored files: uploads, attachments and images (docs/files.md).
 
 Revision ID: 0008_files
 Revises: 0007_guild_perm_version
