@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, TypedDict, cast
 
@@ -64,6 +65,15 @@ _SELECT_USER = select(users).where(users.c.id == bindparam("user_id"))
 
 async def select_user(conn: AsyncConnection, user_id: int) -> UserRow | None:
     return cast("UserRow | None", (await conn.execute(_SELECT_USER, {"user_id": user_id})).mappings().first())
+
+
+async def select_users_by_ids(conn: AsyncConnection, user_ids: Iterable[int]) -> dict[int, UserRow]:
+    """user id -> row for many users in one query (the authors of a list: inviters, ban authors)."""
+    ids = sorted(set(user_ids))
+    if not ids:
+        return {}
+    rows = (await conn.execute(select(users).where(users.c.id.in_(ids)))).mappings()
+    return {row["id"]: cast(UserRow, row) for row in rows}
 
 
 async def select_user_by_username(conn: AsyncConnection, username_norm: str) -> UserRow | None:

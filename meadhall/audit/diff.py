@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import RowMapping
 
-
-def changes(before: RowMapping, after: dict[str, Any]) -> dict[str, list[Any]]:
-    """`{"field": [old, new]}` for audit data (OpenAPI: listAuditLog)."""
+def changes(before: Mapping[str, object], after: dict[str, Any]) -> dict[str, list[Any]]:
+    """`{"field": [old, new]}` for audit data (OpenAPI: listAuditLog); `before` is any typed row."""
     out: dict[str, list[Any]] = {}
     for key, new in after.items():
         old = before[key] if key in before else None

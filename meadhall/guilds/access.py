@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
-from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.accounts.queries import UserRow
 from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.clock import as_utc, iso
@@ -16,6 +17,7 @@ from meadhall.core.errors import AppError, permission_denied
 from meadhall.core.ids import parse_id
 from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.rooms import queries as room_queries
+from meadhall.guilds.rows import ChannelRow, GuildRow, MemberRow, OverrideRow, RoleRow
 from meadhall.realtime.guild_state import GuildState, cached_state
 
 
@@ -23,11 +25,11 @@ from meadhall.realtime.guild_state import GuildState, cached_state
 class GuildContext:
     """A guild seen by one caller: their membership, roles and guild-level permissions."""
 
-    guild: RowMapping
-    member: RowMapping | None  # None for an instance administrator who is not a member
+    guild: GuildRow
+    member: MemberRow | None  # None for an instance administrator who is not a member
     actor: perms.MemberContext
     roles: perms.GuildRoles
-    role_rows: list[RowMapping]
+    role_rows: list[RoleRow]
     permissions: int
     now: datetime
 
@@ -43,23 +45,23 @@ class GuildContext:
 @dataclass(frozen=True)
 class ChannelContext:
     guild: GuildContext
-    channel: RowMapping
-    overrides: list[RowMapping]
+    channel: ChannelRow
+    overrides: list[OverrideRow]
     permissions: int
     state: GuildState | None = None  # the permission data this was computed from, when cached
-    caller: RowMapping | None = None  # the caller's account row, when asked for (`with_caller`)
+    caller: UserRow | None = None  # the caller's account row, when asked for (`with_caller`)
 
     @property
     def channel_id(self) -> int:
         return int(self.channel["id"])
 
 
-def timed_out(member: RowMapping | None, now: datetime) -> bool:
+def timed_out(member: MemberRow | None, now: datetime) -> bool:
     until = as_utc(member["timeout_until"]) if member else None
     return until is not None and until > now
 
 
-def member_context(user_id: int, is_admin: bool, guild: RowMapping, member: RowMapping | None,
+def member_context(user_id: int, is_admin: bool, guild: GuildRow, member: MemberRow | None,
                    role_ids: list[int], now: datetime) -> perms.MemberContext:
     return perms.MemberContext(
         user_id=user_id,
@@ -71,17 +73,20 @@ def member_context(user_id: int, is_admin: bool, guild: RowMapping, member: RowM
     )
 
 
-def to_overrides(rows: list[RowMapping]) -> list[perms.Override]:
+def to_overrides(rows: list[OverrideRow]) -> list[perms.Override]:
     return [perms.Override(r["target_id"], r["kind"], int(r["allow"]), int(r["deny"])) for r in rows]
 
 
-def _context_from_state(principal: Principal, guild: RowMapping, state: GuildState, now: datetime
+def _context_from_state(principal: Principal, guild: GuildRow, state: GuildState, now: datetime
                         ) -> GuildContext | None:
     info = state.members.get(principal.user_id)
     if info is None and not principal.is_instance_admin:
         return None
     actor = state.context(principal.user_id, principal.is_instance_admin, now)
-    return GuildContext(guild, info.row if info else None, actor, state.roles, state.role_rows,
+    # The cache holds RowMappings of these tables, typed here by the cast of guilds/rows.py (the member's
+    # mapping also carries `is_instance_admin`, which no guild code reads from it).
+    member = cast("MemberRow | None", info.row if info else None)
+    return GuildContext(guild, member, actor, state.roles, cast("list[RoleRow]", state.role_rows),
                         int(perms.guild_permissions(actor, state.roles)), now)
 
 
@@ -105,7 +110,7 @@ async def access_guild(conn: AsyncConnection, principal: Principal, raw_id: str 
     return gc
 
 
-def channel_permissions(gc: GuildContext, overrides: list[RowMapping]) -> int:
+def channel_permissions(gc: GuildContext, overrides: list[OverrideRow]) -> int:
     return int(perms.channel_permissions(gc.actor, gc.roles, to_overrides(overrides)))
 
 
@@ -136,7 +141,7 @@ async def access_channel(conn: AsyncConnection, principal: Principal, raw_id: st
     gc = None if state is None else _context_from_state(principal, guild, state, now)
     if gc is None or state is None:
         raise AppError("channel.not_found")
-    overrides = state.overrides.get(channel["id"], [])
+    overrides = cast("list[OverrideRow]", state.overrides.get(channel["id"], []))
     mask = channel_permissions(gc, overrides)
     if not mask & perms.P.VIEW_CHANNEL:
         raise AppError("channel.not_found")
@@ -167,8 +172,8 @@ def require_owner(gc: GuildContext, reason: str) -> None:
         raise permission_denied(None, reason)
 
 
-def visible_channels(gc: GuildContext, channel_rows: list[RowMapping],
-                     overrides: dict[int, list[RowMapping]]) -> list[RowMapping]:
+def visible_channels(gc: GuildContext, channel_rows: list[ChannelRow],
+                     overrides: dict[int, list[OverrideRow]]) -> list[ChannelRow]:
     """Rooms the caller may view, and categories they may view or that hold a room they may view
     (docs/reference/permissions.md), in the given order."""
     viewable = {

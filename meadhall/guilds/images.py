@@ -4,7 +4,7 @@ them, where the file row belongs and what changes when it is set."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from meadhall.audit.diff import changes
 from meadhall.audit.record import record
@@ -20,12 +20,14 @@ from meadhall.realtime.audience import guild_members
 
 P = perms.P
 GUILD_IMAGES = ("icon", "banner", "splash")
+ImageColumn = Literal["icon_file_id", "banner_file_id", "splash_file_id"]
+_COLUMNS: dict[str, ImageColumn] = {"icon": "icon_file_id", "banner": "banner_file_id", "splash": "splash_file_id"}
 
 
 class GuildImage:
     def __init__(self, principal: Principal, raw_guild_id: str, kind: str) -> None:
         assert kind in GUILD_IMAGES
-        self.principal, self.raw_guild_id, self.column = principal, raw_guild_id, f"{kind}_file_id"
+        self.principal, self.raw_guild_id, self.column = principal, raw_guild_id, _COLUMNS[kind]
         # Icons are served like avatars, banners and splashes like banners (docs/files.md).
         self.slot = Slot(f"guild.{kind}", "avatar" if kind == "icon" else "banner", "guild_image_max_bytes")
 
@@ -35,8 +37,7 @@ class GuildImage:
         return gc
 
     def current(self, target: GuildContext) -> int | None:
-        value = target.guild[self.column]
-        return None if value is None else int(value)
+        return target.guild[self.column]
 
     def placement(self, target: GuildContext) -> dict[str, Any]:
         return {"guild_id": target.guild_id, "owner_id": target.guild_id}
@@ -45,8 +46,8 @@ class GuildImage:
                     ) -> dict[str, Any]:
         if new_id == old_id:
             return {"guild": guild_view(target.guild)}
-        values = {self.column: new_id}
-        await guild_queries.update_guild(uow.conn, target.guild_id, values)
+        values: dict[str, Any] = {self.column: new_id}
+        await guild_queries.update_guild_row(uow.conn, target.guild_id, values)
         await record(uow, "guild.update", actor_id=self.principal.user_id, target_type="guild",
                      target_id=target.guild_id, guild_id=target.guild_id,
                      data={"changes": changes(target.guild, values)})

@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import RowMapping, bindparam, delete, insert, select, update
+from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.db.schema import (
     guilds,
     members,
 )
-
-Row = RowMapping
-
+from meadhall.guilds.rows import GuildRow
 
 # ---- guilds ------------------------------------------------------------------------------------
 
 
-async def select_guild(conn: AsyncConnection, guild_id: int) -> Row | None:
-    return (await conn.execute(_GET_GUILD, {"guild_id": guild_id})).mappings().first()
+async def select_guild(conn: AsyncConnection, guild_id: int) -> GuildRow | None:
+    # Typed by a cast, not a copy (guilds/rows.py): every guild request starts here.
+    return cast("GuildRow | None", (await conn.execute(_GET_GUILD, {"guild_id": guild_id})).mappings().first())
 
 
 async def lock_guild(conn: AsyncConnection, guild_id: int) -> None:
@@ -32,26 +31,28 @@ async def insert_guild(conn: AsyncConnection, values: dict[str, Any]) -> None:
     await conn.execute(insert(guilds).values(values))
 
 
-async def update_guild(conn: AsyncConnection, guild_id: int, values: dict[str, Any]) -> None:
+async def update_guild_row(conn: AsyncConnection, guild_id: int, values: dict[str, Any]) -> None:
     await conn.execute(update(guilds).where(guilds.c.id == guild_id).values(values))
 
 
-async def delete_guild(conn: AsyncConnection, guild_id: int) -> None:
+async def delete_guild_row(conn: AsyncConnection, guild_id: int) -> None:
     await conn.execute(delete(guilds).where(guilds.c.id == guild_id))
 
 
-async def select_guilds_of_user(conn: AsyncConnection, user_id: int) -> list[Row]:
+async def select_guilds_of_user(conn: AsyncConnection, user_id: int) -> list[GuildRow]:
     stmt = (
         select(guilds)
         .join(members, members.c.guild_id == guilds.c.id)
         .where(members.c.user_id == user_id)
         .order_by(members.c.joined_at, guilds.c.id)
     )
-    return list((await conn.execute(stmt)).mappings())
+    return cast("list[GuildRow]", list((await conn.execute(stmt)).mappings()))
 
 
 async def update_member_count(conn: AsyncConnection, guild_id: int, delta: int) -> None:
     await conn.execute(
         update(guilds).where(guilds.c.id == guild_id).values(member_count=guilds.c.member_count + delta)
     )
+
+
 _GET_GUILD = select(guilds).where(guilds.c.id == bindparam("guild_id"))

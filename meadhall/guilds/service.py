@@ -109,7 +109,7 @@ async def do_update_guild(rt: Runtime, principal: Principal, raw_id: str, fields
         diff = changes(gc.guild, values)
         diff.pop("name_norm", None)
         if values:
-            await guild_queries.update_guild(uow.conn, gc.guild_id, values)
+            await guild_queries.update_guild_row(uow.conn, gc.guild_id, values)
         guild = await guild_queries.select_guild(uow.conn, gc.guild_id)
         assert guild is not None
         if diff:
@@ -166,7 +166,7 @@ async def do_delete_guild(rt: Runtime, principal: Principal, raw_id: str) -> Non
         audience = await guild_members(uow.conn, gc.guild_id)
         await record(uow, "guild.delete", actor_id=principal.user_id, target_type="guild",
                      target_id=gc.guild_id, guild_id=gc.guild_id, data={"name": gc.guild["name"]})
-        await guild_queries.delete_guild(uow.conn, gc.guild_id)
+        await guild_queries.delete_guild_row(uow.conn, gc.guild_id)
         await drop_guild_files(uow, rt.files, gc.guild_id)
         uow.emit(notify_guild_delete(gc.guild_id, "deleted", audience))
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import RowMapping
-
 from meadhall.core import permissions as perms
 from meadhall.core.text import norm
 from meadhall.db.uow import UnitOfWork
@@ -16,6 +14,7 @@ from meadhall.guilds.hooks import GuildNotice, announce_in_room
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.roles import queries as role_queries
 from meadhall.guilds.rooms import queries as room_queries
+from meadhall.guilds.rows import GuildRow, RoleRow
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,7 @@ class Structure:
 
 @dataclass(frozen=True)
 class BuiltGuild:
-    guild: RowMapping
+    guild: GuildRow
     role_ids: list[int]  # the non-default roles, bottom-up
     channel_ids: list[int]  # rooms (not categories) in creation order
     system_channel_id: int | None
@@ -106,7 +105,7 @@ async def build_guild(uow: UnitOfWork, *, owner_id: int, owner_name: str, name: 
         rooms.append(row)
     system_channel = next((r["id"] for r in rooms if r["type"] == "text"), None)
     if system_channel is not None:
-        await guild_queries.update_guild(conn, guild_id, {"system_channel_id": system_channel})
+        await guild_queries.update_guild_row(conn, guild_id, {"system_channel_id": system_channel})
     for room in rooms:
         if room["type"] == "text":
             # The owner is the only member, and owners view every room.
@@ -118,7 +117,7 @@ async def build_guild(uow: UnitOfWork, *, owner_id: int, owner_name: str, name: 
 
 
 def _role_row(uow: UnitOfWork, guild_id: int, role_id: int, name: str, permissions: int, position: int,
-              color: int = 0, hoist: bool = False) -> dict[str, Any]:
+              color: int = 0, hoist: bool = False) -> RoleRow:
     return {
         "id": role_id, "guild_id": guild_id, "name": name, "color": color, "position": position,
         "permissions": permissions, "hoist": hoist, "frame_id": None, "icon_id": None,

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import RowMapping
-
 from meadhall.core.clock import iso
+from meadhall.guilds.rows import GuildRow
 
 
 def sid(value: int | None) -> str | None:
     return None if value is None else str(value)
 
 
-def guild_view(row: RowMapping) -> dict[str, Any]:
+def guild_view(row: GuildRow) -> dict[str, Any]:
     return {
         "id": str(row["id"]),
         "name": row["name"],

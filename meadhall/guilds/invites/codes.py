@@ -5,12 +5,13 @@ from __future__ import annotations
 import secrets
 import string
 from datetime import timedelta
-from typing import Any
+from typing import cast
 
-from sqlalchemy import RowMapping, delete, insert, select
+from sqlalchemy import delete, insert, select
 
 from meadhall.db.schema import invites
 from meadhall.db.uow import UnitOfWork
+from meadhall.guilds.rows import InviteRow
 
 CODE_ALPHABET = string.ascii_lowercase + string.digits
 CODE_LENGTH = 8
@@ -23,14 +24,14 @@ def new_code() -> str:
 async def insert_invite(
     uow: UnitOfWork, *, guild_id: int, channel_id: int, inviter_id: int | None, max_age_seconds: int,
     max_uses: int, is_public: bool = False,
-) -> RowMapping:
+) -> InviteRow:
     """A new invitation with a fresh code (36^8 codes: a collision is retried, not expected)."""
     for _ in range(5):
         code = new_code()
         taken = (await uow.conn.execute(select(invites.c.code).where(invites.c.code == code))).first()
         if taken is None:
             break
-    values: dict[str, Any] = {
+    values: InviteRow = {
         "code": code,
         "guild_id": guild_id,
         "channel_id": channel_id,
@@ -43,10 +44,11 @@ async def insert_invite(
         "background_file_id": None,
         "created_at": uow.now,
     }
-    await uow.conn.execute(insert(invites).values(values))
+    await uow.conn.execute(insert(invites).values(dict(values)))
+    # Read back: the row as every reader sees it (timestamps as the database returns them).
     row = (await uow.conn.execute(select(invites).where(invites.c.code == code))).mappings().first()
     assert row is not None
-    return row
+    return cast(InviteRow, row)
 
 
 async def delete_public_invite(uow: UnitOfWork, guild_id: int) -> None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import RowMapping
-
+from meadhall.accounts import queries as account_queries
 from meadhall.audit.record import record
 from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
@@ -16,6 +15,7 @@ from meadhall.files.slots import Slot
 from meadhall.guilds.access import load_guild_context, require
 from meadhall.guilds.invites import queries as invite_queries
 from meadhall.guilds.invites.service import access_invite, invite_view
+from meadhall.guilds.rows import InviteRow
 from meadhall.runtime import Runtime
 
 P = perms.P
@@ -27,7 +27,7 @@ class InviteBackground:
     def __init__(self, rt: Runtime, principal: Principal, raw_code: str) -> None:
         self.rt, self.principal, self.raw_code = rt, principal, raw_code
 
-    async def load(self, uow: UnitOfWork) -> RowMapping:
+    async def load(self, uow: UnitOfWork) -> InviteRow:
         """The invitation's creator, or MANAGE_GUILD in its guild (as deleting it, OpenAPI: deleteInvite)."""
         row = await access_invite(uow.conn, self.raw_code, uow.now)
         if row["inviter_id"] != self.principal.user_id:
@@ -37,14 +37,14 @@ class InviteBackground:
             require(gc, P.MANAGE_GUILD)
         return row
 
-    def current(self, target: RowMapping) -> int | None:
+    def current(self, target: InviteRow) -> int | None:
         value = target["background_file_id"]
         return None if value is None else int(value)
 
-    def placement(self, target: RowMapping) -> dict[str, Any]:
+    def placement(self, target: InviteRow) -> dict[str, Any]:
         return {"guild_id": target["guild_id"], "owner_key": target["code"]}
 
-    async def apply(self, uow: UnitOfWork, target: RowMapping, new_id: int | None, old_id: int | None
+    async def apply(self, uow: UnitOfWork, target: InviteRow, new_id: int | None, old_id: int | None
                     ) -> dict[str, Any]:
         row = target
         if new_id != old_id:
@@ -53,5 +53,5 @@ class InviteBackground:
                          target_id=None, guild_id=target["guild_id"],
                          data={"code": target["code"], "background_file_id": None if new_id is None else str(new_id)})
             row = await access_invite(uow.conn, target["code"], uow.now)
-        inviters = await invite_queries.select_users_by_id(uow.conn, {row["inviter_id"]} - {None})
-        return {"invite": invite_view(row, inviters.get(row["inviter_id"]), self.rt.settings.public_origin, uow.now)}
+        inviter = None if row["inviter_id"] is None else await account_queries.select_user(uow.conn, row["inviter_id"])
+        return {"invite": invite_view(row, inviter, self.rt.settings.public_origin, uow.now)}

@@ -1,15 +1,16 @@
-"""SQL for invitations and the guild-ban check of joining. An invitation that is expired or used up
+"""SQL for invitations. An invitation that is expired or used up
 no longer exists: every read here sees only live invitations. Never commits."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import cast
 
-from sqlalchemy import ColumnElement, RowMapping, and_, delete, func, not_, or_, select, update
+from sqlalchemy import ColumnElement, and_, delete, func, not_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.accounts.views import UserColumns
-from meadhall.db.schema import guild_bans, invites, users
+from meadhall.db.schema import invites
+from meadhall.guilds.rows import InviteRow
 
 
 def _live(now: datetime) -> ColumnElement[bool]:
@@ -19,19 +20,19 @@ def _live(now: datetime) -> ColumnElement[bool]:
     )
 
 
-async def select_live_invite(conn: AsyncConnection, code: str, now: datetime) -> RowMapping | None:
+async def select_live_invite(conn: AsyncConnection, code: str, now: datetime) -> InviteRow | None:
     stmt = select(invites).where(invites.c.code == code, _live(now))
-    return (await conn.execute(stmt)).mappings().first()
+    return cast("InviteRow | None", (await conn.execute(stmt)).mappings().first())
 
 
-async def select_live_invites(conn: AsyncConnection, guild_id: int, now: datetime) -> list[RowMapping]:
+async def select_live_invites(conn: AsyncConnection, guild_id: int, now: datetime) -> list[InviteRow]:
     """Newest first; the code breaks ties of invitations created in the same instant."""
     stmt = (
         select(invites)
         .where(invites.c.guild_id == guild_id, _live(now))
         .order_by(invites.c.created_at.desc(), invites.c.code)
     )
-    return list((await conn.execute(stmt)).mappings())
+    return cast("list[InviteRow]", list((await conn.execute(stmt)).mappings()))
 
 
 async def count_live_invites(conn: AsyncConnection, guild_id: int, now: datetime) -> int:
@@ -53,21 +54,8 @@ async def update_invite_use(conn: AsyncConnection, code: str, now: datetime) -> 
     return result.rowcount == 1
 
 
-async def delete_invite(conn: AsyncConnection, code: str) -> None:
+async def delete_invite_row(conn: AsyncConnection, code: str) -> None:
     await conn.execute(delete(invites).where(invites.c.code == code))
-
-
-async def select_users_by_id(conn: AsyncConnection, user_ids: set[int]) -> dict[int, UserColumns]:
-    """The inviters of a list of invitations, in one query."""
-    if not user_ids:
-        return {}
-    rows = (await conn.execute(select(users).where(users.c.id.in_(sorted(user_ids))))).mappings()
-    return {row["id"]: dict(row) for row in rows}
-
-
-async def select_ban_exists(conn: AsyncConnection, guild_id: int, user_id: int) -> bool:
-    stmt = select(guild_bans.c.user_id).where(guild_bans.c.guild_id == guild_id, guild_bans.c.user_id == user_id)
-    return (await conn.execute(stmt)).first() is not None
 
 
 async def update_invite_background(conn: AsyncConnection, code: str, file_id: int | None) -> None:

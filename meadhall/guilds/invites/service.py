@@ -5,12 +5,14 @@ is joined like any other and refused for direct deletion."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.accounts import queries as account_queries
+from meadhall.accounts.queries import UserRow
 from meadhall.accounts.views import UserColumns, user_summary
 from meadhall.audit.record import record
 from meadhall.auth.sessions import Principal
@@ -24,6 +26,8 @@ from meadhall.guilds.invites import queries as invite_queries
 from meadhall.guilds.invites.codes import insert_invite
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.members.service import do_add_member
+from meadhall.guilds.moderation.service import is_banned
+from meadhall.guilds.rows import GuildRow, InviteRow
 from meadhall.guilds.views import sid
 from meadhall.runtime import Runtime
 
@@ -43,7 +47,7 @@ def invite_url(origin: str, code: str) -> str:
     return f"{origin}/invite/{code}"
 
 
-def invite_view(row: RowMapping, inviter: UserColumns | None, origin: str, now: datetime) -> dict[str, Any]:
+def invite_view(row: InviteRow, inviter: UserColumns | None, origin: str, now: datetime) -> dict[str, Any]:
     """The Invite object (OpenAPI: createInvite); `inviter` is null once the inviter's account is gone or deleted."""
     return {
         "code": row["code"],
@@ -61,7 +65,7 @@ def invite_view(row: RowMapping, inviter: UserColumns | None, origin: str, now: 
     }
 
 
-def invite_guild_view(guild: RowMapping, is_member: bool) -> dict[str, Any]:
+def invite_guild_view(guild: GuildRow, is_member: bool) -> dict[str, Any]:
     """InviteGuild (OpenAPI: previewInvite)."""
     return {
         "id": str(guild["id"]),
@@ -73,12 +77,17 @@ def invite_guild_view(guild: RowMapping, is_member: bool) -> dict[str, Any]:
     }
 
 
-async def _views(conn: AsyncConnection, rows: list[RowMapping], origin: str, now: datetime) -> list[dict[str, Any]]:
-    inviters = await invite_queries.select_users_by_id(conn, {r["inviter_id"] for r in rows if r["inviter_id"] is not None})
-    return [invite_view(r, inviters.get(r["inviter_id"]), origin, now) for r in rows]
+async def _views(conn: AsyncConnection, rows: list[InviteRow], origin: str, now: datetime) -> list[dict[str, Any]]:
+    inviters = await account_queries.select_users_by_ids(
+        conn, [r["inviter_id"] for r in rows if r["inviter_id"] is not None])
+    return [invite_view(r, _inviter(inviters, r), origin, now) for r in rows]
 
 
-async def access_invite(conn: AsyncConnection, raw_code: str, now: datetime) -> RowMapping:
+def _inviter(inviters: Mapping[int, UserRow], row: InviteRow) -> UserRow | None:
+    return None if row["inviter_id"] is None else inviters.get(row["inviter_id"])
+
+
+async def access_invite(conn: AsyncConnection, raw_code: str, now: datetime) -> InviteRow:
     """A live invitation by code; unknown, expired and used-up ones answer 404 alike."""
     code = parse_code(raw_code)
     row = None if code is None else await invite_queries.select_live_invite(conn, code, now)
@@ -137,7 +146,7 @@ async def do_join_invite(rt: Runtime, principal: Principal, raw_code: str) -> di
             guild = await guild_queries.select_guild(uow.conn, row["guild_id"])
             assert guild is not None
             guild_id = int(guild["id"])
-            if await invite_queries.select_ban_exists(uow.conn, guild["id"], principal.user_id):
+            if await is_banned(uow.conn, guild["id"], principal.user_id):
                 raise AppError("guild.banned")
             if await member_queries.select_member(uow.conn, guild["id"], principal.user_id) is not None:
                 return {"guild_id": str(guild["id"])}
@@ -170,7 +179,7 @@ async def do_delete_invite(rt: Runtime, principal: Principal, raw_code: str) -> 
             require(gc, P.MANAGE_GUILD)
         if row["is_public"]:
             raise AppError("invite.public")
-        await invite_queries.delete_invite(uow.conn, row["code"])
+        await invite_queries.delete_invite_row(uow.conn, row["code"])
         await drop_files(uow, rt.files, [row["background_file_id"]])
         await record(uow, "invite.delete", actor_id=principal.user_id, target_type="invite", target_id=None,
                      guild_id=row["guild_id"], data={"code": row["code"]})

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import RowMapping, delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.accounts.queries import UserRow
 from meadhall.core.text import escape_like
 from meadhall.db import dialect
 from meadhall.db.schema import (
@@ -16,8 +17,7 @@ from meadhall.db.schema import (
     members,
     users,
 )
-
-Row = RowMapping
+from meadhall.guilds.rows import MemberRow, MemberWithUser
 
 
 async def count_memberships(conn: AsyncConnection, user_id: int) -> int:
@@ -28,9 +28,9 @@ async def count_memberships(conn: AsyncConnection, user_id: int) -> int:
 # ---- members -----------------------------------------------------------------------------------
 
 
-async def select_member(conn: AsyncConnection, guild_id: int, user_id: int) -> Row | None:
+async def select_member(conn: AsyncConnection, guild_id: int, user_id: int) -> MemberRow | None:
     stmt = select(members).where(members.c.guild_id == guild_id, members.c.user_id == user_id)
-    return (await conn.execute(stmt)).mappings().first()
+    return cast("MemberRow | None", (await conn.execute(stmt)).mappings().first())
 
 
 async def select_member_role_ids(conn: AsyncConnection, guild_id: int, user_id: int) -> list[int]:
@@ -56,13 +56,13 @@ async def insert_member(conn: AsyncConnection, values: dict[str, Any]) -> None:
     await conn.execute(insert(members).values(values))
 
 
-async def update_member(conn: AsyncConnection, guild_id: int, user_id: int, values: dict[str, Any]) -> None:
+async def update_member_row(conn: AsyncConnection, guild_id: int, user_id: int, values: dict[str, Any]) -> None:
     await conn.execute(
         update(members).where(members.c.guild_id == guild_id, members.c.user_id == user_id).values(values)
     )
 
 
-async def delete_member(conn: AsyncConnection, guild_id: int, user_id: int) -> bool:
+async def delete_member_row(conn: AsyncConnection, guild_id: int, user_id: int) -> bool:
     result = await conn.execute(
         delete(members).where(members.c.guild_id == guild_id, members.c.user_id == user_id)
     )
@@ -73,7 +73,7 @@ async def insert_member_role(conn: AsyncConnection, guild_id: int, user_id: int,
     await conn.execute(insert(member_roles).values(guild_id=guild_id, user_id=user_id, role_id=role_id))
 
 
-async def delete_member_role(conn: AsyncConnection, guild_id: int, user_id: int, role_id: int) -> bool:
+async def delete_member_role_row(conn: AsyncConnection, guild_id: int, user_id: int, role_id: int) -> bool:
     result = await conn.execute(
         delete(member_roles).where(
             member_roles.c.guild_id == guild_id, member_roles.c.user_id == user_id, member_roles.c.role_id == role_id
@@ -89,10 +89,10 @@ async def select_member_user_ids(conn: AsyncConnection, guild_id: int) -> list[i
 
 async def select_members_with_users(conn: AsyncConnection, guild_id: int, *, after: int | None = None,
                              limit: int = 50, query_norm: str | None = None,
-                             user_ids: list[int] | None = None) -> list[Row]:
+                             user_ids: list[int] | None = None) -> list[MemberWithUser]:
     """Members joined with their user rows (one query), user id ascending."""
     stmt = (
-        select(members, users.c.id.label("u_id"), *[c.label(f"u_{c.name}") for c in users.c if c.name != "id"])
+        select(members, *[c.label(_USER_PREFIX + c.name) for c in users.c])
         .join(users, users.c.id == members.c.user_id)
         .where(members.c.guild_id == guild_id)
     )
@@ -108,12 +108,18 @@ async def select_members_with_users(conn: AsyncConnection, guild_id: int, *, aft
             | members.c.nick_norm.like(pattern, escape="\\")
         )
     stmt = stmt.order_by(members.c.user_id).limit(limit)
-    return list((await conn.execute(stmt)).mappings())
+    return [_member_with_user(row) for row in (await conn.execute(stmt)).mappings()]
 
 
-def user_part(row: Row) -> dict[str, Any]:
-    """The users columns of a `select_members_with_users` row, keyed as in the users table."""
-    return {key[2:]: row[key] for key in row.keys() if key.startswith("u_")}
+_USER_PREFIX = "u__"
+_MEMBER_KEYS = tuple(c.name for c in members.c)
+_USER_KEYS = tuple((c.name, _USER_PREFIX + c.name) for c in users.c)
+
+
+def _member_with_user(row: RowMapping) -> MemberWithUser:
+    """Split a joined row into dicts keyed by each table's columns (what the casts state)."""
+    member = cast(MemberRow, {key: row[key] for key in _MEMBER_KEYS})
+    return MemberWithUser(member, cast(UserRow, {name: row[label] for name, label in _USER_KEYS}))
 
 
 async def insert_member_role_once(conn: AsyncConnection, guild_id: int, user_id: int, role_id: int) -> bool:

@@ -23,10 +23,6 @@ NO_GUILD = "guild.not_found"
 PAGE = "/guilds/{guild_id}/members"
 
 
-def _done() -> Response:
-    return Response(status_code=204)
-
-
 # ---- members -----------------------------------------------------------------------------------
 
 
@@ -73,7 +69,7 @@ async def update_member(rt: RuntimeDep, guild_id: str, user_id: str, body: membe
                       responses=errors(NO_GUILD, "member.not_found", "perm.denied"))
 async def kick_member(rt: RuntimeDep, guild_id: str, user_id: str, principal: PrincipalDep) -> Response:
     await moderation.do_kick_member(rt, principal, guild_id, user_id)
-    return _done()
+    return Response(status_code=204)
 
 
 @router.put(PAGE + "/{user_id}/roles/{role_id}", status_code=204,
@@ -82,7 +78,7 @@ async def kick_member(rt: RuntimeDep, guild_id: str, user_id: str, principal: Pr
 async def add_member_role(rt: RuntimeDep, guild_id: str, user_id: str, role_id: str,
                           principal: PrincipalDep) -> Response:
     await role_service.do_set_member_role(rt, principal, guild_id, user_id, role_id, assign=True)
-    return _done()
+    return Response(status_code=204)
 
 
 @router.delete(PAGE + "/{user_id}/roles/{role_id}", status_code=204,
@@ -91,4 +87,4 @@ async def add_member_role(rt: RuntimeDep, guild_id: str, user_id: str, role_id: 
 async def remove_member_role(rt: RuntimeDep, guild_id: str, user_id: str, role_id: str,
                              principal: PrincipalDep) -> Response:
     await role_service.do_set_member_role(rt, principal, guild_id, user_id, role_id, assign=False)
-    return _done()
+    return Response(status_code=204)

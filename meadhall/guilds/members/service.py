@@ -8,7 +8,6 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts import queries as account_queries
@@ -28,6 +27,7 @@ from meadhall.guilds.hooks import GuildNotice, NoticeType, announce_in_room
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.members.events import notify_member, notify_member_remove
 from meadhall.guilds.members.views import member_view
+from meadhall.guilds.rows import GuildRow, MemberRow
 from meadhall.guilds.snapshot import snapshot_of
 from meadhall.realtime.audience import guild_members
 from meadhall.realtime.events import EventType
@@ -47,7 +47,7 @@ async def check_membership_limit(uow: UnitOfWork, user_id: int) -> None:
         raise AppError("guild.limit_reached")
 
 
-async def do_add_member(uow: UnitOfWork, guild: RowMapping, user_id: int, via: str) -> None:
+async def do_add_member(uow: UnitOfWork, guild: GuildRow, user_id: int, via: str) -> None:
     """Insert the membership; MEMBER_ADD to members (the joiner included), GUILD_CREATE to the joiner,
     system message `member_join` in the system room."""
     await check_membership_limit(uow, user_id)
@@ -67,12 +67,12 @@ async def do_add_member(uow: UnitOfWork, guild: RowMapping, user_id: int, via: s
                                             user["display_name"], via=via))
 
 
-async def do_remove_member(uow: UnitOfWork, guild: RowMapping, user_id: int, reason: str,
+async def do_remove_member(uow: UnitOfWork, guild: GuildRow, user_id: int, reason: str,
                            actor_id: int | None = None) -> None:
     """Remove the membership (its roles go with it); MEMBER_REMOVE to the remaining members,
     GUILD_DELETE with the reason (`left`, `kicked`, `banned`) to the removed user, system message."""
     conn = uow.conn
-    if not await member_queries.delete_member(conn, guild["id"], user_id):
+    if not await member_queries.delete_member_row(conn, guild["id"], user_id):
         raise AppError("member.not_found")
     await guild_queries.update_member_count(conn, guild["id"], -1)
     user = await account_queries.select_user(conn, user_id)
@@ -97,7 +97,7 @@ async def member_views(conn: AsyncConnection, guild_id: int, user_ids: Iterable[
         return {}
     rows = await member_queries.select_members_with_users(conn, guild_id, user_ids=ids, limit=len(ids))
     held = await member_queries.select_role_ids_by_member(conn, guild_id, ids)
-    return {r["user_id"]: member_view(r, member_queries.user_part(r), held.get(r["user_id"], []), now) for r in rows}
+    return {r.member["user_id"]: member_view(r.member, r.user, held.get(r.member["user_id"], []), now) for r in rows}
 
 
 async def emit_member_updates(uow: UnitOfWork, guild_id: int, user_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
@@ -117,7 +117,7 @@ async def announce_profile(uow: UnitOfWork, user_id: int) -> None:
 
 
 async def load_target(uow: UnitOfWork, gc: GuildContext, user_id: int | None
-                      ) -> tuple[perms.MemberContext, RowMapping]:
+                      ) -> tuple[perms.MemberContext, MemberRow]:
     """A member of this guild as the target of a moderation action; 404 `member.not_found`.
 
     As a target an instance administrator has their ordinary rank (the bypass is for acting)."""
@@ -149,9 +149,9 @@ async def access_members(rt: Runtime, principal: Principal, raw_guild_id: str, a
         rows = await member_queries.select_members_with_users(uow.conn, gc.guild_id, after=after_id, limit=limit + 1,
                                                 query_norm=query_norm)
         page = rows[:limit]
-        held = await member_queries.select_role_ids_by_member(uow.conn, gc.guild_id, [r["user_id"] for r in page]) if page else {}
+        held = await member_queries.select_role_ids_by_member(uow.conn, gc.guild_id, [r.member["user_id"] for r in page]) if page else {}
     return {
-        "members": [member_view(r, member_queries.user_part(r), held.get(r["user_id"], []), uow.now) for r in page],
+        "members": [member_view(r.member, r.user, held.get(r.member["user_id"], []), uow.now) for r in page],
         "has_more": len(rows) > limit,
     }
 
@@ -218,12 +218,13 @@ async def do_update_member(rt: Runtime, principal: Principal, raw_guild_id: str,
     return {"member": views[target.user_id]}
 
 
-async def _apply(uow: UnitOfWork, gc: GuildContext, principal: Principal, member: RowMapping,
+async def _apply(uow: UnitOfWork, gc: GuildContext, principal: Principal, member: MemberRow,
                  fields: dict[str, Any]) -> bool:
     """Write and audit the changes; True when something visible changed (MEMBER_UPDATE is due)."""
     user_id, visible = member["user_id"], False
     values: dict[str, Any] = {}
-    audit = dict(actor_id=principal.user_id, target_type="user", target_id=user_id, guild_id=gc.guild_id)
+    audit: dict[str, Any] = {"actor_id": principal.user_id, "target_type": "user", "target_id": user_id,
+                             "guild_id": gc.guild_id}
     if "nick" in fields and fields["nick"] != member["nick"]:
         nick = fields["nick"]
         values.update(nick=nick, nick_norm=None if nick is None else norm(nick))
@@ -241,5 +242,5 @@ async def _apply(uow: UnitOfWork, gc: GuildContext, principal: Principal, member
             action = "member.timeout" if until is not None else "member.timeout_clear"
             await record(uow, action, **audit, data={"timeout_until": iso(until), "previous": iso(active)})
     if values:
-        await member_queries.update_member(uow.conn, gc.guild_id, user_id, values)
+        await member_queries.update_member_row(uow.conn, gc.guild_id, user_id, values)
     return visible

@@ -5,13 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import RowMapping
-
 from meadhall.accounts.views import UserColumns, user_summary
 from meadhall.core.clock import as_utc, iso
+from meadhall.guilds.rows import MemberRow
 
 
-def member_view(member: RowMapping, user: UserColumns, role_ids: list[int], now: datetime
+def member_view(member: MemberRow, user: UserColumns, role_ids: list[int], now: datetime
                 ) -> dict[str, Any]:
     until = as_utc(member["timeout_until"])
     return {

@@ -17,10 +17,6 @@ router = APIRouter(tags=["bans"])
 NO_GUILD = "guild.not_found"
 
 
-def _done() -> Response:
-    return Response(status_code=204)
-
-
 @router.get("/guilds/{guild_id}/bans", response_model=s.BansResponse, responses=errors(NO_GUILD, "perm.denied"))
 async def list_bans(rt: RuntimeDep, guild_id: str, principal: PrincipalDep) -> dict:
     return await moderation.access_bans(rt, principal, guild_id)
@@ -37,11 +33,11 @@ async def get_ban(rt: RuntimeDep, guild_id: str, user_id: str, principal: Princi
 async def ban_user(rt: RuntimeDep, guild_id: str, user_id: str, principal: PrincipalDep,
                    body: Annotated[s.BanPut | None, Body()] = None) -> Response:
     await moderation.do_ban_user(rt, principal, guild_id, user_id, body.reason if body else None)
-    return _done()
+    return Response(status_code=204)
 
 
 @router.delete("/guilds/{guild_id}/bans/{user_id}", status_code=204,
                    responses=errors(NO_GUILD, "perm.denied", "ban.not_found"))
 async def unban_user(rt: RuntimeDep, guild_id: str, user_id: str, principal: PrincipalDep) -> Response:
     await moderation.do_unban_user(rt, principal, guild_id, user_id)
-    return _done()
+    return Response(status_code=204)

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts import queries as account_queries
@@ -22,6 +21,7 @@ from meadhall.guilds.access import access_guild, require
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.members.service import do_remove_member, load_target
 from meadhall.guilds.moderation import queries as ban_queries
+from meadhall.guilds.rows import BanRow
 from meadhall.runtime import Runtime
 
 P = perms.P
@@ -32,7 +32,7 @@ async def is_banned(conn: AsyncConnection, guild_id: int, user_id: int) -> bool:
     return await ban_queries.select_ban(conn, guild_id, user_id) is not None
 
 
-def ban_view(row: RowMapping, users: Mapping[int, UserColumns], now: datetime) -> dict[str, Any]:
+def ban_view(row: BanRow, users: Mapping[int, UserColumns], now: datetime) -> dict[str, Any]:
     author = users.get(row["author_id"]) if row["author_id"] is not None else None
     return {
         "user": user_summary(users[row["user_id"]], now),
@@ -42,9 +42,9 @@ def ban_view(row: RowMapping, users: Mapping[int, UserColumns], now: datetime) -
     }
 
 
-async def _ban_views(conn: AsyncConnection, rows: list[RowMapping], now: datetime) -> list[dict[str, Any]]:
+async def _ban_views(conn: AsyncConnection, rows: list[BanRow], now: datetime) -> list[dict[str, Any]]:
     ids = [r["user_id"] for r in rows] + [r["author_id"] for r in rows if r["author_id"] is not None]
-    users = await ban_queries.select_users_by_id(conn, ids)
+    users = await account_queries.select_users_by_ids(conn, ids)
     # A user row is never removed (soft deletion keeps it); skip a ban whose user vanished anyway.
     return [ban_view(r, users, now) for r in rows if r["user_id"] in users]
 
@@ -101,7 +101,7 @@ async def do_unban_user(rt: Runtime, principal: Principal, raw_guild_id: str, ra
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
         require(gc, P.BAN_MEMBERS)
         user_id = parse_id(raw_user_id)
-        if user_id is None or not await ban_queries.delete_ban(uow.conn, gc.guild_id, user_id):
+        if user_id is None or not await ban_queries.delete_ban_row(uow.conn, gc.guild_id, user_id):
             raise AppError("ban.not_found")
         await record(uow, "member.unban", actor_id=principal.user_id, target_type="user", target_id=user_id,
                      guild_id=gc.guild_id)

@@ -2,42 +2,40 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import RowMapping, delete, func, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.db.schema import (
     member_roles,
     roles,
 )
-
-Row = RowMapping
-
+from meadhall.guilds.rows import RoleRow
 
 # ---- roles -------------------------------------------------------------------------------------
 
 
-async def select_roles(conn: AsyncConnection, guild_id: int) -> list[Row]:
+async def select_roles(conn: AsyncConnection, guild_id: int) -> list[RoleRow]:
     stmt = select(roles).where(roles.c.guild_id == guild_id).order_by(roles.c.position, roles.c.id)
-    return list((await conn.execute(stmt)).mappings())
+    return cast("list[RoleRow]", list((await conn.execute(stmt)).mappings()))
 
 
-async def select_role(conn: AsyncConnection, guild_id: int, role_id: int) -> Row | None:
+async def select_role(conn: AsyncConnection, guild_id: int, role_id: int) -> RoleRow | None:
     stmt = select(roles).where(roles.c.guild_id == guild_id, roles.c.id == role_id)
-    return (await conn.execute(stmt)).mappings().first()
+    return cast("RoleRow | None", (await conn.execute(stmt)).mappings().first())
 
 
-async def insert_roles(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
+async def insert_roles(conn: AsyncConnection, rows: list[RoleRow]) -> None:
     if rows:
         await conn.execute(insert(roles), rows)
 
 
-async def update_role(conn: AsyncConnection, guild_id: int, role_id: int, values: dict[str, Any]) -> None:
+async def update_role_row(conn: AsyncConnection, guild_id: int, role_id: int, values: dict[str, Any]) -> None:
     await conn.execute(update(roles).where(roles.c.guild_id == guild_id, roles.c.id == role_id).values(values))
 
 
-async def delete_role(conn: AsyncConnection, guild_id: int, role_id: int) -> None:
+async def delete_role_row(conn: AsyncConnection, guild_id: int, role_id: int) -> None:
     await conn.execute(delete(roles).where(roles.c.guild_id == guild_id, roles.c.id == role_id))
 
 

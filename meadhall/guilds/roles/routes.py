@@ -15,10 +15,6 @@ router = APIRouter(tags=["roles"])
 NO_GUILD = "guild.not_found"
 
 
-def _done() -> Response:
-    return Response(status_code=204)
-
-
 @router.get("/guilds/{guild_id}/roles", response_model=s.RolesResponse, responses=errors(NO_GUILD))
 async def list_roles(rt: RuntimeDep, guild_id: str, principal: PrincipalDep) -> dict:
     return await role_service.access_roles(rt, principal, guild_id)
@@ -57,4 +53,4 @@ async def update_role(rt: RuntimeDep, guild_id: str, role_id: str, body: s.RoleP
                     responses=errors(NO_GUILD, "role.not_found", "perm.denied", "role.default_role"))
 async def delete_role(rt: RuntimeDep, guild_id: str, role_id: str, principal: PrincipalDep) -> Response:
     await role_service.do_delete_role(rt, principal, guild_id, role_id)
-    return _done()
+    return Response(status_code=204)

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.audit.diff import changes
@@ -28,6 +27,7 @@ from meadhall.guilds.roles.views import role_view
 from meadhall.guilds.rooms import queries as room_queries
 from meadhall.guilds.rooms.events import notify_channel
 from meadhall.guilds.rooms.views import channel_view
+from meadhall.guilds.rows import RoleRow
 from meadhall.realtime.audience import GuildViewers, guild_members
 from meadhall.realtime.events import EventType
 from meadhall.runtime import Runtime
@@ -85,7 +85,7 @@ class ViewWatch:
 # ---- helpers -----------------------------------------------------------------------------------
 
 
-def _role(gc: GuildContext, raw_id: str) -> RowMapping:
+def _role(gc: GuildContext, raw_id: str) -> RoleRow:
     role_id = parse_id(raw_id)
     role = next((r for r in gc.role_rows if r["id"] == role_id), None)
     if role is None:
@@ -93,7 +93,7 @@ def _role(gc: GuildContext, raw_id: str) -> RowMapping:
     return role
 
 
-def _check_manageable(gc: GuildContext, role: RowMapping) -> None:
+def _check_manageable(gc: GuildContext, role: RoleRow) -> None:
     if not perms.can_manage_role(gc.rank, int(role["position"])):
         raise permission_denied(None, "You can only manage roles below your highest role")
 
@@ -112,7 +112,7 @@ def _check_cosmetics(fields: dict[str, Any]) -> None:
             raise AppError("cosmetic.not_found")
 
 
-def _audit_changes(before: RowMapping, values: dict[str, Any]) -> dict[str, list[Any]]:
+def _audit_changes(before: RoleRow, values: dict[str, Any]) -> dict[str, list[Any]]:
     diff = changes(before, values)
     if "permissions" in diff:
         diff["permissions"] = [perms.to_string(int(before["permissions"])), perms.to_string(values["permissions"])]
@@ -152,15 +152,15 @@ async def do_create_role(rt: Runtime, principal: Principal, raw_guild_id: str, b
         current = await role_queries.select_roles(uow.conn, gc.guild_id)
         shifted = [r for r in current if not r["is_default"] and r["position"] >= 1]
         await role_queries.update_role_positions_up(uow.conn, gc.guild_id, 1)
-        row = {"id": uow.next_id(), "guild_id": gc.guild_id, "name": body["name"], "color": body["color"],
+        row: RoleRow = {"id": uow.next_id(), "guild_id": gc.guild_id, "name": body["name"], "color": body["color"],
                "position": 1, "permissions": body["permissions"], "hoist": body["hoist"], "frame_id": None,
                "icon_id": None, "is_default": False, "created_at": uow.now}
         await role_queries.insert_roles(uow.conn, [row])
         audience = await guild_members(uow.conn, gc.guild_id)
-        view = role_view(row)  # type: ignore[arg-type]
+        view = role_view(row)
         uow.emit(notify_role(EventType.ROLE_CREATE, view, audience))
         for old in shifted:
-            uow.emit(notify_role(EventType.ROLE_UPDATE, role_view({**old, "position": old["position"] + 1}),  # type: ignore[arg-type]
+            uow.emit(notify_role(EventType.ROLE_UPDATE, role_view({**old, "position": old["position"] + 1}),
                                  audience))
         await record(uow, "role.create", actor_id=principal.user_id, target_type="role", target_id=row["id"],
                      guild_id=gc.guild_id,
@@ -191,7 +191,7 @@ async def do_update_role(rt: Runtime, principal: Principal, raw_guild_id: str, r
                 holders = None if role["is_default"] else await role_queries.select_role_holders(uow.conn, gc.guild_id,
                                                                                          role["id"])
                 watch = await ViewWatch.take(uow.conn, gc.guild_id, uow.now, holders)
-            await role_queries.update_role(uow.conn, gc.guild_id, role["id"], fields)
+            await role_queries.update_role_row(uow.conn, gc.guild_id, role["id"], fields)
             await record(uow, "role.update", actor_id=principal.user_id, target_type="role", target_id=role["id"],
                          guild_id=gc.guild_id, data={"changes": diff})
             updated = await role_queries.select_role(uow.conn, gc.guild_id, role["id"])
@@ -217,7 +217,7 @@ async def do_delete_role(rt: Runtime, principal: Principal, raw_guild_id: str, r
         watch = await ViewWatch.take(uow.conn, gc.guild_id, uow.now, holders)
         rooms = await room_queries.delete_overrides_for_target(uow.conn, gc.guild_id, role_id)
         await role_queries.delete_role_assignments(uow.conn, gc.guild_id, role_id)
-        await role_queries.delete_role(uow.conn, gc.guild_id, role_id)
+        await role_queries.delete_role_row(uow.conn, gc.guild_id, role_id)
         uow.emit(notify_role_delete(gc.guild_id, role_id, await guild_members(uow.conn, gc.guild_id)))
         await emit_member_updates(uow, gc.guild_id, holders)
         await watch.emit(uow, rooms)
@@ -228,7 +228,7 @@ async def do_delete_role(rt: Runtime, principal: Principal, raw_guild_id: str, r
 # ---- reorder -----------------------------------------------------------------------------------
 
 
-def _new_order(role_rows: list[RowMapping], requested: dict[int, int], rank: int) -> list[int]:
+def _new_order(role_rows: list[RoleRow], requested: dict[int, int], rank: int) -> list[int]:
     """Non-default role ids bottom-up after the moves. Only the roles below the caller are rearranged
     (each moved role is inserted at its requested place among them); the roles at or above the caller's
     rank keep their order on top, so renumbering can never lift a role above the caller."""
@@ -270,7 +270,7 @@ async def do_reorder_roles(rt: Runtime, principal: Principal, raw_guild_id: str,
                                                                                      gc.rank), start=1)
                  if old[role_id] != position]
         for role_id, position in moved:
-            await role_queries.update_role(uow.conn, gc.guild_id, role_id, {"position": position})
+            await role_queries.update_role_row(uow.conn, gc.guild_id, role_id, {"position": position})
         rows = await role_queries.select_roles(uow.conn, gc.guild_id)
         if moved:
             audience = await guild_members(uow.conn, gc.guild_id)
@@ -302,7 +302,7 @@ async def do_set_member_role(rt: Runtime, principal: Principal, raw_guild_id: st
         if assign:
             changed = await member_queries.insert_member_role_once(uow.conn, gc.guild_id, target.user_id, role["id"])
         else:
-            changed = await member_queries.delete_member_role(uow.conn, gc.guild_id, target.user_id, role["id"])
+            changed = await member_queries.delete_member_role_row(uow.conn, gc.guild_id, target.user_id, role["id"])
         if changed:
             await record(uow, "member.role_add" if assign else "member.role_remove", actor_id=principal.user_id,
                          target_type="user", target_id=target.user_id, guild_id=gc.guild_id,

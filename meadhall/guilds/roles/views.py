@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import RowMapping
-
 from meadhall.core import permissions as perms
+from meadhall.guilds.rows import RoleRow
 from meadhall.guilds.views import sid
 
 
-def role_view(row: RowMapping) -> dict[str, Any]:
+def role_view(row: RoleRow) -> dict[str, Any]:
     return {
         "id": str(row["id"]),
         "guild_id": str(row["guild_id"]),

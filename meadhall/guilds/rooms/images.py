@@ -46,7 +46,7 @@ class RoomBackground:
         if new_id == old_id:
             return {"channel": channel_view(target.channel, target.overrides)}
         guild_id = target.guild.guild_id
-        await room_queries.update_channel(uow.conn, target.channel_id, {"background_file_id": new_id})
+        await room_queries.update_channel_row(uow.conn, target.channel_id, {"background_file_id": new_id})
         await record(uow, "channel.background_update", actor_id=self.principal.user_id, target_type="channel",
                      target_id=target.channel_id, guild_id=guild_id,
                      data={"background_file_id": None if new_id is None else str(new_id)})

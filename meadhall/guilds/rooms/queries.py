@@ -3,31 +3,31 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import RowMapping, and_, bindparam, delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.accounts.queries import UserRow
 from meadhall.db.schema import (
     channels,
     guilds,
     permission_overrides,
     users,
 )
-
-Row = RowMapping
-
+from meadhall.guilds.rows import ChannelRow, GuildRow, OverrideRow
 
 # ---- rooms and overrides -----------------------------------------------------------------------
 
 
-async def select_channels(conn: AsyncConnection, guild_id: int) -> list[Row]:
+async def select_channels(conn: AsyncConnection, guild_id: int) -> list[ChannelRow]:
     stmt = select(channels).where(channels.c.guild_id == guild_id).order_by(channels.c.position, channels.c.id)
-    return list((await conn.execute(stmt)).mappings())
+    return cast("list[ChannelRow]", list((await conn.execute(stmt)).mappings()))
 
 
-async def select_channel(conn: AsyncConnection, channel_id: int) -> Row | None:
-    return (await conn.execute(select(channels).where(channels.c.id == channel_id))).mappings().first()
+async def select_channel(conn: AsyncConnection, channel_id: int) -> ChannelRow | None:
+    stmt = select(channels).where(channels.c.id == channel_id)
+    return cast("ChannelRow | None", (await conn.execute(stmt)).mappings().first())
 
 
 _CHANNEL_WITH_GUILD = (
@@ -52,7 +52,7 @@ def _part(row: RowMapping, keys: list[tuple[str, str]]) -> dict[str, Any]:
 
 
 async def select_channel_with_guild(conn: AsyncConnection, channel_id: int, *, user_id: int | None = None
-                                 ) -> tuple[Row, Row, Row | None] | None:
+                                 ) -> tuple[ChannelRow, GuildRow, UserRow | None] | None:
     """A guild room, its guild and (when `user_id` is given) that user's row, in one prebuilt query (every
     room request starts here); None for unknown ids and conversations."""
     if user_id is None:
@@ -62,24 +62,25 @@ async def select_channel_with_guild(conn: AsyncConnection, channel_id: int, *, u
                                   {"channel_id": channel_id, "user_id": user_id})).mappings().first()
     if row is None:
         return None
-    user = None if user_id is None or row["u__id"] is None else _part(row, _USER_KEYS)
-    return _part(row, _CHANNEL_KEYS), _part(row, _GUILD_KEYS), user  # type: ignore[return-value]
+    # Real dicts keyed by each table's columns, so the casts state exactly what they hold.
+    user = None if user_id is None or row["u__id"] is None else cast(UserRow, _part(row, _USER_KEYS))
+    return cast(ChannelRow, _part(row, _CHANNEL_KEYS)), cast(GuildRow, _part(row, _GUILD_KEYS)), user
 
 
-async def select_guild_channel(conn: AsyncConnection, guild_id: int, channel_id: int) -> Row | None:
+async def select_guild_channel(conn: AsyncConnection, guild_id: int, channel_id: int) -> ChannelRow | None:
     stmt = select(channels).where(channels.c.guild_id == guild_id, channels.c.id == channel_id)
-    return (await conn.execute(stmt)).mappings().first()
+    return cast("ChannelRow | None", (await conn.execute(stmt)).mappings().first())
 
 
 async def insert_channel(conn: AsyncConnection, values: dict[str, Any]) -> None:
     await conn.execute(insert(channels).values(values))
 
 
-async def update_channel(conn: AsyncConnection, channel_id: int, values: dict[str, Any]) -> None:
+async def update_channel_row(conn: AsyncConnection, channel_id: int, values: dict[str, Any]) -> None:
     await conn.execute(update(channels).where(channels.c.id == channel_id).values(values))
 
 
-async def delete_channel(conn: AsyncConnection, channel_id: int) -> None:
+async def delete_channel_row(conn: AsyncConnection, channel_id: int) -> None:
     await conn.execute(delete(channels).where(channels.c.id == channel_id))
 
 
@@ -88,7 +89,7 @@ async def count_channels(conn: AsyncConnection, guild_id: int) -> int:
     return int((await conn.execute(stmt)).scalar_one())
 
 
-async def select_guild_overrides(conn: AsyncConnection, guild_id: int) -> dict[int, list[Row]]:
+async def select_guild_overrides(conn: AsyncConnection, guild_id: int) -> dict[int, list[OverrideRow]]:
     """channel id -> its overrides, for every room of the guild in one query."""
     stmt = (
         select(permission_overrides)
@@ -96,19 +97,19 @@ async def select_guild_overrides(conn: AsyncConnection, guild_id: int) -> dict[i
         .where(channels.c.guild_id == guild_id)
         .order_by(permission_overrides.c.channel_id, permission_overrides.c.target_id)
     )
-    result: dict[int, list[Row]] = defaultdict(list)
+    result: dict[int, list[OverrideRow]] = defaultdict(list)
     for row in (await conn.execute(stmt)).mappings():
-        result[row["channel_id"]].append(row)
+        result[row["channel_id"]].append(cast(OverrideRow, row))
     return result
 
 
-async def select_overrides(conn: AsyncConnection, channel_id: int) -> list[Row]:
+async def select_overrides(conn: AsyncConnection, channel_id: int) -> list[OverrideRow]:
     stmt = (
         select(permission_overrides)
         .where(permission_overrides.c.channel_id == channel_id)
         .order_by(permission_overrides.c.target_id)
     )
-    return list((await conn.execute(stmt)).mappings())
+    return cast("list[OverrideRow]", list((await conn.execute(stmt)).mappings()))
 
 
 async def upsert_override(conn: AsyncConnection, channel_id: int, target_id: int, kind: str, allow: int,
@@ -129,7 +130,7 @@ async def insert_overrides(conn: AsyncConnection, rows: list[dict[str, Any]]) ->
         await conn.execute(insert(permission_overrides), rows)
 
 
-async def delete_override(conn: AsyncConnection, channel_id: int, target_id: int) -> bool:
+async def delete_override_row(conn: AsyncConnection, channel_id: int, target_id: int) -> bool:
     result = await conn.execute(
         delete(permission_overrides).where(
             and_(permission_overrides.c.channel_id == channel_id, permission_overrides.c.target_id == target_id)

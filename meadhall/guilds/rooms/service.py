@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import RowMapping
-
 from meadhall.accounts import queries as account_queries
 from meadhall.audit.diff import changes
 from meadhall.audit.record import record
@@ -35,6 +33,7 @@ from meadhall.guilds.roles import queries as role_queries
 from meadhall.guilds.rooms import queries as room_queries
 from meadhall.guilds.rooms.events import notify_channel
 from meadhall.guilds.rooms.views import channel_view
+from meadhall.guilds.rows import ChannelRow, OverrideRow
 from meadhall.guilds.structure import channel_row
 from meadhall.realtime.audience import GuildViewers
 from meadhall.realtime.events import EventType
@@ -59,7 +58,7 @@ async def access_channel_view(rt: Runtime, principal: Principal, raw_id: str) ->
     return {"channel": channel_view(cc.channel, cc.overrides)}
 
 
-async def _seen_rooms(uow: UnitOfWork, gc: GuildContext) -> dict[int, RowMapping]:
+async def _seen_rooms(uow: UnitOfWork, gc: GuildContext) -> dict[int, ChannelRow]:
     """The guild's rooms and categories the caller may view (docs/reference/permissions.md). The others do not exist for the caller:
     naming one as a room to move or as a parent is answered like an unknown id, so nothing about it leaks."""
     rows = await room_queries.select_channels(uow.conn, gc.guild_id)
@@ -68,7 +67,7 @@ async def _seen_rooms(uow: UnitOfWork, gc: GuildContext) -> dict[int, RowMapping
 
 
 async def _parent(uow: UnitOfWork, gc: GuildContext, raw: Any, type_: str,
-                  seen: dict[int, RowMapping] | None = None) -> int | None:
+                  seen: dict[int, ChannelRow] | None = None) -> int | None:
     if raw is None:
         return None
     if type_ == "category":
@@ -82,7 +81,7 @@ async def _parent(uow: UnitOfWork, gc: GuildContext, raw: Any, type_: str,
     return parent_id
 
 
-def _check_overrides(gc: GuildContext, specs: list[dict[str, Any]], room_overrides: list[RowMapping]) -> None:
+def _check_overrides(gc: GuildContext, specs: list[dict[str, Any]], room_overrides: list[OverrideRow]) -> None:
     """An override may only allow or deny what the caller holds in that room (docs/reference/permissions.md)."""
     held = channel_permissions(gc, room_overrides)
     for spec in specs:
@@ -171,7 +170,7 @@ async def do_update_channel(rt: Runtime, principal: Principal, raw_id: str, fiel
                     raise validation_error(field, "categories have no " + field)
         diff = changes(cc.channel, values)
         if diff:
-            await room_queries.update_channel(uow.conn, cc.channel_id, values)
+            await room_queries.update_channel_row(uow.conn, cc.channel_id, values)
             await record(uow, "channel.update", actor_id=principal.user_id, target_type="channel",
                          target_id=cc.channel_id, guild_id=cc.guild.guild_id, data={"changes": diff})
             await _viewers_and_emit(uow, EventType.CHANNEL_UPDATE, cc.guild, cc.channel_id)
@@ -195,7 +194,7 @@ async def do_reorder_channels(rt: Runtime, principal: Principal, raw_guild_id: s
             if "parent_id" in move:
                 values["parent_id"] = await _parent(uow, gc, move["parent_id"], rows[channel_id]["type"], rows)
             if changes(rows[channel_id], values):
-                await room_queries.update_channel(uow.conn, channel_id, values)
+                await room_queries.update_channel_row(uow.conn, channel_id, values)
                 changed.append(channel_id)
         viewers = await GuildViewers.load(uow.conn, gc.guild_id, uow.now)
         result = []
@@ -222,14 +221,14 @@ async def do_delete_channel(rt: Runtime, principal: Principal, raw_id: str) -> N
         view = channel_view(cc.channel, cc.overrides)
         orphans = [r for r in await room_queries.select_channels(uow.conn, gc.guild_id) if r["parent_id"] == cc.channel_id]
         await _rehome_public_invite(uow, gc, cc.channel_id)
-        await room_queries.delete_channel(uow.conn, cc.channel_id)
+        await room_queries.delete_channel_row(uow.conn, cc.channel_id)
         await drop_channel_files(uow, rt.files, cc.channel_id)
         if gc.guild["system_channel_id"] == cc.channel_id:
-            await guild_queries.update_guild(uow.conn, gc.guild_id, {"system_channel_id": None})
+            await guild_queries.update_guild_row(uow.conn, gc.guild_id, {"system_channel_id": None})
         uow.emit(notify_channel(EventType.CHANNEL_DELETE, view, viewers))
         for orphan in orphans:
             # Rooms of a deleted category lose their category.
-            await room_queries.update_channel(uow.conn, orphan["id"], {"parent_id": None})
+            await room_queries.update_channel_row(uow.conn, orphan["id"], {"parent_id": None})
             await _viewers_and_emit(uow, EventType.CHANNEL_UPDATE, gc, orphan["id"])
         await record(uow, "channel.delete", actor_id=principal.user_id, target_type="channel",
                      target_id=cc.channel_id, guild_id=gc.guild_id, data={"name": cc.channel["name"]})
@@ -244,7 +243,7 @@ async def _rehome_public_invite(uow: UnitOfWork, gc: GuildContext, channel_id: i
     if others:
         await invite_queries.update_public_invite_room(uow.conn, gc.guild_id, channel_id, others[0]["id"])
     elif await invite_queries.select_public_invite_room(uow.conn, gc.guild_id) == channel_id:
-        await guild_queries.update_guild(uow.conn, gc.guild_id, {"public": False, "public_invite_code": None})
+        await guild_queries.update_guild_row(uow.conn, gc.guild_id, {"public": False, "public_invite_code": None})
 
 
 async def do_set_override(rt: Runtime, principal: Principal, raw_id: str, raw_target: str, kind: str,
@@ -271,7 +270,7 @@ async def _change_override(rt: Runtime, principal: Principal, raw_id: str, raw_t
             if existing is None or target_id is None:
                 raise AppError("override.not_found")
             _check_overrides(gc, [{"allow": int(existing["allow"]), "deny": int(existing["deny"])}], cc.overrides)
-            await room_queries.delete_override(uow.conn, cc.channel_id, target_id)
+            await room_queries.delete_override_row(uow.conn, cc.channel_id, target_id)
             action, data = "channel.override_delete", {"target_id": str(target_id), "type": existing["kind"]}
         else:
             if target_id is None:

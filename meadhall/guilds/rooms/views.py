@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import RowMapping
-
 from meadhall.core import permissions as perms
 from meadhall.core.clock import iso
+from meadhall.guilds.rows import ChannelRow, OverrideRow
 from meadhall.guilds.views import sid
 
 
-def override_view(row: RowMapping) -> dict[str, Any]:
+def override_view(row: OverrideRow) -> dict[str, Any]:
     return {
         "id": str(row["target_id"]),
         "type": row["kind"],
@@ -20,7 +19,7 @@ def override_view(row: RowMapping) -> dict[str, Any]:
     }
 
 
-def channel_view(row: RowMapping, overrides: list[RowMapping]) -> dict[str, Any]:
+def channel_view(row: ChannelRow, overrides: list[OverrideRow]) -> dict[str, Any]:
     return {
         "id": str(row["id"]),
         "type": row["type"],

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
-from sqlalchemy import RowMapping, delete, func, insert, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.db.schema import templates, users
+from meadhall.guilds.rows import TemplateRow
 
 
 async def lock_owner(conn: AsyncConnection, owner_id: int) -> None:
@@ -21,19 +22,19 @@ async def count_templates(conn: AsyncConnection, owner_id: int) -> int:
     return int((await conn.execute(stmt)).scalar_one())
 
 
-async def insert_template(conn: AsyncConnection, values: dict[str, Any]) -> None:
-    await conn.execute(insert(templates).values(values))
+async def insert_template(conn: AsyncConnection, row: TemplateRow) -> None:
+    await conn.execute(insert(templates).values(dict(row)))
 
 
-async def select_template(conn: AsyncConnection, owner_id: int, template_id: int) -> RowMapping | None:
+async def select_template(conn: AsyncConnection, owner_id: int, template_id: int) -> TemplateRow | None:
     stmt = select(templates).where(templates.c.owner_id == owner_id, templates.c.id == template_id)
-    return (await conn.execute(stmt)).mappings().first()
+    return cast("TemplateRow | None", (await conn.execute(stmt)).mappings().first())
 
 
-async def select_templates(conn: AsyncConnection, owner_id: int) -> list[RowMapping]:
+async def select_templates(conn: AsyncConnection, owner_id: int) -> list[TemplateRow]:
     stmt = select(templates).where(templates.c.owner_id == owner_id).order_by(templates.c.id.desc())
-    return list((await conn.execute(stmt)).mappings())
+    return cast("list[TemplateRow]", list((await conn.execute(stmt)).mappings()))
 
 
-async def delete_template(conn: AsyncConnection, owner_id: int, template_id: int) -> None:
+async def delete_template_row(conn: AsyncConnection, owner_id: int, template_id: int) -> None:
     await conn.execute(delete(templates).where(templates.c.owner_id == owner_id, templates.c.id == template_id))

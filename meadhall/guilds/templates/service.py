@@ -7,7 +7,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.audit.record import record
@@ -21,6 +20,7 @@ from meadhall.guilds.access import access_guild, load_guild_context, require
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.roles import queries as role_queries
 from meadhall.guilds.rooms import queries as room_queries
+from meadhall.guilds.rows import ChannelRow, RoleRow, TemplateRow
 from meadhall.guilds.structure import ChannelSpec, RoleSpec, Structure
 from meadhall.guilds.templates import queries as template_queries
 from meadhall.runtime import Runtime
@@ -33,12 +33,12 @@ TEMPLATE_PREFIX = "personal:"
 # ---- structure <-> JSON ------------------------------------------------------------------------
 
 
-def capture_structure(role_rows: Sequence[RowMapping], channel_rows: Sequence[RowMapping]) -> dict[str, Any]:
+def capture_structure(role_rows: Sequence[RoleRow], channel_rows: Sequence[ChannelRow]) -> dict[str, Any]:
     """The template `structure` of a guild: roles lowest to highest (the default role first), categories,
     and rooms naming their category. Overrides, emojis, sounds, cosmetics, webhooks are left out."""
     ordered_roles = sorted(role_rows, key=lambda r: (not r["is_default"], int(r["position"]), int(r["id"])))
     ordered_channels = sorted(channel_rows, key=lambda c: (int(c["position"]), int(c["id"])))
-    category_names = {c["id"]: c["name"] for c in ordered_channels if c["type"] == "category"}
+    category_names: dict[int | None, str | None] = {c["id"]: c["name"] for c in ordered_channels if c["type"] == "category"}
     return {
         "roles": [
             {"name": r["name"], "permissions": perms.to_string(int(r["permissions"])), "color": int(r["color"]),
@@ -104,7 +104,7 @@ async def load_personal_template(uow: UnitOfWork, owner_id: int, template_ref: s
 # ---- views -------------------------------------------------------------------------------------
 
 
-def template_view(row: RowMapping | dict[str, Any]) -> dict[str, Any]:
+def template_view(row: TemplateRow) -> dict[str, Any]:
     source = row["source_guild_id"]
     return {
         "id": str(row["id"]),
@@ -135,7 +135,7 @@ async def do_create_template(rt: Runtime, principal: Principal, guild_id: int, n
         structure = await _guild_structure(uow.conn, gc.guild_id)
         if structure_size(structure) > MAX_STRUCTURE_BYTES:
             raise AppError("template.too_large")
-        row = {"id": uow.next_id(), "owner_id": principal.user_id, "name": name, "description": description,
+        row: TemplateRow = {"id": uow.next_id(), "owner_id": principal.user_id, "name": name, "description": description,
                "source_guild_id": gc.guild_id, "structure": structure, "created_at": uow.now}
         await template_queries.insert_template(uow.conn, row)
         await record(uow, "template.create", actor_id=principal.user_id, target_type="template",
@@ -162,4 +162,4 @@ async def do_delete_template(rt: Runtime, principal: Principal, raw_id: str) -> 
             gc = await load_guild_context(uow.conn, principal, source_id, uow.now)
             assert gc is not None
             require(gc, perms.P.MANAGE_GUILD)
-        await template_queries.delete_template(uow.conn, principal.user_id, row["id"])
+        await template_queries.delete_template_row(uow.conn, principal.user_id, row["id"])
