@@ -34,7 +34,6 @@ from meadhall.guilds.rooms import routes as room_routes
 from meadhall.guilds.templates import routes as template_routes
 from meadhall.messages import guild_hooks
 from meadhall.messages import routes as message_routes
-from meadhall.messages import routes_reactions as reaction_routes
 from meadhall.messages.attachments import check_fetch_attachment
 from meadhall.runtime import Runtime
 from meadhall.system import routes as system_routes
@@ -50,7 +49,7 @@ def api_routers() -> list[APIRouter]:
     """The /api/v1 routers in matching order: the message routes, by far the busiest, come first;
     /users/@me/... comes before /users/{user_id} (literal segments win over `{id}` segments, api/routing.py)."""
     return [
-        message_routes.router, reaction_routes.router, system_routes.api, guild_routes.me, account_routes.auth,
+        message_routes.router, message_routes.reactions_and_pins, system_routes.api, guild_routes.me, account_routes.auth,
         account_routes.users, guild_routes.guilds, room_routes.guild_rooms, room_routes.rooms, member_routes.router,
         role_routes.router, ban_routes.router,
         template_routes.templates, audit_routes.audit, invite_routes.router, account_routes.avatar, message_routes.files,

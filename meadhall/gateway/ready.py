@@ -12,7 +12,7 @@ from meadhall.accounts.views import user_private
 from meadhall.gateway.auth import GatewayIdentity
 from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.snapshot import snapshot_of
-from meadhall.messages.readstates import list_read_states
+from meadhall.messages.read_states import read_state_views
 from meadhall.runtime import Runtime
 
 GATEWAY_VERSION = 1
@@ -26,7 +26,7 @@ async def ready_payload(rt: Runtime, who: GatewayIdentity, gateway_session_id: s
             return None
         guild_rows = await guild_queries.select_guilds_of_user(uow.conn, who.user_id)
         guilds = [await snapshot_of(uow, g["id"], who.user_id, who.is_instance_admin) for g in guild_rows]
-        read_states = await list_read_states(uow, who.user_id)
+        read_states = await read_state_views(uow.conn, who.user_id)
     return {
         "v": GATEWAY_VERSION,
         "session_id": gateway_session_id,

@@ -90,7 +90,7 @@ async def check_fetch_attachment(conn: AsyncConnection, principal: Principal, ro
         return row["uploader_id"] == principal.user_id
     if row["message_id"] is None or row["channel_id"] is None:
         return False
-    message = await queries.get_message(conn, row["channel_id"], row["message_id"])
+    message = await queries.select_message(conn, row["channel_id"], row["message_id"])
     if message is None:
         return False
     if message["kind"] == "private" and principal.user_id not in (message["author_id"], message["recipient_id"]):

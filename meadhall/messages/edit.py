@@ -17,7 +17,7 @@ from meadhall.messages import queries
 from meadhall.messages.events import notify_message_delete, notify_message_update
 from meadhall.messages.history import access_visible_message
 from meadhall.messages.hydrate import audience_views, hydrate_one
-from meadhall.messages.readstates import drop_mentions
+from meadhall.messages.read_states import drop_mentions
 from meadhall.messages.rooms import access_message_room
 from meadhall.runtime import Runtime
 
@@ -42,7 +42,7 @@ async def do_edit_message(rt: Runtime, principal: Principal, raw_channel_id: str
         await queries.lock_channel(uow.conn, room.channel_id)  # room before message (db/dialect.py)
         await queries.update_message(uow.conn, room.channel_id, row["id"],
                                      {"content": content, "content_norm": norm(content), "edited_at": uow.now})
-        fresh = await queries.get_message(uow.conn, room.channel_id, row["id"])
+        fresh = await queries.select_message(uow.conn, room.channel_id, row["id"])
         assert fresh is not None
         view = await hydrate_one(uow.conn, fresh, principal.user_id, uow.now)
         audience = await room.audience(uow.conn, uow.now, fresh)
@@ -64,8 +64,8 @@ async def do_delete_message(rt: Runtime, principal: Principal, raw_channel_id: s
         await drop_message_files(uow, rt.files, row["id"])
         await drop_mentions(uow, row)
         if room.channel["last_message_id"] == row["id"]:
-            await queries.set_last_message(uow.conn, room.channel_id,
-                                           await queries.newest_public_id(uow.conn, room.channel_id))
+            await queries.update_last_message_id(uow.conn, room.channel_id,
+                                           await queries.select_newest_public_id(uow.conn, room.channel_id))
         if not by_author:
             await record(uow, "message.delete", actor_id=principal.user_id, target_type="message",
                          target_id=row["id"], guild_id=room.guild_id,

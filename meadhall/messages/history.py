@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.auth.sessions import Principal
@@ -14,6 +13,7 @@ from meadhall.core.ids import parse_id
 from meadhall.messages import page_cache, queries
 from meadhall.messages.hydrate import assemble, hydrate_one
 from meadhall.messages.rooms import access_message_room
+from meadhall.messages.rows import MessageRow
 from meadhall.runtime import Runtime
 
 
@@ -49,10 +49,10 @@ async def access_message(rt: Runtime, principal: Principal, raw_channel_id: str,
 
 
 async def access_visible_message(conn: AsyncConnection, channel_id: int, viewer_id: int, raw_message_id: str
-                                 ) -> RowMapping:
+                                 ) -> MessageRow:
     """A message of this room the viewer may see; else 404 `message.not_found`."""
     message_id = parse_id(raw_message_id)
-    row = None if message_id is None else await queries.get_message(conn, channel_id, message_id)
+    row = None if message_id is None else await queries.select_message(conn, channel_id, message_id)
     if row is None or (row["kind"] == "private" and viewer_id not in (row["author_id"], row["recipient_id"])):
         raise AppError("message.not_found")
     return row

@@ -4,20 +4,21 @@ a fixed number of queries for the whole page, never one per message."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts.views import user_summary
 from meadhall.messages import queries
 from meadhall.messages.attachments import attachment_views
+from meadhall.messages.rows import MessageFields, MessageRow
 from meadhall.messages.views import message_view, webhook_snapshot
 
 
-def _visible(row: RowMapping, viewer_id: int) -> bool:
+def _visible(row: MessageFields, viewer_id: int) -> bool:
     return row["kind"] != "private" or viewer_id in (row["author_id"], row["recipient_id"])
 
 
@@ -30,15 +31,15 @@ class PageParts:
 
     bases: list[dict[str, Any]]
     keys: list[tuple[int, int | None, int | None, bool]]
-    replied: dict[int, RowMapping]
+    replied: dict[int, MessageRow]
     author_ids: set[int]
 
 
-async def page_parts(conn: AsyncConnection, rows: list[RowMapping], *, with_attachments: bool = True) -> PageParts:
+async def page_parts(conn: AsyncConnection, rows: Sequence[MessageFields], *, with_attachments: bool = True) -> PageParts:
     if not rows:
         return PageParts([], [], {}, set())
     reply_ids = [r["reply_to_id"] for r in rows if r["reply_to_id"] is not None]
-    replied = await queries.messages_by_ids(conn, rows[0]["channel_id"], reply_ids) if reply_ids else {}
+    replied = await queries.select_messages_by_ids(conn, rows[0]["channel_id"], reply_ids) if reply_ids else {}
     # Most messages have no files: the flag (set by a trigger) spares a page the query.
     attached = [r["id"] for r in rows if r["has_attachments"]] if with_attachments else None
     files = await attachment_views(conn, attached) if attached else {}
@@ -57,15 +58,16 @@ async def assemble(conn: AsyncConnection, parts: PageParts, viewer_id: int, now:
     if not parts.bases:
         return []
     known = known_users or {}
-    authors = {**known, **await queries.users_by_ids(conn, parts.author_ids - known.keys())}
-    summaries = {uid: user_summary(row, now) for uid, row in authors.items()}
+    authors = {**known, **await queries.select_users_by_ids(conn, parts.author_ids - known.keys())}
+    # Keyed by `int | None`: a message without an author (system, webhook) looks up None and finds nothing.
+    summaries: dict[int | None, dict[str, Any]] = {uid: user_summary(row, now) for uid, row in authors.items()}
     # Most messages never had a reaction: the flag (set by a trigger) spares a page the query.
     reacted = [k[0] for k in parts.keys if k[3]] if with_reactions else None
     reactions = await _reactions(conn, reacted, viewer_id) if reacted else {}
     out = []
     for base, (message_id, author_id, reply_id, _) in zip(parts.bases, parts.keys, strict=True):
         view = base.copy()
-        view["author"] = summaries.get(author_id)  # type: ignore[arg-type]
+        view["author"] = summaries.get(author_id)
         if message_id in reactions:
             view["reactions"] = reactions[message_id]
         if reply_id is not None:
@@ -78,7 +80,7 @@ async def assemble(conn: AsyncConnection, parts: PageParts, viewer_id: int, now:
     return out
 
 
-async def hydrate(conn: AsyncConnection, rows: list[RowMapping], viewer_id: int, now: datetime,
+async def hydrate(conn: AsyncConnection, rows: Sequence[MessageFields], viewer_id: int, now: datetime,
                   *, with_reactions: bool = True, with_attachments: bool = True,
                   known_users: dict[int, Any] | None = None) -> list[dict[str, Any]]:
     parts = await page_parts(conn, rows, with_attachments=with_attachments)
@@ -87,16 +89,16 @@ async def hydrate(conn: AsyncConnection, rows: list[RowMapping], viewer_id: int,
 
 async def _reactions(conn: AsyncConnection, message_ids: list[int], viewer_id: int) -> dict[int, list[dict[str, Any]]]:
     result: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for row in await queries.reaction_rows(conn, message_ids, viewer_id):
+    for row in await queries.select_reactions(conn, message_ids, viewer_id):
         result[row["message_id"]].append({"emoji": row["emoji"], "count": int(row["count"]), "me": bool(row["me"])})
     return result
 
 
-async def hydrate_one(conn: AsyncConnection, row: RowMapping, viewer_id: int, now: datetime) -> dict[str, Any]:
+async def hydrate_one(conn: AsyncConnection, row: MessageFields, viewer_id: int, now: datetime) -> dict[str, Any]:
     return (await hydrate(conn, [row], viewer_id, now))[0]
 
 
-async def audience_views(conn: AsyncConnection, row: RowMapping, view: dict[str, Any], audience: list[int],
+async def audience_views(conn: AsyncConnection, row: MessageFields, view: dict[str, Any], audience: list[int],
                          now: datetime) -> list[tuple[dict[str, Any], list[int]]]:
     """Split an event's audience by what differs per receiver in a full Message: the replied message,
     and `reactions[].me`."""
@@ -111,7 +113,7 @@ async def _by_own_reactions(conn: AsyncConnection, message_id: int, groups: list
     """`me` is the receiver's own reaction (the view was built for its caller): one group per distinct set
     of emojis the receivers reacted with."""
     own: dict[int, set[str]] = defaultdict(set)
-    for user_id, emoji in await queries.reactors_of(conn, message_id):
+    for user_id, emoji in await queries.select_reaction_pairs(conn, message_id):
         own[user_id].add(emoji)
     out = []
     for view, users in groups:
@@ -124,12 +126,12 @@ async def _by_own_reactions(conn: AsyncConnection, message_id: int, groups: list
     return out
 
 
-async def _by_reference(conn: AsyncConnection, row: RowMapping, view: dict[str, Any], audience: list[int],
+async def _by_reference(conn: AsyncConnection, row: MessageFields, view: dict[str, Any], audience: list[int],
                         now: datetime) -> list[tuple[dict[str, Any], list[int]]]:
     """A reply to a `private` message shows its reference only to that message's two parties (OpenAPI:
     getMessage, sendMessage)."""
     ref_id = row["reply_to_id"]
-    ref = None if ref_id is None else await queries.get_message(conn, row["channel_id"], ref_id)
+    ref = None if ref_id is None else await queries.select_message(conn, row["channel_id"], ref_id)
     if ref is None or ref["kind"] != "private":
         return [(view, audience)]
     parties = {ref["author_id"], ref["recipient_id"]}
@@ -138,7 +140,8 @@ async def _by_reference(conn: AsyncConnection, row: RowMapping, view: dict[str, 
     groups = []
     if inside:
         # The view was built for its caller, who may be a moderator outside the two parties.
-        shown = (await hydrate(conn, [row], ref["author_id"], now, with_reactions=False,
+        # A private message is sent by a user, so it has its author.
+        shown = (await hydrate(conn, [row], cast(int, ref["author_id"]), now, with_reactions=False,
                                with_attachments=False))[0]["referenced_message"]
         groups.append(({**view, "referenced_message": shown}, inside))
     if outside:

@@ -16,10 +16,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.db.engine import WROTE_FLAG, engine_token
+from meadhall.guilds.rows import ChannelRow
 from meadhall.messages import queries
 from meadhall.messages.hydrate import PageParts, page_parts
 
@@ -40,7 +40,7 @@ class _Entry:
 _CACHE: OrderedDict[tuple[int, int, int | None, int | None, int, int], _Entry] = OrderedDict()
 
 
-async def history_page(conn: AsyncConnection, channel: RowMapping, viewer_id: int, page: Cursor
+async def history_page(conn: AsyncConnection, channel: ChannelRow, viewer_id: int, page: Cursor
                        ) -> tuple[PageParts, bool]:
     """(the page's parts, has_more) for this viewer; `channel` is the room row read in this transaction."""
     scope = viewer_id if channel["has_private"] else 0
@@ -50,7 +50,7 @@ async def history_page(conn: AsyncConnection, channel: RowMapping, viewer_id: in
     if entry is not None and entry.version == version:
         _CACHE.move_to_end(key)
         return entry.parts, entry.has_more
-    rows, more = await queries.page(conn, channel["id"], viewer_id, before=page.before, after=page.after,
+    rows, more = await queries.select_page(conn, channel["id"], viewer_id, before=page.before, after=page.after,
                                     limit=page.limit)
     parts = await page_parts(conn, rows)
     # A transaction that already wrote may hold a version that never commits: use, don't keep.

@@ -1,19 +1,20 @@
-"""SQL for messages and reactions, always scoped by room. Returns row mappings; never commits."""
+"""SQL for messages and reactions, always scoped by room. Returns typed rows (messages/rows.py: row
+mappings cast to TypedDicts, no copy); never commits."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import RowMapping, bindparam, case, delete, func, insert, or_, select, update
+from sqlalchemy import bindparam, case, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
 from meadhall.accounts.queries import UserRow
 from meadhall.db import dialect
-from meadhall.db.schema import channels, messages, reactions, users
-
-Row = RowMapping
+from meadhall.db.schema import channels, messages, reactions, read_states, users
+from meadhall.messages.rows import MessageFields, MessageRow, ReactionCountRow, ReadStateRow
 
 
 def visible_to(viewer_id: int | BindParameter[Any]) -> ColumnElement[bool]:
@@ -42,30 +43,32 @@ _PAGES = {
 }
 
 
-async def insert_message(conn: AsyncConnection, row: dict[str, Any]) -> None:
+async def insert_message(conn: AsyncConnection, row: MessageRow) -> None:
     await conn.execute(_INSERT, row)
 
 
-async def get_message(conn: AsyncConnection, channel_id: int, message_id: int) -> Row | None:
-    return (await conn.execute(_GET, {"channel_id": channel_id, "id": message_id})).mappings().first()
+async def select_message(conn: AsyncConnection, channel_id: int, message_id: int) -> MessageRow | None:
+    row = (await conn.execute(_GET, {"channel_id": channel_id, "id": message_id})).mappings().first()
+    return cast("MessageRow | None", row)
 
 
-async def messages_by_ids(conn: AsyncConnection, channel_id: int, ids: Iterable[int]) -> dict[int, Row]:
+async def select_messages_by_ids(conn: AsyncConnection, channel_id: int, ids: Iterable[int]
+                                 ) -> dict[int, MessageRow]:
     wanted = list(set(ids))
     if not wanted:
         return {}
     rows = await conn.execute(_BY_IDS, {"channel_id": channel_id, "ids": wanted})
-    return {r["id"]: r for r in rows.mappings()}
+    return {r["id"]: cast(MessageRow, r) for r in rows.mappings()}
 
 
-async def page(conn: AsyncConnection, channel_id: int, viewer_id: int, *, before: int | None, after: int | None,
-               limit: int) -> tuple[list[Row], bool]:
+async def select_page(conn: AsyncConnection, channel_id: int, viewer_id: int, *, before: int | None,
+                      after: int | None, limit: int) -> tuple[list[MessageFields], bool]:
     """(messages newest first, has_more). With `after`: the `limit` messages right after the cursor,
     still returned newest first (OpenAPI: listMessages)."""
     kind = "after" if after is not None else "before" if before is not None else "newest"
     params = {"channel_id": channel_id, "viewer_id": viewer_id, "limit": limit + 1,
               "cursor": after if after is not None else before}
-    rows = list((await conn.execute(_PAGES[kind], params)).mappings())
+    rows = cast("list[MessageFields]", (await conn.execute(_PAGES[kind], params)).mappings().all())
     more = len(rows) > limit
     rows = rows[:limit]
     if after is not None:
@@ -83,16 +86,16 @@ async def delete_message(conn: AsyncConnection, channel_id: int, message_id: int
     await conn.execute(delete(messages).where(messages.c.channel_id == channel_id, messages.c.id == message_id))
 
 
-async def set_last_message(conn: AsyncConnection, channel_id: int, message_id: int | None) -> None:
+async def update_last_message_id(conn: AsyncConnection, channel_id: int, message_id: int | None) -> None:
     await conn.execute(_SET_LAST, {"channel_id": channel_id, "message_id": message_id})
 
 
-async def newest_public_id(conn: AsyncConnection, channel_id: int) -> int | None:
+async def select_newest_public_id(conn: AsyncConnection, channel_id: int) -> int | None:
     stmt = select(func.max(messages.c.id)).where(messages.c.channel_id == channel_id, messages.c.kind != "private")
     return (await conn.execute(stmt)).scalar()
 
 
-async def users_by_ids(conn: AsyncConnection, ids: Iterable[int]) -> dict[int, UserRow]:
+async def select_users_by_ids(conn: AsyncConnection, ids: Iterable[int]) -> dict[int, UserRow]:
     wanted = list(set(ids))
     if not wanted:
         return {}
@@ -103,7 +106,7 @@ async def users_by_ids(conn: AsyncConnection, ids: Iterable[int]) -> dict[int, U
     return {r["id"]: cast(UserRow, r) for r in (await conn.execute(_USERS, {"ids": wanted})).mappings()}
 
 
-async def existing_user_ids(conn: AsyncConnection, ids: list[int]) -> list[int]:
+async def select_existing_user_ids(conn: AsyncConnection, ids: list[int]) -> list[int]:
     if not ids:
         return []
     found = set((await conn.execute(
@@ -112,7 +115,7 @@ async def existing_user_ids(conn: AsyncConnection, ids: list[int]) -> list[int]:
     return [i for i in ids if i in found]
 
 
-async def guild_channel_ids(conn: AsyncConnection, guild_id: int, ids: list[int]) -> list[int]:
+async def select_guild_channel_ids(conn: AsyncConnection, guild_id: int, ids: list[int]) -> list[int]:
     if not ids:
         return []
     found = set((await conn.execute(
@@ -121,7 +124,7 @@ async def guild_channel_ids(conn: AsyncConnection, guild_id: int, ids: list[int]
     return [i for i in ids if i in found]
 
 
-_REACTION_ROWS = (
+_REACTIONS = (
     select(reactions.c.message_id, reactions.c.emoji, func.count().label("count"),
            func.min(reactions.c.created_at).label("first"),
            func.max(case((reactions.c.user_id == bindparam("user_id"), 1), else_=0)).label("me"))
@@ -131,14 +134,15 @@ _REACTION_ROWS = (
 )
 
 
-async def reaction_rows(conn: AsyncConnection, message_ids: list[int], user_id: int) -> list[Row]:
+async def select_reactions(conn: AsyncConnection, message_ids: list[int], user_id: int) -> list[ReactionCountRow]:
     """Aggregates per (message, emoji) in order of first use, with `me`: 1 when `user_id` reacted so."""
     if not message_ids:
         return []
-    return list((await conn.execute(_REACTION_ROWS, {"ids": message_ids, "user_id": user_id})).mappings())
+    rows = (await conn.execute(_REACTIONS, {"ids": message_ids, "user_id": user_id})).mappings().all()
+    return cast("list[ReactionCountRow]", rows)
 
 
-async def reactors_of(conn: AsyncConnection, message_id: int) -> list[tuple[int, str]]:
+async def select_reaction_pairs(conn: AsyncConnection, message_id: int) -> list[tuple[int, str]]:
     """(user id, emoji) of every reaction on one message."""
     rows = await conn.execute(select(reactions.c.user_id, reactions.c.emoji).where(reactions.c.message_id == message_id))
     return [(u, e) for u, e in rows.all()]
@@ -159,32 +163,32 @@ async def lock_channel(conn: AsyncConnection, channel_id: int) -> None:
     await conn.execute(select(channels.c.id).where(channels.c.id == channel_id).with_for_update())
 
 
-async def message_emojis(conn: AsyncConnection, message_id: int) -> set[str]:
+async def select_message_emojis(conn: AsyncConnection, message_id: int) -> set[str]:
     stmt = select(reactions.c.emoji).where(reactions.c.message_id == message_id).distinct()
     return set((await conn.execute(stmt)).scalars())
 
 
-async def custom_reaction_key(conn: AsyncConnection, message_id: int, emoji_id: int) -> str | None:
+async def select_custom_reaction_key(conn: AsyncConnection, message_id: int, emoji_id: int) -> str | None:
     """The stored `<:name:id>` key of a custom emoji on this message, whatever name it was stored with."""
     stmt = select(reactions.c.emoji).where(reactions.c.message_id == message_id,
                                            reactions.c.emoji.like(f"<:%:{emoji_id}>")).limit(1)
     return (await conn.execute(stmt)).scalar()
 
 
-async def add_reaction(conn: AsyncConnection, message_id: int, emoji: str, user_id: int, now: Any) -> bool:
+async def insert_reaction(conn: AsyncConnection, message_id: int, emoji: str, user_id: int, now: datetime) -> bool:
     """True when the reaction is new (an existing one is left alone)."""
     row = {"message_id": message_id, "emoji": emoji, "user_id": user_id, "created_at": now}
     result = await conn.execute(dialect.insert_ignore(conn, reactions, row))
     return bool(result.rowcount)
 
 
-async def remove_reaction(conn: AsyncConnection, message_id: int, emoji: str, user_id: int) -> bool:
+async def delete_reaction(conn: AsyncConnection, message_id: int, emoji: str, user_id: int) -> bool:
     result = await conn.execute(delete(reactions).where(
         reactions.c.message_id == message_id, reactions.c.emoji == emoji, reactions.c.user_id == user_id))
     return bool(result.rowcount)
 
 
-async def reactors(conn: AsyncConnection, message_id: int, emoji: str, *, after: int | None, limit: int
+async def select_reactors(conn: AsyncConnection, message_id: int, emoji: str, *, after: int | None, limit: int
                    ) -> tuple[list[UserRow], bool]:
     """Users who reacted with `emoji`, by user id ascending; (page, has_more)."""
     stmt = (select(users).join(reactions, reactions.c.user_id == users.c.id)
@@ -195,21 +199,26 @@ async def reactors(conn: AsyncConnection, message_id: int, emoji: str, *, after:
     return rows[:limit], len(rows) > limit
 
 
-async def pinned_messages(conn: AsyncConnection, channel_id: int, viewer_id: int) -> list[Row]:
+async def select_pinned_messages(conn: AsyncConnection, channel_id: int, viewer_id: int) -> list[MessageRow]:
     """Pinned messages of the room the viewer may see, most recently pinned first."""
     stmt = (select(messages)
             .where(messages.c.channel_id == channel_id, messages.c.pinned.is_(True), visible_to(viewer_id))
             .order_by(messages.c.pinned_at.desc(), messages.c.id.desc()))
-    return list((await conn.execute(stmt)).mappings())
+    return cast("list[MessageRow]", (await conn.execute(stmt)).mappings().all())
 
 
-async def count_pins(conn: AsyncConnection, channel_id: int) -> int:
+async def select_pin_count(conn: AsyncConnection, channel_id: int) -> int:
     stmt = select(func.count()).select_from(messages).where(messages.c.channel_id == channel_id,
                                                             messages.c.pinned.is_(True))
     return int((await conn.execute(stmt)).scalar_one())
 
 
-async def last_pin_at(conn: AsyncConnection, channel_id: int) -> Any:
+async def select_last_pin_at(conn: AsyncConnection, channel_id: int) -> datetime | None:
     stmt = select(func.max(messages.c.pinned_at)).where(messages.c.channel_id == channel_id,
                                                         messages.c.pinned.is_(True))
     return (await conn.execute(stmt)).scalar()
+
+
+async def select_read_states(conn: AsyncConnection, user_id: int) -> list[ReadStateRow]:
+    stmt = select(read_states).where(read_states.c.user_id == user_id).order_by(read_states.c.channel_id)
+    return cast("list[ReadStateRow]", (await conn.execute(stmt)).mappings().all())

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts.views import user_summary
@@ -19,6 +18,7 @@ from meadhall.messages import queries
 from meadhall.messages.events import notify_reaction
 from meadhall.messages.history import access_visible_message
 from meadhall.messages.rooms import MessageRoom, access_message_room
+from meadhall.messages.rows import MessageRow
 from meadhall.runtime import Runtime
 
 P = perms.P
@@ -31,7 +31,7 @@ async def _stored_key(conn: AsyncConnection, message_id: int, parsed: emojis.Par
     if parsed.unicode is not None:
         return parsed.unicode
     assert parsed.custom_id is not None
-    existing = await queries.custom_reaction_key(conn, message_id, parsed.custom_id)
+    existing = await queries.select_custom_reaction_key(conn, message_id, parsed.custom_id)
     if existing is not None:
         return existing
     found = await emojis.find_custom_emoji(conn, parsed.custom_id)
@@ -50,10 +50,10 @@ async def _key_to_add(conn: AsyncConnection, room: MessageRoom, user_id: int, me
     if found is None:
         raise AppError("reaction.invalid_emoji", "Unknown custom emoji")
     await emojis.check_custom_emoji_use(conn, room, user_id, found)
-    return await queries.custom_reaction_key(conn, message_id, parsed.custom_id) or found.token
+    return await queries.select_custom_reaction_key(conn, message_id, parsed.custom_id) or found.token
 
 
-async def _emit(uow: UnitOfWork, added: bool, room: MessageRoom, message: RowMapping, user_id: int, emoji: str
+async def _emit(uow: UnitOfWork, added: bool, room: MessageRoom, message: MessageRow, user_id: int, emoji: str
                 ) -> None:
     uow.emit(notify_reaction(added, room.channel_id, room.guild_id, message["id"], user_id, emoji,
                              await room.audience(uow.conn, uow.now, message)))
@@ -70,10 +70,10 @@ async def do_add_reaction(rt: Runtime, principal: Principal, raw_channel_id: str
         # Room before message: the first reaction flags the message, whose trigger writes the room row.
         await queries.lock_channel(uow.conn, room.channel_id)
         await queries.lock_message(uow.conn, room.channel_id, message["id"])
-        present = await queries.message_emojis(uow.conn, message["id"])
+        present = await queries.select_message_emojis(uow.conn, message["id"])
         if key not in present and len(present) >= REACTIONS_PER_MESSAGE:
             raise AppError("reaction.limit_reached")
-        if await queries.add_reaction(uow.conn, message["id"], key, principal.user_id, uow.now):
+        if await queries.insert_reaction(uow.conn, message["id"], key, principal.user_id, uow.now):
             await _emit(uow, True, room, message, principal.user_id, key)
 
 
@@ -84,7 +84,7 @@ async def do_remove_own_reaction(rt: Runtime, principal: Principal, raw_channel_
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now)
         message = await access_visible_message(uow.conn, room.channel_id, principal.user_id, raw_message_id)
         key = await _stored_key(uow.conn, message["id"], parsed)
-        if await queries.remove_reaction(uow.conn, message["id"], key, principal.user_id):
+        if await queries.delete_reaction(uow.conn, message["id"], key, principal.user_id):
             await _emit(uow, False, room, message, principal.user_id, key)
 
 
@@ -100,7 +100,7 @@ async def do_remove_user_reaction(rt: Runtime, principal: Principal, raw_channel
             raise AppError("user.not_found")
         room.require(P.MANAGE_MESSAGES)
         key = await _stored_key(uow.conn, message["id"], parsed)
-        if await queries.remove_reaction(uow.conn, message["id"], key, user_id):
+        if await queries.delete_reaction(uow.conn, message["id"], key, user_id):
             await _emit(uow, False, room, message, user_id, key)
 
 
@@ -111,5 +111,5 @@ async def access_reactors(rt: Runtime, principal: Principal, raw_channel_id: str
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now, read_history=True)
         message = await access_visible_message(uow.conn, room.channel_id, principal.user_id, raw_message_id)
         key = await _stored_key(uow.conn, message["id"], parsed)
-        rows, more = await queries.reactors(uow.conn, message["id"], key, after=after, limit=limit)
+        rows, more = await queries.select_reactors(uow.conn, message["id"], key, after=after, limit=limit)
         return {"users": [user_summary(row, uow.now) for row in rows], "has_more": more}

@@ -1,5 +1,6 @@
-"""Read states (OpenAPI: listReadStates): a row per user and room once the user acknowledged it or was mentioned
-there. `mention_count` counts mentions after the last read message; acknowledging resets it.
+"""Read states (OpenAPI: ackChannel, listReadStates): a row per user and room once the user acknowledged it or
+was mentioned there. `mention_count` counts mentions after the last read message; acknowledging resets it.
+Sends and deletions keep the counts (`bump_mentions`, `drop_mentions`); `do_ack` stores a read mark.
 
 Counts stop at MENTION_COUNT_MAX (clients show "99+" above 99), so no count ever scans for more than that
 many matches, and the count of an acknowledgement is taken in a read transaction before the short write
@@ -10,16 +11,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import RowMapping, and_, case, func, literal, select, update
+from sqlalchemy import and_, case, func, literal, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.auth.sessions import Principal
 from meadhall.core.clock import iso
 from meadhall.core.limits import MENTION_COUNT_MAX
 from meadhall.db import dialect
 from meadhall.db.schema import messages, read_states
 from meadhall.db.uow import UnitOfWork
+from meadhall.messages import queries
+from meadhall.messages.events import notify_read_state
+from meadhall.messages.history import access_visible_message
+from meadhall.messages.rooms import access_message_room
+from meadhall.messages.rows import MessageFields, ReadStateRow
+from meadhall.runtime import Runtime
 
 
-def read_state_view(row: RowMapping | dict[str, Any]) -> dict[str, Any]:
+def read_state_view(row: ReadStateRow) -> dict[str, Any]:
     last = row["last_read_message_id"]
     return {
         "channel_id": str(row["channel_id"]),
@@ -53,7 +62,7 @@ async def bump_mentions(uow: UnitOfWork, channel_id: int, user_ids: list[int]) -
             "updated_at": uow.now}))
 
 
-async def drop_mentions(uow: UnitOfWork, row: RowMapping | dict[str, Any]) -> None:
+async def drop_mentions(uow: UnitOfWork, row: MessageFields) -> None:
     """Undo the `bump_mentions` of a deleted message for those who have not read past it: the count is of
     existing messages after the read mark (OpenAPI: listReadStates). A count at the cap stands for "more than 99" and
     stays there: the true count above the cap is unknown, and lowering it could show 99 for 150."""
@@ -114,7 +123,7 @@ async def prepare_mark(conn: Any, user_id: int, channel_id: int, message_id: int
     return PendingMark(user_id, channel_id, message_id, counted, through)
 
 
-async def mark_read(uow: UnitOfWork, mark: PendingMark) -> dict[str, Any]:
+async def mark_read(uow: UnitOfWork, mark: PendingMark) -> ReadStateRow:
     """Store the read mark (it may move backwards to mark unread) with its mention count, adding the
     mentions sent since `prepare_mark` counted (a few messages at most, so the write stays short)."""
     count = mark.mention_count
@@ -122,9 +131,9 @@ async def mark_read(uow: UnitOfWork, mark: PendingMark) -> dict[str, Any]:
         since = max((i for i in (mark.message_id, mark.through) if i is not None), default=None)
         count = min(count + await count_mentions(uow.conn, mark.user_id, mark.channel_id, since),
                     MENTION_COUNT_MAX)
-    values = {"user_id": mark.user_id, "channel_id": mark.channel_id, "last_read_message_id": mark.message_id,
+    values: ReadStateRow = {"user_id": mark.user_id, "channel_id": mark.channel_id, "last_read_message_id": mark.message_id,
               "mention_count": count, "updated_at": uow.now}
-    await uow.conn.execute(dialect.upsert(uow.conn, read_states, values, ["user_id", "channel_id"],
+    await uow.conn.execute(dialect.upsert(uow.conn, read_states, dict(values), ["user_id", "channel_id"],
                                           ["last_read_message_id", "mention_count", "updated_at"]))
     return values
 
@@ -139,8 +148,38 @@ def _mentions(user_id: int) -> Any:
     ) | (messages.c.mention_everyone.is_(True)) | (messages.c.recipient_id == user_id)
 
 
-async def list_read_states(uow: UnitOfWork, user_id: int) -> list[dict[str, Any]]:
-    rows = (await uow.conn.execute(
-        select(read_states).where(read_states.c.user_id == user_id).order_by(read_states.c.channel_id)
-    )).mappings()
-    return [read_state_view(r) for r in rows]
+async def read_state_views(conn: AsyncConnection, user_id: int) -> list[dict[str, Any]]:
+    """The user's read states, by room id (READY carries them too: gateway/ready.py)."""
+    return [read_state_view(r) for r in await queries.select_read_states(conn, user_id)]
+
+
+# ---- acknowledging a room and listing one's read states ------------------------------------------
+
+
+async def do_ack(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str | None
+                 ) -> dict[str, Any]:
+    """Mark read up to a message (default: the newest the caller can see); READ_STATE_UPDATE to the
+    user's other sessions. The mention count is taken in a read transaction first; the write transaction
+    re-checks access (the room may have gone meanwhile) and stores the mark."""
+    async with rt.read() as uow:
+        room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now)
+        message_id = await _mark_target(uow.conn, room.channel_id, principal.user_id, raw_message_id)
+        pending = await prepare_mark(uow.conn, principal.user_id, room.channel_id, message_id)
+    async with rt.uow() as uow:
+        await access_message_room(uow.conn, principal, raw_channel_id, uow.now)
+        state = read_state_view(await mark_read(uow, pending))
+        uow.emit(notify_read_state(state, principal.user_id, principal.session_id))
+    return state
+
+
+async def _mark_target(conn: AsyncConnection, channel_id: int, user_id: int, raw_message_id: str | None
+                       ) -> int | None:
+    if raw_message_id is not None:
+        return int((await access_visible_message(conn, channel_id, user_id, raw_message_id))["id"])
+    rows, _ = await queries.select_page(conn, channel_id, user_id, before=None, after=None, limit=1)
+    return int(rows[0]["id"]) if rows else None
+
+
+async def access_read_states(rt: Runtime, principal: Principal) -> list[dict[str, Any]]:
+    async with rt.read() as uow:
+        return await read_state_views(uow.conn, principal.user_id)

@@ -6,13 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError
 from meadhall.guilds.access import ChannelContext, access_channel, require_in
+from meadhall.guilds.rows import ChannelRow
+from meadhall.messages.rows import MessageFields
 from meadhall.realtime.audience import GuildViewers
 
 P = perms.P
@@ -25,7 +26,7 @@ class MessageRoom:
     _viewers: list[int] | None = None
 
     @property
-    def channel(self) -> RowMapping:
+    def channel(self) -> ChannelRow:
         return self.cc.channel
 
     @property
@@ -60,7 +61,7 @@ class MessageRoom:
                 self._viewers = state.viewers(self.channel_id, now)
         return self._viewers
 
-    async def audience(self, conn: AsyncConnection, now: datetime, row: RowMapping | dict) -> list[int]:
+    async def audience(self, conn: AsyncConnection, now: datetime, row: MessageFields) -> list[int]:
         """Receivers of an event about one message: the viewers; of a private message only its two parties,
         and only while they may still view the room (a party who lost it or left receives nothing)."""
         viewers = await self.viewers(conn, now)

@@ -1,11 +1,11 @@
-"""Routes of /channels/{id}/messages, typing, acknowledgements and attachment uploads: parse, one service
-call, respond."""
+"""Routes of /channels/{id}/messages, reactions, pins, typing, acknowledgements and attachment uploads:
+parse, one service call, respond."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from meadhall.api.deps import RuntimeDep, runtime_of
@@ -16,13 +16,27 @@ from meadhall.api.pagination import Pagination, page_params
 from meadhall.api.plain import PlainRoute, json_body, json_response
 from meadhall.auth.deps import PrincipalDep, limited, plain_session, require_session
 from meadhall.auth.sessions import Principal
+from meadhall.core.errors import validation_error
+from meadhall.core.ids import parse_id
 from meadhall.core.limits import PAGE_DEFAULT, PAGE_MAX
 from meadhall.files.schemas import UPLOAD_BODY, UPLOAD_ERRORS, FileResponse
-from meadhall.messages import acks, attachments, edit, history, search, send, typing_marks
+from meadhall.messages import (
+    attachments,
+    edit,
+    history,
+    pins,
+    reactions,
+    read_states,
+    search,
+    send,
+    typing_indicators,
+)
 from meadhall.messages import schemas as s
+from meadhall.messages.emoji import EMOJI_PATTERN
 from meadhall.runtime import Runtime
 
 router = APIRouter(tags=["messages"])
+reactions_and_pins = APIRouter(tags=["reactions and pins"])
 # Attachment uploads keep the `files` tag they have always been documented under.
 files = APIRouter(tags=["files"])
 
@@ -145,7 +159,7 @@ async def delete_message(rt: RuntimeDep, channel_id: str, message_id: str, princ
 @router.post("/channels/{channel_id}/typing", operation_id="sendTyping", summary="Typing", status_code=204,
              dependencies=[limited("typing")], responses=errors("channel.not_found", "perm.denied"))
 async def send_typing(rt: RuntimeDep, channel_id: str, principal: PrincipalDep) -> Response:
-    await typing_marks.do_send_typing(rt, principal, channel_id)
+    await typing_indicators.do_send_typing(rt, principal, channel_id)
     return Response(status_code=204)
 
 
@@ -153,14 +167,84 @@ async def send_typing(rt: RuntimeDep, channel_id: str, principal: PrincipalDep) 
              dependencies=[limited("read_states.ack")], responses=errors("channel.not_found", "message.not_found"))
 async def ack_channel(rt: RuntimeDep, channel_id: str, principal: PrincipalDep, body: s.AckRequest | None = None
                       ) -> dict[str, Any]:
-    return {"read_state": await acks.do_ack(rt, principal, channel_id, body.message_id if body else None)}
+    return {"read_state": await read_states.do_ack(rt, principal, channel_id, body.message_id if body else None)}
 
 
 @router.get("/users/@me/read-states", operation_id="listReadStates", summary="Read States",
             response_model=s.ReadStatesResponse)
 async def list_read_states(rt: RuntimeDep, principal: PrincipalDep) -> dict[str, Any]:
-    return {"read_states": await acks.access_read_states(rt, principal)}
+    return {"read_states": await read_states.access_read_states(rt, principal)}
 
+
+# ---- reactions and pins --------------------------------------------------------------------------
+
+REACTION = "/channels/{channel_id}/messages/{message_id}/reactions/{emoji}"
+PIN = "/channels/{channel_id}/pins/{message_id}"
+_SEEN = ("channel.not_found", "message.not_found")
+# The emoji path parameter (OpenAPI: addReaction): the pattern is the grammar of messages/emoji.py.
+Emoji = Annotated[str, Path(description="A Unicode emoji sequence, or a custom emoji as `<:name:id>` or `name:id`. "
+                                        "A custom emoji that does not exist answers 422 `reaction.invalid_emoji`.",
+                            json_schema_extra={"pattern": EMOJI_PATTERN})]
+UNKNOWN_CUSTOM = rules({"emoji": "a custom emoji must exist"}, code="reaction.invalid_emoji")
+
+
+def _no_content() -> Response:
+    return Response(status_code=204)
+
+
+@reactions_and_pins.put(REACTION, status_code=204, openapi_extra=UNKNOWN_CUSTOM, dependencies=[limited("reactions")],
+            responses=errors(*_SEEN, "perm.denied", "reaction.invalid_emoji", "reaction.limit_reached"))
+async def add_reaction(rt: RuntimeDep, channel_id: str, message_id: str, emoji: Emoji,
+                       principal: PrincipalDep) -> Response:
+    await reactions.do_add_reaction(rt, principal, channel_id, message_id, emoji)
+    return _no_content()
+
+
+@reactions_and_pins.delete(REACTION, status_code=204, openapi_extra=UNKNOWN_CUSTOM, dependencies=[limited("reactions")],
+               responses=errors(*_SEEN, "reaction.invalid_emoji"))
+async def remove_own_reaction(rt: RuntimeDep, channel_id: str, message_id: str, emoji: Emoji,
+                              principal: PrincipalDep) -> Response:
+    await reactions.do_remove_own_reaction(rt, principal, channel_id, message_id, emoji)
+    return _no_content()
+
+
+@reactions_and_pins.get(REACTION, response_model=s.ReactionUsersResponse, openapi_extra=UNKNOWN_CUSTOM,
+            responses=errors(*_SEEN, "perm.denied", "reaction.invalid_emoji"))
+async def list_reactors(rt: RuntimeDep, channel_id: str, message_id: str, emoji: Emoji, principal: PrincipalDep,
+                        after: Annotated[str | None, Query(description="Users with a greater id", json_schema_extra=ID_SCHEMA)] = None,
+                        limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT) -> dict[str, Any]:
+    cursor = None if after is None else parse_id(after)
+    if after is not None and cursor is None:
+        raise validation_error("after", "must be an id")
+    return await reactions.access_reactors(rt, principal, channel_id, message_id, emoji,
+                                           after=cursor, limit=limit)
+
+
+@reactions_and_pins.delete(REACTION + "/{user_id}", status_code=204, openapi_extra=UNKNOWN_CUSTOM, dependencies=[limited("reactions")],
+               responses=errors(*_SEEN, "user.not_found", "perm.denied", "reaction.invalid_emoji"))
+async def remove_user_reaction(rt: RuntimeDep, channel_id: str, message_id: str, emoji: Emoji, user_id: str,
+                               principal: PrincipalDep) -> Response:
+    await reactions.do_remove_user_reaction(rt, principal, channel_id, message_id, emoji, user_id)
+    return _no_content()
+
+
+@reactions_and_pins.get("/channels/{channel_id}/pins", response_model=s.PinsResponse,
+            responses=errors("channel.not_found", "perm.denied"))
+async def list_pins(rt: RuntimeDep, channel_id: str, principal: PrincipalDep) -> dict[str, Any]:
+    return await pins.access_pins(rt, principal, channel_id)
+
+
+@reactions_and_pins.put(PIN, status_code=204,
+            responses=errors(*_SEEN, "perm.denied", "pin.limit_reached", "validation.failed"))
+async def pin_message(rt: RuntimeDep, channel_id: str, message_id: str, principal: PrincipalDep) -> Response:
+    await pins.do_pin_message(rt, principal, channel_id, message_id)
+    return _no_content()
+
+
+@reactions_and_pins.delete(PIN, status_code=204, responses=errors(*_SEEN, "perm.denied", "pin.not_found"))
+async def unpin_message(rt: RuntimeDep, channel_id: str, message_id: str, principal: PrincipalDep) -> Response:
+    await pins.do_unpin_message(rt, principal, channel_id, message_id)
+    return _no_content()
 
 @files.post("/channels/{channel_id}/files", status_code=201, response_model=FileResponse,
             dependencies=[limited("uploads")], openapi_extra=UPLOAD_BODY,

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
+from meadhall.accounts.schemas import UserSummary
 from meadhall.core.limits import ATTACHMENTS_PER_MESSAGE, MESSAGE_LENGTH
 from meadhall.core.text import check_multiline, check_single_line
 
@@ -88,3 +89,12 @@ class ReadStateResponse(BaseModel):
 
 class ReadStatesResponse(BaseModel):
     read_states: list[ReadState]
+
+
+class ReactionUsersResponse(BaseModel):
+    users: list[UserSummary]
+    has_more: bool
+
+
+class PinsResponse(BaseModel):
+    messages: list[Message]

@@ -11,9 +11,8 @@ matter in any script. Words are data, never syntax: no LIKE wildcard or FTS oper
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.auth.sessions import Principal
@@ -24,6 +23,7 @@ from meadhall.db import dialect
 from meadhall.messages import queries
 from meadhall.messages.hydrate import hydrate
 from meadhall.messages.rooms import access_message_room
+from meadhall.messages.rows import MessageRow
 from meadhall.runtime import Runtime
 
 QUERY_LENGTH = 200  # docs/reference/limits.md: `q` has 1-200 characters after trimming
@@ -67,11 +67,11 @@ def check_query(request: SearchRequest) -> SearchQuery:
 
 
 async def search_page(conn: AsyncConnection, channel_id: int, viewer_id: int, query: SearchQuery
-                      ) -> tuple[list[RowMapping], bool]:
+                      ) -> tuple[list[MessageRow], bool]:
     """(matching messages newest first, has_more); `private` messages only for their two parties."""
     rows = await dialect.search_messages(conn, channel_id, query.words, visible=queries.visible_to(viewer_id),
                                          before=query.before, limit=query.limit + 1)
-    return rows[:query.limit], len(rows) > query.limit
+    return cast("list[MessageRow]", rows[:query.limit]), len(rows) > query.limit
 
 
 async def search_messages(rt: Runtime, principal: Principal, raw_channel_id: str, request: SearchRequest

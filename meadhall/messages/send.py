@@ -4,7 +4,7 @@ administrator's audited bypass, nonce dedupe, and MESSAGE_CREATE to the room's v
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from meadhall.audit.record import record
 from meadhall.auth.sessions import Principal
@@ -26,8 +26,9 @@ from meadhall.messages.commands import (
 )
 from meadhall.messages.events import notify_message_create
 from meadhall.messages.hydrate import audience_views, hydrate, hydrate_one
-from meadhall.messages.readstates import bump_mentions
+from meadhall.messages.read_states import bump_mentions
 from meadhall.messages.rooms import MessageRoom, access_message_room
+from meadhall.messages.rows import MessageRow
 from meadhall.runtime import Runtime
 
 P = perms.P
@@ -76,10 +77,10 @@ async def do_send_message(rt: Runtime, principal: Principal, raw_channel_id: str
                          target_id=room.channel_id, guild_id=room.guild_id,
                          data={"limit": limit, "channel_id": str(room.channel_id)})
         # A new message has no reactions yet: skip their queries.
-        [view] = await hydrate(uow.conn, [row], principal.user_id, uow.now, with_reactions=False,  # type: ignore[list-item]
+        [view] = await hydrate(uow.conn, [row], principal.user_id, uow.now, with_reactions=False,
                                with_attachments=bool(draft.attachment_ids), known_users=_caller(room))
         audience = await room.audience(uow.conn, uow.now, row)
-        for shown, receivers in await audience_views(uow.conn, row, view, audience, uow.now):  # type: ignore[arg-type]
+        for shown, receivers in await audience_views(uow.conn, row, view, audience, uow.now):
             uow.emit(notify_message_create(shown, receivers))
     if draft.nonce:
         await rt.store.set(_nonce_key(room.channel_id, principal.user_id, draft.nonce), row["id"], NONCE_TTL,
@@ -92,12 +93,12 @@ def _caller(room: MessageRoom) -> dict[int, Any]:
     return {} if caller is None else {caller["id"]: caller}
 
 
-async def _notified(uow: UnitOfWork, room: MessageRoom, row: dict[str, Any]) -> list[int]:
+async def _notified(uow: UnitOfWork, room: MessageRoom, row: MessageRow) -> list[int]:
     """Whose mention count this message raises (OpenAPI: listReadStates): the recipient of a private message (users
     named inside it cannot see it); else the mentioned users, or every viewer for `@everyone`, never the
     author, and only users who may view the room (a mention must not reveal the room to others)."""
     if row["kind"] == "private":
-        return [row["recipient_id"]]
+        return [cast(int, row["recipient_id"])]  # a private message always names its recipient
     viewers = await room.viewers(uow.conn, uow.now)
     wanted = viewers if row["mention_everyone"] else [int(m) for m in row["mentions"]]
     visible = set(viewers)
@@ -109,7 +110,7 @@ async def _repeated_nonce(rt: Runtime, uow: UnitOfWork, room: MessageRoom, user_
     message_id = await rt.store.get(_nonce_key(room.channel_id, user_id, nonce), rt.now_ts())
     if message_id is None:
         return None
-    row = await queries.get_message(uow.conn, room.channel_id, int(message_id))
+    row = await queries.select_message(uow.conn, room.channel_id, int(message_id))
     return None if row is None else await hydrate_one(uow.conn, row, user_id, uow.now)
 
 
@@ -130,7 +131,7 @@ async def _check_draft(uow: UnitOfWork, room: MessageRoom, principal: Principal,
         await check_attachments(uow.conn, room, principal.user_id, draft.attachment_ids)
     if draft.reply_to_id is not None:
         reply_id = parse_id(draft.reply_to_id)
-        target = None if reply_id is None else await queries.get_message(uow.conn, room.channel_id, reply_id)
+        target = None if reply_id is None else await queries.select_message(uow.conn, room.channel_id, reply_id)
         if target is None or (target["kind"] == "private"
                               and principal.user_id not in (target["author_id"], target["recipient_id"])):
             raise validation_error("reply_to_id", "must be a message of this room")
@@ -165,11 +166,11 @@ def _exempt_from_slowmode(room: MessageRoom) -> bool:
 
 
 async def _build_row(uow: UnitOfWork, room: MessageRoom, principal: Principal, parsed: Parsed, draft: Draft
-                     ) -> dict[str, Any]:
-    mentions = await queries.existing_user_ids(uow.conn, mentioned_user_ids(parsed.content))
+                     ) -> MessageRow:
+    mentions = await queries.select_existing_user_ids(uow.conn, mentioned_user_ids(parsed.content))
     if parsed.kind == "private" and parsed.recipient_id not in mentions:
         mentions.append(parsed.recipient_id)  # type: ignore[arg-type]
-    channel_mentions = await queries.guild_channel_ids(uow.conn, room.guild_id, mentioned_channel_ids(parsed.content)) \
+    channel_mentions = await queries.select_guild_channel_ids(uow.conn, room.guild_id, mentioned_channel_ids(parsed.content)) \
         if room.guild_id is not None else []
     return {
         "id": uow.next_id(),

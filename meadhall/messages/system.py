@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import insert
-
 from meadhall.core.text import norm
-from meadhall.db.schema import messages
 from meadhall.db.uow import UnitOfWork
+from meadhall.messages import queries
 from meadhall.messages.events import notify_message_create
+from meadhall.messages.rows import MessageRow
 from meadhall.messages.views import message_view
 from meadhall.realtime.audience import channel_viewers
 
@@ -43,7 +42,7 @@ async def post_system_message(
         return None
     key = "member_join_public" if type_ == "member_join" and via == "public" else type_
     content = CONTENT[key].format(name=display_name)
-    row: dict[str, Any] = {
+    row: MessageRow = {
         "id": uow.next_id(),
         "channel_id": channel_id,
         "guild_id": guild_id,
@@ -74,8 +73,8 @@ async def post_system_message(
         "reacted": False,
         "has_attachments": False,
     }
-    await uow.conn.execute(insert(messages).values(row))  # its trigger moves the room's last_message_id
-    view = message_view(row)  # type: ignore[arg-type]
+    await queries.insert_message(uow.conn, row)  # its trigger moves the room's last_message_id
+    view = message_view(row)
     audience = viewers if viewers is not None else await channel_viewers(uow.conn, guild_id, channel_id, uow.now)
     uow.emit(notify_message_create(view, audience))
     return view

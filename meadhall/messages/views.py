@@ -4,18 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import RowMapping
-
 from meadhall.core.clock import iso
+from meadhall.messages.rows import MessageFields
 
 
-def webhook_snapshot(row: RowMapping) -> dict[str, Any] | None:
+def webhook_snapshot(row: MessageFields) -> dict[str, Any] | None:
     if row["webhook_id"] is None:
         return None
     return {"id": str(row["webhook_id"]), "name": row["webhook_name"], "avatar": row["webhook_avatar"]}
 
 
-def message_view(row: RowMapping, *, attachments: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def message_view(row: MessageFields, *, attachments: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The Message object without what depends on the reader or changes without the row: `author`,
     `reactions` and `referenced_message` are left empty (messages/hydrate.assemble fills them)."""
     # Hot: 50 times per history page. Each column is read once; absent values skip the helpers.
