@@ -12,7 +12,7 @@ deleted; the old content goes once that transaction has committed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from meadhall.db.uow import UnitOfWork
 from meadhall.files import queries
@@ -31,21 +31,30 @@ class Slot:
     limit: str  # key of the media limits (docs/reference/limits.md)
 
 
-class Holder(Protocol):
+# What a holder loads and then works on: the account row, the guild's or room's context, the invitation row.
+Target = TypeVar("Target")
+
+
+class Holder(Protocol[Target]):
+    """An owner's image holder; `load` gives the target that the other methods take."""
+
     slot: Slot
 
-    async def load(self, uow: UnitOfWork) -> Any:
+    async def load(self, uow: UnitOfWork) -> Target:
         """Load and authorise the holder (404 / 403 / 422)."""
 
-    def current(self, target: Any) -> int | None: ...
+    def current(self, target: Target) -> int | None:
+        """The id of the image file the holder points at now."""
 
-    def placement(self, target: Any) -> dict[str, Any]: ...
+    def placement(self, target: Target) -> dict[str, Any]:
+        """The file row's placement columns (guild_id, channel_id, owner_id, owner_key) besides `owner`."""
 
-    async def apply(self, uow: UnitOfWork, target: Any, new_id: int | None, old_id: int | None) -> dict[str, Any]:
+    async def apply(self, uow: UnitOfWork, target: Target, new_id: int | None, old_id: int | None
+                    ) -> dict[str, Any]:
         """Point the holder at `new_id`, audit and emit when it changed; return the response body."""
 
 
-async def set_image(rt: Runtime, holder: Holder, upload: OpenUpload, *, uploader_id: int) -> dict[str, Any]:
+async def set_image(rt: Runtime, holder: Holder[Target], upload: OpenUpload, *, uploader_id: int) -> dict[str, Any]:
     """Set or replace the holder's image from `upload` (opened once the holder is authorised)."""
     async with rt.read() as uow:
         await holder.load(uow)
@@ -61,7 +70,7 @@ async def set_image(rt: Runtime, holder: Holder, upload: OpenUpload, *, uploader
     return body
 
 
-async def remove_image(rt: Runtime, holder: Holder) -> dict[str, Any]:
+async def remove_image(rt: Runtime, holder: Holder[Target]) -> dict[str, Any]:
     """Remove the holder's image; its content goes once the change has committed."""
     async with rt.uow() as uow:
         target = await holder.load(uow)

@@ -58,7 +58,7 @@ async def assemble(conn: AsyncConnection, parts: PageParts, viewer_id: int, now:
     if not parts.bases:
         return []
     known = known_users or {}
-    authors = {**known, **await queries.select_users_by_ids(conn, parts.author_ids - known.keys())}
+    authors = {**known, **await queries.select_authors(conn, parts.author_ids - known.keys())}
     # Keyed by `int | None`: a message without an author (system, webhook) looks up None and finds nothing.
     summaries: dict[int | None, dict[str, Any]] = {uid: user_summary(row, now) for uid, row in authors.items()}
     # Most messages never had a reaction: the flag (set by a trigger) spares a page the query.

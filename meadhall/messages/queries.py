@@ -95,7 +95,9 @@ async def select_newest_public_id(conn: AsyncConnection, channel_id: int) -> int
     return (await conn.execute(stmt)).scalar()
 
 
-async def select_users_by_ids(conn: AsyncConnection, ids: Iterable[int]) -> dict[int, UserRow]:
+async def select_authors(conn: AsyncConnection, ids: Iterable[int]) -> dict[int, UserRow]:
+    """Account rows of the authors of a page or a send, built for that hot path (accounts.queries has the
+    general select_users_by_ids)."""
     wanted = list(set(ids))
     if not wanted:
         return {}
