@@ -13,6 +13,10 @@ How a row becomes typed, once for the whole package:
   `guilds/access.py` types them at the boundary with the same cast.
 - A row assembled in Python from a joined query (a member with their user row) is a frozen dataclass
   of typed parts (`MemberWithUser`).
+
+Names: a query that updates or deletes one row by its key is `update_<table>_row` / `delete_<table>_row`
+(`delete_channel_row`), so it never shares a name with the route of the operation (deleteChannel ->
+`delete_channel`) or the service (`do_delete_channel`).
 """
 
 from __future__ import annotations
