@@ -58,7 +58,7 @@ async def select_messages_by_ids(conn: AsyncConnection, channel_id: int, ids: It
     if not wanted:
         return {}
     rows = await conn.execute(_BY_IDS, {"channel_id": channel_id, "ids": wanted})
-    return {r["id"]: cast(MessageRow, r) for r in rows.mappings()}
+    return cast("dict[int, MessageRow]", {r["id"]: r for r in rows.mappings()})
 
 
 async def select_page(conn: AsyncConnection, channel_id: int, viewer_id: int, *, before: int | None,
