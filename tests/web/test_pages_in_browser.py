@@ -1,18 +1,18 @@
 """The server-rendered pages in a real browser (Debian's chromium driven by Playwright): signing in sets
-the `__Host-session` cookie over plain-HTTP localhost (docs/architecture.md), and the invitation page's "Accept
-invitation" joins the server through its same-origin script under the page's CSP (the OpenAPI document)."""
+the `__Host-session` cookie over plain-HTTP localhost (OpenAPI: login), and the invitation page's "Accept
+invitation" joins the server through its same-origin script under the page's CSP (OpenAPI: invitePage,
+joinInvite)."""
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import uvicorn
 
 from tests.support.processes import free_port
+from tests.support.served import served
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
@@ -33,20 +33,9 @@ def settings_overrides() -> dict[str, Any]:
 
 
 @pytest.fixture
-async def served(app: Any) -> AsyncIterator[str]:
-    config = uvicorn.Config(app, host="127.0.0.1", port=PORT, lifespan="on", log_level="warning", access_log=False)
-    server = uvicorn.Server(config)
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    try:
+async def site(app: Any) -> AsyncIterator[str]:
+    async with served(app, PORT):
         yield ORIGIN
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 10)
 
 
 @pytest.fixture
@@ -68,7 +57,7 @@ async def sign_in_in_page(page: Any, login: str, password: str) -> int:
         [login, password]))
 
 
-async def test_accept_invitation_joins_through_the_page_script(served, browser, client, accounts):
+async def test_accept_invitation_joins_through_the_page_script(site, browser, client, accounts):
     owner = await accounts.register("freya")
     r = await client.post("/api/v1/guilds", json={"name": "Long Winter"}, headers=owner.headers)
     guild = r.json()["guild"]
@@ -80,12 +69,12 @@ async def test_accept_invitation_joins_through_the_page_script(served, browser, 
     page = await context.new_page()
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    await page.goto(f"{served}/")
+    await page.goto(f"{site}/")
     assert await sign_in_in_page(page, "thor", guest["password"]) == 200
     cookies = {c["name"]: c for c in await context.cookies()}
     assert cookies["__Host-session"]["secure"] is True and cookies["__Host-session"]["httpOnly"] is True
 
-    await page.goto(f"{served}/invite/{code}")
+    await page.goto(f"{site}/invite/{code}")
     await page.get_by_role("button", name="Accept invitation").click()
     status = page.get_by_role("status")
     await status.get_by_text("You joined the server.").wait_for(timeout=5000)
@@ -99,7 +88,7 @@ async def test_accept_invitation_joins_through_the_page_script(served, browser, 
     await context.close()
 
 
-async def test_signed_out_visitor_is_led_to_sign_in(served, browser, client, accounts):
+async def test_signed_out_visitor_is_led_to_sign_in(site, browser, client, accounts):
     owner = await accounts.register("freya")
     r = await client.post("/api/v1/guilds", json={"name": "Long Winter"}, headers=owner.headers)
     guild = r.json()["guild"]
@@ -107,7 +96,7 @@ async def test_signed_out_visitor_is_led_to_sign_in(served, browser, client, acc
     code = r.json()["invite"]["code"]
 
     page = await browser.new_page()
-    await page.goto(f"{served}/invite/{code}")
+    await page.goto(f"{site}/invite/{code}")
     link = page.get_by_role("link", name="Accept invitation")
     assert await link.get_attribute("href") == f"/login?next=/invite/{code}"
     # The stylesheet is the service's own file: the page is styled under its CSP.
