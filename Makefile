@@ -30,6 +30,7 @@ run: install
 
 lint: install-test
 	$(BIN)/ruff check meadhall tests bench
+	$(BIN)/mypy
 	$(BIN)/lint-imports
 
 test: install-test lint
