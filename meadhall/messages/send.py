@@ -168,8 +168,9 @@ def _exempt_from_slowmode(room: MessageRoom) -> bool:
 async def _build_row(uow: UnitOfWork, room: MessageRoom, principal: Principal, parsed: Parsed, draft: Draft
                      ) -> MessageRow:
     mentions = await queries.select_existing_user_ids(uow.conn, mentioned_user_ids(parsed.content))
-    if parsed.kind == "private" and parsed.recipient_id not in mentions:
-        mentions.append(parsed.recipient_id)  # type: ignore[arg-type]
+    recipient = parsed.recipient_id  # set for every `/ls` message
+    if parsed.kind == "private" and recipient is not None and recipient not in mentions:
+        mentions.append(recipient)
     channel_mentions = await queries.select_guild_channel_ids(uow.conn, room.guild_id, mentioned_channel_ids(parsed.content)) \
         if room.guild_id is not None else []
     return {
