@@ -85,6 +85,9 @@ ID_SCHEMA: dict[str, Any] = {"pattern": ID_PATTERN}
 _NAMES = "|".join(p.name for p in perms.Permission if p.name and p.value and (p.value & (p.value - 1)) == 0)
 # docs/reference/permissions.md: names joined with |, surrounding whitespace ignored, "" (or whitespace) the empty set.
 PERMISSIONS_PATTERN = rf"^\s*(?:(?:{_NAMES})\s*(?:\|\s*(?:{_NAMES})\s*)*)?$"
+# A room override may allow or deny every permission but ADMINISTRATOR (docs/reference/permissions.md).
+_OVERRIDE_NAMES = "|".join(n for n in _NAMES.split("|") if n != perms.Permission.ADMINISTRATOR.name)
+OVERRIDE_PERMISSIONS_PATTERN = rf"^\s*(?:(?:{_OVERRIDE_NAMES})\s*(?:\|\s*(?:{_OVERRIDE_NAMES})\s*)*)?$"
 # docs/reference/errors.md: no control characters; single-line fields neither line nor paragraph separators.
 SINGLE_LINE_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*$"
 MULTILINE_PATTERN = "^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$"

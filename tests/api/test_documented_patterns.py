@@ -23,7 +23,9 @@ from meadhall.accounts.field_schemas import (
     STATUS_EMOJI_SCHEMA,
     USERNAME_SCHEMA,
 )
+from meadhall.api.openapi import OVERRIDE_PERMISSIONS_PATTERN
 from meadhall.core.errors import AppError
+from meadhall.guilds.rooms.schemas import OverridePut
 from meadhall.messages.emoji import EMOJI_PATTERN, parse_emoji
 
 FAST = settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
@@ -47,6 +49,8 @@ def matches(schema: str | dict, value: str) -> bool:
 EMOJI_PARTS = ["\u200d", "\ufe0f", "\u20e3", "\U0001F44D", "\U0001F3FB", "\U0001F1E6", "\U0001F1FF", "\U0001F3F4",
                "\U000E0067", "\U000E007F", "\u00a9", "\u2764", "1", "#", "a", "_", "<", ">", ":", "0", "9", "\n", " "]
 CASES: list[tuple[str, str | dict, Callable[[str], object], list[str]]] = [
+    ("override permissions", OVERRIDE_PERMISSIONS_PATTERN, lambda v: OverridePut(type="role", allow=v),
+     ["ADMINISTRATOR", "SEND_MESSAGES", "VIEW_CHANNEL", "|", " ", "\t", "\n", "x", "send_messages"]),
     ("emoji", EMOJI_PATTERN, parse_emoji, EMOJI_PARTS),
     ("username", USERNAME_SCHEMA, validation.check_username,
      ["a", "Z", "0", "_", ".", "-", " ", "\t", "\n", "\x1c", "\u00e9", "ab", "abcdefghij"]),

@@ -18,7 +18,7 @@ from meadhall.api.openapi import not_null
 from meadhall.core import permissions as perms
 from meadhall.core.limits import ROOM_POSITION_MAX
 from meadhall.core.text import check_multiline, check_single_line
-from meadhall.guilds.schemas import PermissionString, Snowflake, no_bool
+from meadhall.guilds.schemas import OverridePermissionString, Snowflake, no_bool
 
 RoomName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100),
                      AfterValidator(check_single_line)]
@@ -33,8 +33,8 @@ UserLimit = Annotated[int, Field(ge=0, le=99), BeforeValidator(no_bool)]
 class OverrideSpec(BaseModel):
     id: Snowflake
     type: Literal["role", "member"]
-    allow: PermissionString = 0
-    deny: PermissionString = 0
+    allow: OverridePermissionString = 0
+    deny: OverridePermissionString = 0
 
     @model_validator(mode="after")
     def _no_administrator(self) -> OverrideSpec:
@@ -44,8 +44,8 @@ class OverrideSpec(BaseModel):
 
 class OverridePut(BaseModel):
     type: Literal["role", "member"]
-    allow: PermissionString = 0
-    deny: PermissionString = 0
+    allow: OverridePermissionString = 0
+    deny: OverridePermissionString = 0
 
     @model_validator(mode="after")
     def _no_administrator(self) -> OverridePut:
