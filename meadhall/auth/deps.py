@@ -10,6 +10,7 @@ from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyCookie, HTTPBearer
 
 from meadhall.api.client import client_ip, client_key
+from meadhall.api.deps import runtime_of
 from meadhall.api.limits import take
 from meadhall.api.middleware import EXTRA_HEADERS_KEY
 from meadhall.auth.cookies import COOKIE_NAME, session_cookie
@@ -47,7 +48,7 @@ async def optional_principal(request: Request) -> Principal | None:
     token, via_cookie = _carrier(request)
     principal: Principal | None = None
     if token:
-        rt = request.app.state.runtime
+        rt = runtime_of(request)
         try:
             result = await authenticate(rt, token, via_cookie=via_cookie, client=client_of(request))
         except AppError as err:
@@ -75,7 +76,7 @@ async def require_session(
         raise AppError("auth.unauthorized")
     if principal.via_cookie and request.method in UNSAFE_METHODS:
         origin = request.headers.get("origin")
-        if origin and origin.rstrip("/") != request.app.state.runtime.settings.public_origin:
+        if origin and origin.rstrip("/") != runtime_of(request).settings.public_origin:
             raise AppError("auth.origin_mismatch")
     return principal
 
@@ -111,7 +112,7 @@ def limited(bucket: str) -> Any:
     (docs/reference/errors.md)."""
 
     async def dependency(request: Request) -> None:
-        kind = request.app.state.runtime.limiter.bucket(bucket).key
+        kind = runtime_of(request).limiter.bucket(bucket).key
         if kind == "ip":
             key = client_key(request)
         else:
