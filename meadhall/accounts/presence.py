@@ -38,6 +38,7 @@ async def touch(rt: Runtime, user_id: int, *, in_client: bool = False) -> None:
     await rt.store.set(_hot_key(user_id), now, HOT_TTL, now)
     if in_client:
         await rt.store.set(f"presence:client:{user_id}", 1, IN_CLIENT_TTL, now)
+        await rt.store.set(f"presence:client_seen:{user_id}", now, HOT_TTL, now)
     if await rt.store.set_nx(f"presence:flush:{user_id}", 1, FLUSH_EVERY, now):
         async with rt.uow() as uow:
             await queries.update_user(uow.conn, user_id, {"last_seen_at": rt.clock.now()})
@@ -46,6 +47,13 @@ async def touch(rt: Runtime, user_id: int, *, in_client: bool = False) -> None:
 async def in_client(rt: Runtime, user_id: int) -> bool:
     """Whether the user has an open gateway connection on any node (Web Push is skipped then)."""
     return await rt.store.get(f"presence:client:{user_id}", rt.clock.timestamp()) is not None
+
+
+async def client_last_seen(rt: Runtime, user_id: int) -> float | None:
+    """When (epoch seconds) a gateway connection of the user was last heard of on any node, or None:
+    a call participant gone for longer than the resume window leaves the call (docs/social.md)."""
+    seen = await rt.store.get(f"presence:client_seen:{user_id}", rt.clock.timestamp())
+    return None if seen is None else float(seen)
 
 
 async def last_seen(rt: Runtime, user_id: int, stored: datetime | None) -> datetime | None:

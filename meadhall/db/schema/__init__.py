@@ -20,6 +20,7 @@ from meadhall.db.schema.guilds import (
     templates,
 )
 from meadhall.db.schema.messages import messages, reactions, read_states
+from meadhall.db.schema.social import call_participants, calls, dm_participants, relationships
 
 __all__ = [
     "metadata",
@@ -42,4 +43,8 @@ __all__ = [
     "reactions",
     "read_states",
     "files",
+    "relationships",
+    "dm_participants",
+    "calls",
+    "call_participants",
 ]

@@ -72,6 +72,10 @@ channels = Table(
     Column("background_file_id", BigInteger, nullable=True),
     Column("icon_file_id", BigInteger, nullable=True),
     Column("dm_owner_id", BigInteger, nullable=True),
+    # Conversations only: a group has three or more participants; a 1:1 carries the key of its pair
+    # ("<low id>:<high id>") so that opening it again finds the oldest one in one indexed lookup.
+    Column("is_group", Boolean, nullable=False, default=False, server_default=false()),
+    Column("dm_pair", String(48), nullable=True),
     Column("last_message_id", BigInteger, nullable=True),
     ts_column("created_at"),
     # Kept by triggers on messages (db/dialect.py): `message_version` rises with every change to the room's
@@ -80,6 +84,7 @@ channels = Table(
     Column("message_version", BigInteger, nullable=False, default=0, server_default="0"),
     Column("has_private", Boolean, nullable=False, default=False, server_default=false()),
     Index("ix_channels_guild_id", "guild_id"),
+    Index("ix_channels_dm_pair", "dm_pair"),
 )
 
 permission_overrides = Table(

@@ -1,0 +1,1 @@
+"""Calls in direct conversations (docs/social.md)."""

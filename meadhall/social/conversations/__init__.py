@@ -1,0 +1,1 @@
+"""Direct conversations, one-to-one and group (docs/social.md)."""

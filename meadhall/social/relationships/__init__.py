@@ -1,0 +1,1 @@
+"""Friend requests, friendships and blocks (docs/social.md)."""
