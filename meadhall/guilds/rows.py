@@ -63,6 +63,8 @@ class ChannelRow(TypedDict):
     background_file_id: int | None
     icon_file_id: int | None
     dm_owner_id: int | None
+    is_group: bool
+    dm_pair: str | None
     last_message_id: int | None
     created_at: datetime
     message_version: int

@@ -1,0 +1,70 @@
+"""Load-and-authorise for conversations (docs/social.md): a conversation exists only for its
+participants; everybody else, instance administrators included, gets 404."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from meadhall.auth.sessions import Principal
+from meadhall.core.errors import AppError
+from meadhall.core.ids import parse_id
+from meadhall.db.schema import channels, dm_participants
+from meadhall.guilds.rows import ChannelRow
+from meadhall.social.conversations.rows import ParticipantRow
+
+
+@dataclass(frozen=True)
+class Conversation:
+    channel: ChannelRow
+    participants: list[ParticipantRow]  # earliest joined first
+
+    @property
+    def channel_id(self) -> int:
+        return int(self.channel["id"])
+
+    @property
+    def participant_ids(self) -> list[int]:
+        return [p["user_id"] for p in self.participants]
+
+    @property
+    def is_group(self) -> bool:
+        return bool(self.channel["is_group"])
+
+    @property
+    def owner_id(self) -> int | None:
+        return self.channel["dm_owner_id"]
+
+    def has(self, user_id: int) -> bool:
+        return any(p["user_id"] == user_id for p in self.participants)
+
+
+async def select_dm_channel(conn: AsyncConnection, channel_id: int) -> ChannelRow | None:
+    stmt = select(channels).where(channels.c.id == channel_id, channels.c.type == "dm")
+    return cast("ChannelRow | None", (await conn.execute(stmt)).mappings().first())
+
+
+async def select_participants(conn: AsyncConnection, channel_id: int) -> list[ParticipantRow]:
+    stmt = (select(dm_participants).where(dm_participants.c.channel_id == channel_id)
+            .order_by(dm_participants.c.joined_at, dm_participants.c.user_id))
+    return cast("list[ParticipantRow]", list((await conn.execute(stmt)).mappings()))
+
+
+async def load_conversation(conn: AsyncConnection, channel_id: int) -> Conversation | None:
+    """The conversation with its participants, without authorisation (jobs, hooks)."""
+    channel = await select_dm_channel(conn, channel_id)
+    if channel is None:
+        return None
+    return Conversation(channel, await select_participants(conn, channel_id))
+
+
+async def access_conversation(conn: AsyncConnection, principal: Principal, raw_id: str | int) -> Conversation:
+    """The conversation if the caller takes part in it; else 404 `channel.not_found`."""
+    channel_id = parse_id(raw_id)
+    found = None if channel_id is None else await load_conversation(conn, channel_id)
+    if found is None or not found.has(principal.user_id):
+        raise AppError("channel.not_found")
+    return found
