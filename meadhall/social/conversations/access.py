@@ -4,6 +4,7 @@ participants; everybody else, instance administrators included, gets 404."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import cast
 
 from sqlalchemy import select
@@ -13,6 +14,7 @@ from meadhall.auth.sessions import Principal
 from meadhall.core.errors import AppError
 from meadhall.core.ids import parse_id
 from meadhall.db.schema import channels, dm_participants
+from meadhall.guilds.access import access_channel
 from meadhall.guilds.rows import ChannelRow
 from meadhall.social.conversations.rows import ParticipantRow
 
@@ -68,3 +70,17 @@ async def access_conversation(conn: AsyncConnection, principal: Principal, raw_i
     if found is None or not found.has(principal.user_id):
         raise AppError("channel.not_found")
     return found
+
+
+async def access_conversation_or_wrong_type(conn: AsyncConnection, principal: Principal, raw_id: str | int,
+                                            now: datetime) -> Conversation:
+    """The conversation if the caller takes part in it. A guild room the caller can view answers 422
+    `channel.wrong_type` (a conversation operation aimed at a room); anything else 404 `channel.not_found`."""
+    channel_id = parse_id(raw_id)
+    found = None if channel_id is None else await load_conversation(conn, channel_id)
+    if found is not None:
+        if not found.has(principal.user_id):
+            raise AppError("channel.not_found")
+        return found
+    await access_channel(conn, principal, raw_id, now)  # 404 unless the caller can view the room
+    raise AppError("channel.wrong_type", "Only direct conversations have this operation")
