@@ -3,7 +3,7 @@ administrator's audited bypass, nonce dedupe, and MESSAGE_CREATE to the room's v
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, cast
 
 from meadhall.audit.record import record
@@ -14,7 +14,6 @@ from meadhall.core.ids import parse_id
 from meadhall.core.ratelimit import Bucket
 from meadhall.core.text import norm
 from meadhall.db.uow import UnitOfWork
-from meadhall.guilds.access import to_overrides
 from meadhall.messages import queries
 from meadhall.messages.attachments import check_attachments, do_bind_attachments
 from meadhall.messages.commands import (
@@ -59,6 +58,7 @@ async def do_send_message(rt: Runtime, principal: Principal, raw_channel_id: str
     async with rt.uow() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now, with_caller=True)
         room.require(P.SEND_MESSAGES)
+        await room.check_send(uow.conn)
         if draft.nonce:
             existing = await _repeated_nonce(rt, uow, room, principal.user_id, draft.nonce)
             if existing is not None:
@@ -89,7 +89,7 @@ async def do_send_message(rt: Runtime, principal: Principal, raw_channel_id: str
 
 
 def _caller(room: MessageRoom) -> dict[int, Any]:
-    caller = room.cc.caller
+    caller = room.caller
     return {} if caller is None else {caller["id"]: caller}
 
 
@@ -141,7 +141,7 @@ async def _slowmode(rt: Runtime, room: MessageRoom, principal: Principal) -> lis
     """One message per `slowmode_seconds` per member; BYPASS_SLOWMODE holders are exempt and an
     instance administrator passes with an audit entry when the limit would have applied."""
     seconds = int(room.channel["slowmode_seconds"] or 0)
-    if seconds <= 0 or _exempt_from_slowmode(room):
+    if seconds <= 0 or room.exempt_from_slowmode():
         return []
     spec = Bucket("channel.slowmode", 1, seconds, "user_room")
     decision = await rt.limiter.hit("channel.slowmode", f"u{principal.user_id}:c{room.channel_id}", rt.now_ts(),
@@ -151,18 +151,6 @@ async def _slowmode(rt: Runtime, room: MessageRoom, principal: Principal) -> lis
     if room.is_instance_admin:
         return ["channel.slowmode"]
     raise rate_limited("channel.slowmode", decision.retry_after, decision.headers())
-
-
-def _exempt_from_slowmode(room: MessageRoom) -> bool:
-    """BYPASS_SLOWMODE held on one's own account. An instance administrator holds every permission through
-    the bypass, so theirs are recomputed without it: an administrator who is also the owner or holds the
-    permission by role was never limited, and gets no `limits.bypass` entry (docs/reference/permissions.md)."""
-    if not room.is_instance_admin:
-        return room.has(P.BYPASS_SLOWMODE)
-    gc = room.cc.guild
-    own = perms.channel_permissions(replace(gc.actor, is_instance_admin=False), gc.roles,
-                                    to_overrides(list(room.cc.overrides)))
-    return bool(own & P.BYPASS_SLOWMODE)
 
 
 async def _build_row(uow: UnitOfWork, room: MessageRoom, principal: Principal, parsed: Parsed, draft: Draft
