@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from meadhall import __version__
-from meadhall.accounts import profile
+from meadhall.accounts import presence, profile
 from meadhall.accounts import routes as account_routes
 from meadhall.api.errors import install_error_handlers
 from meadhall.api.middleware import RequestMiddleware
@@ -36,6 +36,8 @@ from meadhall.messages import guild_hooks
 from meadhall.messages import routes as message_routes
 from meadhall.messages.attachments import check_fetch_attachment
 from meadhall.runtime import Runtime
+from meadhall.social.relationships import routes as relationship_routes
+from meadhall.social.relationships import setup as relationship_setup
 from meadhall.system import routes as system_routes
 from meadhall.web import docs as api_docs
 from meadhall.web import pages as web_pages
@@ -55,6 +57,7 @@ def api_routers() -> list[APIRouter]:
         template_routes.templates, audit_routes.audit, invite_routes.router, account_routes.avatar, message_routes.files,
         file_routes.router,
         guild_routes.images, room_routes.images, invite_routes.images,
+        relationship_routes.router,
     ]
 
 
@@ -111,6 +114,8 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     profile.on_public_change(member_service.announce_profile)
     register_fetch_rule("attachment", check_fetch_attachment)  # files know no domain: messages say who sees one
     guild_hooks.register()
+    presence.install()  # REST activity and public profile changes reach friends as presence
+    relationship_setup.register()  # accounts know no friends: relationships name them for presence
     install_files(app, rt)
     # FastAPI's documented way to replace the document is to assign `app.openapi`; mypy refuses any
     # assignment to a method.

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from meadhall.accounts.queries import UserRow
-from meadhall.accounts.views import user_private, user_summary
+from meadhall.accounts.views import UserColumns, user_private, user_summary
 from meadhall.core.crypto import Keys
 from meadhall.realtime.audience import only
 from meadhall.realtime.events import Event, EventType, event
@@ -16,7 +17,20 @@ def notify_user_update(row: UserRow, keys: Keys) -> Event:
     return event(EventType.USER_UPDATE, user_private(row, keys), only(row["id"]))
 
 
+def presence_view(row: UserColumns, now: datetime) -> dict[str, Any]:
+    """A presence as friends see it (PRESENCE_UPDATE, READY `presences`): the user's summary, whose status is
+    the effective one, and their `friends`-scope style (none exists yet: null)."""
+    return {"user": user_summary(row, now), "style": None}
+
+
+def notify_presence(row: UserColumns, now: datetime, receivers: list[int]) -> Event:
+    """PRESENCE_UPDATE: the user's current presence, to the given receivers (friends)."""
+    return event(EventType.PRESENCE_UPDATE, presence_view(row, now), receivers)
+
+
 def notify_went_offline(row: UserRow, now: datetime, receivers: list[int]) -> Event:
-    """PRESENCE_UPDATE: the user's summary with status `offline`, to the given receivers (friends)."""
+    """PRESENCE_UPDATE: the user's summary with status `offline` (and no custom status, as offline users
+    show none), to the given receivers (friends)."""
     summary = user_summary(row, now)
-    return event(EventType.PRESENCE_UPDATE, {"user": {**summary, "status": "offline"}, "style": None}, receivers)
+    offline = {**summary, "status": "offline", "custom_status": None, "custom_status_emoji": None}
+    return event(EventType.PRESENCE_UPDATE, {"user": offline, "style": None}, receivers)

@@ -1,26 +1,51 @@
-"""Presence (docs/gateway.md, docs/scaling.md): activity keeps a hot `last_seen` value in the shared store (Redis
-when configured), flushed to `users.last_seen_at` at most once a minute; the effective status is
-`offline` for `invisible` or after more than 2 minutes without activity; a sweeper, run by one node at
-a time, finds the users who just went offline and tells their friends.
+"""Presence (docs/gateway.md, docs/social.md, docs/scaling.md): activity keeps a hot `last_seen` value in the shared
+store (Redis when configured), flushed to `users.last_seen_at` at most once a minute; the effective status is
+`offline` for `invisible` or after more than 2 minutes without activity.
 
-Friends arrive with the social issue: until then `friends_of` finds nobody and the sweeper's
-PRESENCE_UPDATE has no receiver, but the transitions are detected and reported.
+Friends hear of it by PRESENCE_UPDATE (docs/social.md, "Presence to friends"): when a user comes online after
+being offline (activity after more than 2 minutes without any, or the first activity), when their public
+profile or chosen status changes (a public-change hook of accounts/profile.py), and when the sweeper, run by
+one node at a time, finds they went offline. Who the friends are is the social layer's knowledge: it fills
+the `on_friends_lookup` slot at start (accounts lies below social and never imports it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from meadhall.accounts import queries
-from meadhall.accounts.events import notify_went_offline
+from meadhall.accounts.events import notify_presence, notify_went_offline
+from meadhall.accounts.profile import on_public_change
 from meadhall.accounts.queries import UserRow
 from meadhall.accounts.views import PRESENCE_TIMEOUT
+from meadhall.auth.sessions import on_activity
 from meadhall.core.clock import as_utc
+from meadhall.db.uow import UnitOfWork
 from meadhall.runtime import Runtime
 
 FLUSH_EVERY = 60.0  # seconds between database writes of one user's last_seen_at
 SWEEP_EVERY = 30.0  # docs/gateway.md: at least every 30 s
 HOT_TTL = 86_400.0
+_TIMEOUT = PRESENCE_TIMEOUT.total_seconds()
+
+# user ids -> each one's friends, in one query for all of them (the sweeper asks for many users at once).
+FriendsLookup = Callable[[AsyncConnection, Sequence[int]], Awaitable[dict[int, list[int]]]]
+_friends_lookup: list[FriendsLookup] = []
+
+
+def on_friends_lookup(lookup: FriendsLookup) -> None:
+    """Fill (or replace: `create_app` may run more than once in a process) the friends slot."""
+    _friends_lookup[:] = [lookup]
+
+
+async def friends_of(conn: AsyncConnection, user_ids: Sequence[int]) -> dict[int, list[int]]:
+    """The receivers of each user's PRESENCE_UPDATE: their friends (nobody before social registers)."""
+    if not _friends_lookup or not user_ids:
+        return {}
+    return await _friends_lookup[0](conn, user_ids)
 
 
 def _hot_key(user_id: int) -> str:
@@ -32,16 +57,65 @@ def _hot_key(user_id: int) -> str:
 IN_CLIENT_TTL = 45.0
 
 
-async def touch(rt: Runtime, user_id: int, *, in_client: bool = False) -> None:
-    """Record activity now (REST requests; gateway heartbeats, IDENTIFY and RESUME with `in_client`)."""
+async def touch(rt: Runtime, user_id: int, *, in_client: bool = False, stored: bool = False) -> None:
+    """Record activity now (gateway heartbeats, IDENTIFY and RESUME with `in_client`; the REST session
+    refresh with `stored`, as it wrote `users.last_seen_at` itself). Activity after more than 2 minutes
+    without any tells the friends that the user came online."""
     now = rt.clock.timestamp()
-    await rt.store.set(_hot_key(user_id), now, HOT_TTL, now)
+    hot = _hot_key(user_id)
+    # The one store read added to activity: the previous value says whether this activity ends an offline
+    # period. A REST request pays it only in its session's once-a-minute refresh, never per request.
+    previous = await rt.store.get(hot, now)
+    await rt.store.set(hot, now, HOT_TTL, now)
     if in_client:
         await rt.store.set(f"presence:client:{user_id}", 1, IN_CLIENT_TTL, now)
         await rt.store.set(f"presence:client_seen:{user_id}", now, HOT_TTL, now)
-    if await rt.store.set_nx(f"presence:flush:{user_id}", 1, FLUSH_EVERY, now):
+    woke = previous is None or now - float(previous) > _TIMEOUT
+    flush = not stored and await rt.store.set_nx(f"presence:flush:{user_id}", 1, FLUSH_EVERY, now)
+    # Once per offline period, whichever node hears of the user first.
+    if woke and await rt.store.set_nx(f"presence:online:{user_id}:{previous}", 1, _TIMEOUT, now):
+        await _came_online(rt, user_id, write_seen=not stored)
+    elif flush:
         async with rt.uow() as uow:
             await queries.update_user(uow.conn, user_id, {"last_seen_at": rt.clock.now()})
+
+
+async def _came_online(rt: Runtime, user_id: int, *, write_seen: bool) -> None:
+    """PRESENCE_UPDATE to the friends of a user who just came online; the column is written in the same
+    transaction, so that every summary read afterwards (GET /users/{id}, READY) agrees with the event. An
+    `invisible` user never comes online."""
+    async with rt.uow() as uow:
+        if write_seen:
+            await queries.update_user(uow.conn, user_id, {"last_seen_at": uow.now})
+        receivers = (await friends_of(uow.conn, [user_id])).get(user_id, [])
+        if not receivers:
+            return
+        row = await queries.select_user(uow.conn, user_id)
+        if row is None or row["deleted_at"] is not None or row["status"] == "invisible":
+            return
+        uow.emit(notify_presence(row, uow.now, receivers))
+
+
+async def note_session_activity(rt: Runtime, user_id: int) -> None:
+    """The REST path's activity (auth/sessions.py calls it from its once-a-minute session refresh)."""
+    await touch(rt, user_id, stored=True)
+
+
+async def announce_profile(uow: UnitOfWork, user_id: int) -> None:
+    """The user's public summary changed (chosen status, custom status, profile fields, avatar; going
+    `invisible` reads as going offline): PRESENCE_UPDATE to their friends, in the caller's transaction."""
+    receivers = (await friends_of(uow.conn, [user_id])).get(user_id, [])
+    if not receivers:
+        return
+    row = await queries.select_user(uow.conn, user_id)
+    if row is not None and row["deleted_at"] is None:
+        uow.emit(notify_presence(row, uow.now, receivers))
+
+
+def install() -> None:
+    """Register presence with the layers below it: REST activity (auth) and public profile changes."""
+    on_activity("presence", note_session_activity)
+    on_public_change(announce_profile)
 
 
 async def in_client(rt: Runtime, user_id: int) -> bool:
@@ -66,11 +140,6 @@ async def last_seen(rt: Runtime, user_id: int, stored: datetime | None) -> datet
     return hot_dt if stored is None or hot_dt > stored else stored
 
 
-async def friends_of(_rt: Runtime, _user_id: int) -> list[int]:
-    """The receivers of a user's PRESENCE_UPDATE (docs/gateway.md). No relationships exist yet."""
-    return []
-
-
 async def sweep(rt: Runtime) -> list[int]:
     """Users whose last activity passed the 2-minute mark since the previous sweep: each is reported
     once (PRESENCE_UPDATE `offline` to friends). Returns their ids."""
@@ -92,8 +161,8 @@ async def sweep(rt: Runtime) -> list[int]:
             went_offline.append(row)
     if went_offline:
         async with rt.uow() as uow:
+            friends = await friends_of(uow.conn, [row["id"] for row in went_offline])
             for row in went_offline:
-                receivers = await friends_of(rt, row["id"])
-                if receivers:
-                    uow.emit(notify_went_offline(row, now, receivers))
+                if friends.get(row["id"]):
+                    uow.emit(notify_went_offline(row, now, friends[row["id"]]))
     return [row["id"] for row in went_offline]

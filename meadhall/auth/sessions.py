@@ -5,6 +5,7 @@ docs/architecture.md). The lowest identity layer: accounts builds sign-in on it,
 from __future__ import annotations
 
 import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -25,6 +26,17 @@ STEP_UP_WINDOW = timedelta(minutes=10)
 ACTIVITY_REFRESH = timedelta(minutes=1)
 ROTATION_GRACE = timedelta(seconds=60)
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+# Activity seen on the REST path, reported from the session refresh (at most once a minute per session, so
+# no request pays for it otherwise): presence, a higher layer, registers here to notice a user coming
+# online (docs/social.md). Called after the refresh committed, with (runtime, user id).
+ActivityHook = Callable[[Runtime, int], Awaitable[None]]
+_activity_hooks: dict[str, ActivityHook] = {}
+
+
+def on_activity(name: str, hook: ActivityHook) -> None:
+    """Register (or replace, by name: `create_app` may run more than once in a process) a hook."""
+    _activity_hooks[name] = hook
 
 
 @dataclass(frozen=True)
@@ -209,6 +221,8 @@ async def _refresh(rt: Runtime, row: SessionWithAccount, digest: str, now: datet
         if rotated is None:
             await queries.update_session(uow.conn, row["id"], values)
         await queries.update_last_seen(uow.conn, row["user_id"], now)
+    for hook in list(_activity_hooks.values()):
+        await hook(rt, row["user_id"])
     return rotated, values
 
 

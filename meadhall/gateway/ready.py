@@ -14,6 +14,7 @@ from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.snapshot import snapshot_of
 from meadhall.messages.read_states import read_state_views
 from meadhall.runtime import Runtime
+from meadhall.social.relationships.ready import ready_relationships
 
 GATEWAY_VERSION = 1
 
@@ -27,6 +28,7 @@ async def ready_payload(rt: Runtime, who: GatewayIdentity, gateway_session_id: s
         guild_rows = await guild_queries.select_guilds_of_user(uow.conn, who.user_id)
         guilds = [await snapshot_of(uow, g["id"], who.user_id, who.is_instance_admin) for g in guild_rows]
         read_states = await read_state_views(uow.conn, who.user_id)
+        relationships, presences = await ready_relationships(uow.conn, who.user_id, uow.now)
     return {
         "v": GATEWAY_VERSION,
         "session_id": gateway_session_id,
@@ -34,7 +36,7 @@ async def ready_payload(rt: Runtime, who: GatewayIdentity, gateway_session_id: s
         "guilds": guilds,
         "dm_channels": [],
         "read_states": read_states,
-        "relationships": {"friends": [], "incoming": [], "outgoing": [], "blocked": []},
-        "presences": [],
+        "relationships": relationships,
+        "presences": presences,
         "calls": [],
     }

@@ -1,0 +1,95 @@
+"""SQL for relationships (docs/social.md): one row per direction, `type` being what `other_id` is to
+`user_id`. Returns typed rows (a cast, as meadhall/guilds/rows.py explains); never commits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TypedDict, cast
+
+from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from meadhall.accounts.queries import UserRow
+from meadhall.core.text import escape_like
+from meadhall.db.schema import relationships, users
+
+
+class RelationshipRow(TypedDict):
+    """One row of `relationships`."""
+
+    user_id: int
+    other_id: int
+    type: str
+    since: datetime
+
+
+class RelatedUser(UserRow):
+    """A relationship of the listing user joined with the other user's row: the `users` columns plus the
+    relationship's own type and since, under names that no user column has."""
+
+    rel_type: str
+    rel_since: datetime
+
+
+async def select_user_by_username(conn: AsyncConnection, username_norm: str) -> UserRow | None:
+    """A live user by login, matched with an escaped LIKE over the casefolded column (docs/social.md): the
+    whole name, `%`, `_` and `\\` taken literally."""
+    stmt = select(users).where(users.c.username_norm.like(escape_like(username_norm), escape="\\"),
+                               users.c.deleted_at.is_(None)).limit(1)
+    return cast("UserRow | None", (await conn.execute(stmt)).mappings().first())
+
+
+async def select_pair_users(conn: AsyncConnection, a: int, b: int) -> dict[int, UserRow]:
+    """Both users' rows, locked in id order: every change of a pair's relationship takes these locks first,
+    so two requests about the same pair (both users befriending each other at once) run one after the
+    other on PostgreSQL (SQLite writers are serialised anyway)."""
+    stmt = select(users).where(users.c.id.in_([a, b])).order_by(users.c.id).with_for_update()
+    return {row["id"]: cast(UserRow, row) for row in (await conn.execute(stmt)).mappings()}
+
+
+async def select_pair(conn: AsyncConnection, a: int, b: int) -> tuple[RelationshipRow | None, RelationshipRow | None]:
+    """(a's row about b, b's row about a) in one query."""
+    stmt = select(relationships).where(or_(
+        and_(relationships.c.user_id == a, relationships.c.other_id == b),
+        and_(relationships.c.user_id == b, relationships.c.other_id == a)))
+    rows = [cast(RelationshipRow, r) for r in (await conn.execute(stmt)).mappings()]
+    mine = next((r for r in rows if r["user_id"] == a), None)
+    theirs = next((r for r in rows if r["user_id"] == b), None)
+    return mine, theirs
+
+
+async def select_related_users(conn: AsyncConnection, user_id: int) -> list[RelatedUser]:
+    """Every relationship of the user with the other user's row, oldest first, in one query."""
+    stmt = (select(users, relationships.c.type.label("rel_type"), relationships.c.since.label("rel_since"))
+            .join(relationships, relationships.c.other_id == users.c.id)
+            .where(relationships.c.user_id == user_id)
+            .order_by(relationships.c.since, relationships.c.other_id))
+    return cast("list[RelatedUser]", list((await conn.execute(stmt)).mappings()))
+
+
+async def select_friend_ids(conn: AsyncConnection, user_ids: Sequence[int]) -> dict[int, list[int]]:
+    """user id -> the ids of their friends, for many users in one query (presence receivers)."""
+    stmt = (select(relationships.c.user_id, relationships.c.other_id)
+            .where(relationships.c.user_id.in_(sorted(set(user_ids))), relationships.c.type == "friend")
+            .order_by(relationships.c.user_id, relationships.c.other_id))
+    found: dict[int, list[int]] = {}
+    for user_id, other_id in (await conn.execute(stmt)).all():
+        found.setdefault(user_id, []).append(other_id)
+    return found
+
+
+async def insert_relationship_row(conn: AsyncConnection, row: RelationshipRow) -> None:
+    await conn.execute(insert(relationships).values(dict(row)))
+
+
+async def update_relationship_row(conn: AsyncConnection, user_id: int, other_id: int, type_: str,
+                                  since: datetime) -> None:
+    await conn.execute(update(relationships)
+                       .where(relationships.c.user_id == user_id, relationships.c.other_id == other_id)
+                       .values(type=type_, since=since))
+
+
+async def delete_relationship_row(conn: AsyncConnection, user_id: int, other_id: int) -> None:
+    await conn.execute(delete(relationships)
+                       .where(relationships.c.user_id == user_id, relationships.c.other_id == other_id))

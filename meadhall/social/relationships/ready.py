@@ -1,0 +1,21 @@
+"""The relationship parts of READY (docs/gateway.md, docs/social.md): the four lists, as GET
+/users/@me/relationships answers them, and the presences of the friends who are not offline. One query
+whatever the number of friends, and no store read: the effective status comes from `users.last_seen_at`,
+which activity keeps within a minute and a half of the truth, well inside the 2-minute mark."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from meadhall.social.relationships.queries import select_related_users
+from meadhall.social.relationships.views import friend_presences, relationship_lists
+
+
+async def ready_relationships(conn: AsyncConnection, user_id: int, now: datetime
+                              ) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+    """(READY `relationships`, READY `presences`)."""
+    rows = await select_related_users(conn, user_id)
+    return relationship_lists(rows, now), friend_presences(rows, now)

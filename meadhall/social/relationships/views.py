@@ -1,0 +1,36 @@
+"""Serialise relationships into the API's Relationship object and the lists of GET /users/@me/relationships
+(OpenAPI: listRelationships; the same lists travel in READY, docs/social.md)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from meadhall.accounts.events import presence_view
+from meadhall.accounts.views import UserColumns, user_summary
+from meadhall.core.clock import iso
+from meadhall.social.relationships.queries import RelatedUser
+
+TYPES = ("friend", "incoming", "outgoing", "blocked")
+# The list each type is shown in.
+LISTS = {"friend": "friends", "incoming": "incoming", "outgoing": "outgoing", "blocked": "blocked"}
+
+
+def relationship_view(other: UserColumns, type_: str, since: datetime, now: datetime) -> dict[str, Any]:
+    """The relationship as its owner sees it: `id` and `user` are the other user. `style` is the other
+    user's `friends`-scope style, which does not exist yet: null."""
+    return {"id": str(other["id"]), "type": type_, "user": user_summary(other, now), "since": iso(since),
+            "style": None}
+
+
+def relationship_lists(rows: list[RelatedUser], now: datetime) -> dict[str, list[dict[str, Any]]]:
+    lists: dict[str, list[dict[str, Any]]] = {name: [] for name in LISTS.values()}
+    for row in rows:
+        lists[LISTS[row["rel_type"]]].append(relationship_view(row, row["rel_type"], row["rel_since"], now))
+    return lists
+
+
+def friend_presences(rows: list[RelatedUser], now: datetime) -> list[dict[str, Any]]:
+    """READY `presences`: the friends whose effective status is not offline (docs/social.md)."""
+    views = (presence_view(row, now) for row in rows if row["rel_type"] == "friend")
+    return [v for v in views if v["user"]["status"] != "offline"]
