@@ -36,6 +36,11 @@ from meadhall.messages import guild_hooks
 from meadhall.messages import routes as message_routes
 from meadhall.messages.attachments import check_fetch_attachment
 from meadhall.runtime import Runtime
+from meadhall.social.calls import hooks as call_hooks
+from meadhall.social.calls import routes as call_routes
+from meadhall.social.calls.jobs import install_call_jobs
+from meadhall.social.conversations import routes as conversation_routes
+from meadhall.social.conversations import setup as conversation_setup
 from meadhall.social.relationships import routes as relationship_routes
 from meadhall.social.relationships import setup as relationship_setup
 from meadhall.system import routes as system_routes
@@ -52,12 +57,15 @@ def api_routers() -> list[APIRouter]:
     /users/@me/... comes before /users/{user_id} (literal segments win over `{id}` segments, api/routing.py)."""
     return [
         message_routes.router, message_routes.reactions_and_pins, system_routes.api, guild_routes.me, account_routes.auth,
-        account_routes.users, guild_routes.guilds, room_routes.guild_rooms, room_routes.rooms, member_routes.router,
+        account_routes.users, guild_routes.guilds, room_routes.guild_rooms, conversation_routes.any_channel,
+        room_routes.rooms, member_routes.router,
         role_routes.router, ban_routes.router,
         template_routes.templates, audit_routes.audit, invite_routes.router, account_routes.avatar, message_routes.files,
         file_routes.router,
         guild_routes.images, room_routes.images, invite_routes.images,
         relationship_routes.router,
+        conversation_routes.conversations, conversation_routes.icons,
+        call_routes.router,
     ]
 
 
@@ -114,8 +122,11 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     profile.on_public_change(member_service.announce_profile)
     register_fetch_rule("attachment", check_fetch_attachment)  # files know no domain: messages say who sees one
     guild_hooks.register()
+    conversation_setup.register()  # messages and files know no conversations: the room and the icon rule
     presence.install()  # REST activity and public profile changes reach friends as presence
     relationship_setup.register()  # accounts know no friends: relationships name them for presence
+    call_hooks.register()  # conversations know no calls: the call ends with its conversation through this hook
+    install_call_jobs(rt)
     install_files(app, rt)
     # FastAPI's documented way to replace the document is to assign `app.openapi`; mypy refuses any
     # assignment to a method.

@@ -14,6 +14,8 @@ from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.snapshot import snapshot_of
 from meadhall.messages.read_states import read_state_views
 from meadhall.runtime import Runtime
+from meadhall.social.calls.service import ready_calls
+from meadhall.social.conversations.views import conversation_list
 from meadhall.social.relationships.ready import ready_relationships
 
 GATEWAY_VERSION = 1
@@ -28,15 +30,17 @@ async def ready_payload(rt: Runtime, who: GatewayIdentity, gateway_session_id: s
         guild_rows = await guild_queries.select_guilds_of_user(uow.conn, who.user_id)
         guilds = [await snapshot_of(uow, g["id"], who.user_id, who.is_instance_admin) for g in guild_rows]
         read_states = await read_state_views(uow.conn, who.user_id)
+        dm_channels = await conversation_list(uow.conn, who.user_id, uow.now)
         relationships, presences = await ready_relationships(uow.conn, who.user_id, uow.now)
+        calls = await ready_calls(uow.conn, who.user_id)
     return {
         "v": GATEWAY_VERSION,
         "session_id": gateway_session_id,
         "user": user_private(user, rt.keys),
         "guilds": guilds,
-        "dm_channels": [],
+        "dm_channels": dm_channels,
         "read_states": read_states,
         "relationships": relationships,
         "presences": presences,
-        "calls": [],
+        "calls": calls,
     }

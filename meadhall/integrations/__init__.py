@@ -1,0 +1,1 @@
+"""Clients of services outside Meadhall: the media server (LiveKit) today (docs/social.md, "Calls")."""
