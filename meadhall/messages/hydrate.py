@@ -38,8 +38,7 @@ class PageParts:
 async def page_parts(conn: AsyncConnection, rows: Sequence[MessageFields], *, with_attachments: bool = True) -> PageParts:
     if not rows:
         return PageParts([], [], {}, set())
-    reply_ids = [r["reply_to_id"] for r in rows if r["reply_to_id"] is not None]
-    replied = await queries.select_messages_by_ids(conn, rows[0]["channel_id"], reply_ids) if reply_ids else {}
+    replied = await _replied(conn, rows)
     # Most messages have no files: the flag (set by a trigger) spares a page the query.
     attached = [r["id"] for r in rows if r["has_attachments"]] if with_attachments else None
     files = await attachment_views(conn, attached) if attached else {}
@@ -49,6 +48,16 @@ async def page_parts(conn: AsyncConnection, rows: Sequence[MessageFields], *, wi
     bases = [message_view(row, attachments=files.get(key[0]))
              for row, key in zip(rows, keys, strict=True)]
     return PageParts(bases, keys, replied, author_ids)
+
+
+async def _replied(conn: AsyncConnection, rows: Sequence[MessageFields]) -> dict[int, MessageRow]:
+    """The messages the rows reply to: a page is one room; a list of conversations' last messages spans many."""
+    pairs = [(r["channel_id"], r["reply_to_id"]) for r in rows if r["reply_to_id"] is not None]
+    if not pairs:
+        return {}
+    if len({c for c, _ in pairs}) == 1:
+        return await queries.select_messages_by_ids(conn, pairs[0][0], [m for _, m in pairs])
+    return await queries.select_messages_in_rooms(conn, pairs)
 
 
 async def assemble(conn: AsyncConnection, parts: PageParts, viewer_id: int, now: datetime, *,

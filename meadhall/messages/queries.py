@@ -61,6 +61,18 @@ async def select_messages_by_ids(conn: AsyncConnection, channel_id: int, ids: It
     return cast("dict[int, MessageRow]", {r["id"]: r for r in rows.mappings()})
 
 
+async def select_messages_in_rooms(conn: AsyncConnection, pairs: Iterable[tuple[int, int]]) -> dict[int, MessageRow]:
+    """message id -> row for (channel id, message id) pairs of several rooms in one statement (the last
+    messages of a conversation list and what they reply to)."""
+    wanted = set(pairs)
+    if not wanted:
+        return {}
+    stmt = select(*_SHOWN).where(messages.c.id.in_(sorted({m for _, m in wanted})),
+                                 messages.c.channel_id.in_(sorted({c for c, _ in wanted})))
+    rows = [cast(MessageRow, r) for r in (await conn.execute(stmt)).mappings()]
+    return {r["id"]: r for r in rows if (r["channel_id"], r["id"]) in wanted}
+
+
 async def select_page(conn: AsyncConnection, channel_id: int, viewer_id: int, *, before: int | None,
                       after: int | None, limit: int) -> tuple[list[MessageFields], bool]:
     """(messages newest first, has_more). With `after`: the `limit` messages right after the cursor,

@@ -1,5 +1,6 @@
-"""Routes of guild rooms: /guilds/{id}/channels, /channels/{id} (a guild room), its permission overrides and
-its background: parse, one service call."""
+"""Routes of guild rooms: /guilds/{id}/channels, a room's permission overrides and its background: parse, one
+service call. GET/PATCH/DELETE /channels/{id} answer for guild rooms and conversations alike, so they live
+where both are known (meadhall.social.conversations.routes) and call this package's services."""
 
 from __future__ import annotations
 
@@ -44,26 +45,6 @@ async def create_channel(rt: RuntimeDep, guild_id: str, body: rs.ChannelCreate, 
               responses=errors("guild.not_found", "perm.denied"))
 async def reorder_channels(rt: RuntimeDep, guild_id: str, body: rs.ChannelReorder, principal: PrincipalDep) -> dict:
     return await room_service.do_reorder_channels(rt, principal, guild_id, body.moves())
-
-
-@rooms.get("/channels/{channel_id}", response_model=rs.ChannelResponse, responses=errors("channel.not_found"))
-async def get_channel(rt: RuntimeDep, channel_id: str, principal: PrincipalDep) -> dict:
-    return await room_service.access_channel_view(rt, principal, channel_id)
-
-
-@rooms.patch("/channels/{channel_id}", response_model=rs.ChannelResponse,
-             openapi_extra=rules({"parent_id": "a category of this server; none for a category",
-                                  "user_limit": "only for a voice room",
-                                  "topic": "none for a category", "slowmode_seconds": "none for a category"}),
-             responses=errors("channel.not_found", "perm.denied"))
-async def update_channel(rt: RuntimeDep, channel_id: str, body: rs.ChannelPatch, principal: PrincipalDep) -> dict:
-    return await room_service.do_update_channel(rt, principal, channel_id, body.changes())
-
-
-@rooms.delete("/channels/{channel_id}", status_code=204, responses=errors("channel.not_found", "perm.denied"))
-async def delete_channel(rt: RuntimeDep, channel_id: str, principal: PrincipalDep) -> Response:
-    await room_service.do_delete_channel(rt, principal, channel_id)
-    return Response(status_code=204)
 
 
 @rooms.put("/channels/{channel_id}/permissions/{target_id}", operation_id="setPermissionOverride",
