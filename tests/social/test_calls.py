@@ -57,7 +57,7 @@ async def test_start_rings_the_others_and_answers_media_credentials(api, account
                                                                     capture_events):
     alice, bob, carol, outsider = await people(accounts, "alice", "bob", "carol", "outsider")
     await accounts.register("dave")
-    cid = await conversation(rt, alice, bob, carol)
+    cid = await conversation(api, alice, bob, carol)
 
     body = await start(api, alice, cid)
 
@@ -84,7 +84,7 @@ async def test_start_rings_the_others_and_answers_media_credentials(api, account
 async def test_the_token_is_signed_for_the_call_room_and_lasts_six_hours(api, accounts, rt, clock):
     alice, bob = await people(accounts, "alice", "bob")
     await api.patch("/users/@me", alice, json={"display_name": "Alice Smith"})
-    cid = await conversation(rt, alice, bob)
+    cid = await conversation(api, alice, bob)
     clock.advance(30)
 
     token = (await start(api, alice, cid))["token"]
@@ -102,7 +102,7 @@ async def test_the_token_is_signed_for_the_call_room_and_lasts_six_hours(api, ac
 
 async def test_a_video_call_starts_with_the_initiators_camera_on(api, accounts, rt):
     alice, bob = await people(accounts, "alice", "bob")
-    cid = await conversation(rt, alice, bob)
+    cid = await conversation(api, alice, bob)
     call = (await start(api, alice, cid, "video"))["call"]
     assert call["media"] == "video"
     assert (participant(call, alice)["microphone"], participant(call, alice)["camera"]) == (True, True)
@@ -111,7 +111,7 @@ async def test_a_video_call_starts_with_the_initiators_camera_on(api, accounts, 
 
 async def test_start_refusals(api, accounts, rt, client):
     alice, bob, carol, outsider = await people(accounts, "alice", "bob", "carol", "outsider")
-    cid = await conversation(rt, alice, bob)
+    cid = await conversation(api, alice, bob)
     r = await api.request("POST", call_url(cid), outsider, expect=None)
     assert_error(r, 404, "channel.not_found")
     for raw in ("123", "not-an-id", "99999999999999999999999"):
@@ -131,8 +131,8 @@ async def test_start_refusals(api, accounts, rt, client):
 @pytest.mark.parametrize("blocker", ["caller", "other"])
 async def test_a_block_prevents_calls_in_a_one_to_one_but_not_in_a_group(api, accounts, rt, blocker):
     alice, bob, carol = await people(accounts, "alice", "bob", "carol")
-    one = await conversation(rt, alice, bob)
-    group = await conversation(rt, alice, bob, carol)
+    one = await conversation(api, alice, bob)
+    group = await conversation(api, alice, bob, carol)
     await block(rt, *((alice, bob) if blocker == "caller" else (bob, alice)))
 
     assert_error(await api.request("POST", call_url(one), alice, expect=None), 403, "relationship.blocked")
@@ -141,7 +141,7 @@ async def test_a_block_prevents_calls_in_a_one_to_one_but_not_in_a_group(api, ac
 
 async def test_a_block_made_during_a_call_does_not_end_it_but_refuses_joining(api, accounts, rt):
     alice, bob = await people(accounts, "alice", "bob")
-    cid = await conversation(rt, alice, bob)
+    cid = await conversation(api, alice, bob)
     await start(api, alice, cid)
     await block(rt, bob, alice)
     assert (await ongoing(api, alice, cid))["status"] == "ringing"
@@ -150,7 +150,7 @@ async def test_a_block_made_during_a_call_does_not_end_it_but_refuses_joining(ap
 
 async def test_concurrent_starts_make_one_call(api, accounts, rt):
     alice, bob = await people(accounts, "alice", "bob")
-    cid = await conversation(rt, alice, bob)
+    cid = await conversation(api, alice, bob)
     answers = await asyncio.gather(*(api.request("POST", call_url(cid), who, expect=None)
                                      for who in (alice, bob, alice, bob)))
     created = [r for r in answers if r.status_code == 201]
@@ -163,9 +163,9 @@ async def test_concurrent_starts_make_one_call(api, accounts, rt):
 
 async def test_voice_disabled_refuses_start_and_join(api, accounts, rt, settings):
     alice, bob, carol = await people(accounts, "alice", "bob", "carol")
-    cid = await conversation(rt, alice, bob, carol)
+    cid = await conversation(api, alice, bob, carol)
     await start(api, alice, cid)
-    other = await conversation(rt, alice, carol)
+    other = await conversation(api, alice, carol)
     settings.MEDIA_API_KEY = None  # voice off: the media server is not configured
 
     assert_error(await api.request("POST", call_url(other), alice, expect=None), 403, "voice.disabled")
@@ -180,7 +180,7 @@ async def test_voice_disabled_refuses_start_and_join(api, accounts, rt, settings
 
 async def test_joining_makes_the_call_active_with_a_fresh_token(api, accounts, rt, clock, capture_events):
     alice, bob = await people(accounts, "alice", "bob")
-    cid = await conversation(rt, alice, bob)
+    cid = await conversation(api, alice, bob)
     await start(api, alice, cid)
     clock.advance(5)
 
@@ -206,7 +206,7 @@ async def test_joining_makes_the_call_active_with_a_fresh_token(api, accounts, r
 
 async def test_join_refusals(api, accounts, rt):
     alice, bob, outsider = await people(accounts, "alice", "bob", "outsider")
-    cid = await conversation(rt, alice, bob)
+    cid = await conversation(api, alice, bob)
     assert_error(await api.request("POST", call_url(cid, "/join"), bob, expect=None), 404, "call.not_found")
     await start(api, alice, cid)
     assert_error(await api.request("POST", call_url(cid, "/join"), outsider, expect=None), 404, "channel.not_found")
@@ -214,7 +214,7 @@ async def test_join_refusals(api, accounts, rt):
 
 async def test_leaving_and_rejoining_an_active_call(api, accounts, rt, capture_events):
     alice, bob, carol = await people(accounts, "alice", "bob", "carol")
-    cid = await conversation(rt, alice, bob, carol)
+    cid = await conversation(api, alice, bob, carol)
     await start(api, alice, cid)
     await join(api, bob, cid)
     await join(api, carol, cid)
@@ -231,7 +231,7 @@ async def test_leaving_and_rejoining_an_active_call(api, accounts, rt, capture_e
 
 async def test_the_call_ends_when_fewer_than_two_remain(api, accounts, rt, clock, capture_events):
     alice, bob, carol = await people(accounts, "alice", "bob", "carol")
-    cid = await conversation(rt, alice, bob, carol)
+    cid = await conversation(api, alice, bob, carol)
     await start(api, alice, cid)
     clock.advance(3)
     started = clock.now()
@@ -257,7 +257,7 @@ async def test_the_call_ends_when_fewer_than_two_remain(api, accounts, rt, clock
 
 async def test_the_initiator_leaving_a_ringing_call_cancels_it(api, accounts, rt, capture_events):
     alice, bob, carol = await people(accounts, "alice", "bob", "carol")
-    cid = await conversation(rt, alice, bob, carol)
+    cid = await conversation(api, alice, bob, carol)
     await start(api, alice, cid)
     await decline(api, carol, cid)
 
@@ -272,7 +272,7 @@ async def test_the_initiator_leaving_a_ringing_call_cancels_it(api, accounts, rt
 
 async def test_declining(api, accounts, rt, capture_events):
     alice, bob, carol = await people(accounts, "alice", "bob", "carol")
-    cid = await conversation(rt, alice, bob, carol)
+    cid = await conversation(api, alice, bob, carol)
     await start(api, alice, cid)
 
     call = (await decline(api, bob, cid))["call"]
@@ -290,7 +290,7 @@ async def test_declining(api, accounts, rt, capture_events):
 
 async def test_declining_an_active_call_keeps_it_going(api, accounts, rt):
     alice, bob, carol = await people(accounts, "alice", "bob", "carol")
-    cid = await conversation(rt, alice, bob, carol)
+    cid = await conversation(api, alice, bob, carol)
     await start(api, alice, cid)
     await join(api, bob, cid)
     call = (await decline(api, carol, cid))["call"]
@@ -302,7 +302,7 @@ async def test_declining_an_active_call_keeps_it_going(api, accounts, rt):
 
 async def test_state_refusals(api, accounts, rt):
     alice, bob, carol = await people(accounts, "alice", "bob", "carol")
-    cid = await conversation(rt, alice, bob, carol)
+    cid = await conversation(api, alice, bob, carol)
     for tail in ("/decline", "/leave"):
         assert_error(await api.request("POST", call_url(cid, tail), bob, expect=None), 404, "call.not_found")
     assert_error(await api.request("PATCH", call_url(cid, "/@me"), bob, json={"microphone": False}, expect=None),
@@ -319,7 +319,7 @@ async def test_state_refusals(api, accounts, rt):
 
 async def test_flags(api, accounts, rt, capture_events):
     alice, bob, outsider = await people(accounts, "alice", "bob", "outsider")
-    cid = await conversation(rt, alice, bob)
+    cid = await conversation(api, alice, bob)
     await start(api, alice, cid)
 
     call = (await flags(api, alice, cid, microphone=False, camera=True, screen=True))["call"]
@@ -341,9 +341,9 @@ async def test_flags(api, accounts, rt, capture_events):
 
 async def test_a_participant_added_during_the_call_gets_an_entry_when_joining(api, accounts, rt):
     alice, bob, carol, dave = await people(accounts, "alice", "bob", "carol", "dave")
-    cid = await conversation(rt, alice, bob, carol)
+    cid = await conversation(api, alice, bob, carol)
     await start(api, alice, cid)
-    await add_participant(rt, cid, dave)
+    await add_participant(api, cid, alice, dave)
     assert dave.id not in states(await ongoing(api, dave, cid))
     assert_error(await api.request("POST", call_url(cid, "/decline"), dave, expect=None), 409, "call.invalid_state")
 
@@ -356,8 +356,8 @@ async def test_a_participant_added_during_the_call_gets_an_entry_when_joining(ap
 
 async def test_starting_or_joining_a_call_leaves_the_other_one(api, accounts, rt, capture_events):
     alice, bob, carol, dave = await people(accounts, "alice", "bob", "carol", "dave")
-    first = await conversation(rt, alice, bob, carol)
-    second = await conversation(rt, alice, dave)
+    first = await conversation(api, alice, bob, carol)
+    second = await conversation(api, alice, dave)
     await start(api, alice, first)
     await join(api, bob, first)
     await join(api, carol, first)
@@ -371,7 +371,7 @@ async def test_starting_or_joining_a_call_leaves_the_other_one(api, accounts, rt
     assert update.data == call and int(dave.id) not in update.users
 
     # Joining leaves too: bob moves to a call with dave; carol alone is left in the first one, which ends.
-    third = await conversation(rt, bob, dave)
+    third = await conversation(api, bob, dave)
     await start(api, dave, third)
     await join(api, bob, third)
     await capture_events.settle()
@@ -385,7 +385,7 @@ async def test_starting_or_joining_a_call_leaves_the_other_one(api, accounts, rt
 
 async def test_get_call_refusals(api, accounts, rt, client):
     alice, bob, outsider = await people(accounts, "alice", "bob", "outsider")
-    cid = await conversation(rt, alice, bob)
+    cid = await conversation(api, alice, bob)
     assert_error(await api.request("GET", call_url(cid), alice, expect=None), 404, "call.not_found")
     await start(api, alice, cid)
     assert_error(await api.request("GET", call_url(cid), outsider, expect=None), 404, "channel.not_found")
@@ -396,7 +396,7 @@ async def test_get_call_refusals(api, accounts, rt, client):
 
 async def test_history_newest_first_with_the_ongoing_call(api, accounts, rt, clock):
     alice, bob, outsider = await people(accounts, "alice", "bob", "outsider")
-    cid = await conversation(rt, alice, bob)
+    cid = await conversation(api, alice, bob)
     ids = []
     for _ in range(3):
         ids.append((await start(api, alice, cid))["call"]["id"])
@@ -417,13 +417,13 @@ async def test_history_newest_first_with_the_ongoing_call(api, accounts, rt, clo
     assert_error(await api.request("GET", f"/channels/{cid}/calls", outsider, expect=None), 404, "channel.not_found")
     invalid(await api.request("GET", f"/channels/{cid}/calls?before=x", alice, expect=None), "before")
     invalid(await api.request("GET", f"/channels/{cid}/calls?limit=101", alice, expect=None), "limit")
-    empty = await conversation(rt, alice, outsider)
+    empty = await conversation(api, alice, outsider)
     assert await api.get(f"/channels/{empty}/calls", outsider) == {"calls": [], "has_more": False}
 
 
 async def test_the_calls_bucket(api, accounts, rt):
     alice, bob = await people(accounts, "alice", "bob")
-    cid = await conversation(rt, alice, bob)
+    cid = await conversation(api, alice, bob)
     for _ in range(10):
         await api.request("POST", call_url(cid, "/decline"), alice, expect=404)
     r = await api.request("POST", call_url(cid, "/leave"), alice, expect=429)

@@ -44,7 +44,7 @@ def call_events(capture_events: Any) -> list[tuple[str, str]]:
 
 async def test_an_unanswered_call_is_missed_after_60_seconds(api, accounts, rt, clock, capture_events):
     alice, bob, carol = await people(accounts, "alice", "bob", "carol")
-    cid = await conversation(rt, alice, bob, carol)
+    cid = await conversation(api, alice, bob, carol)
     await start(api, alice, cid)
     await decline(api, carol, cid)
 
@@ -67,7 +67,7 @@ async def test_an_unanswered_call_is_missed_after_60_seconds(api, accounts, rt, 
 async def test_in_an_active_call_who_still_rings_after_60_seconds_has_missed_it(api, accounts, rt, clock,
                                                                                 capture_events):
     alice, bob, carol = await people(accounts, "alice", "bob", "carol")
-    cid = await conversation(rt, alice, bob, carol)
+    cid = await conversation(api, alice, bob, carol)
     await start(api, alice, cid)
     await join(api, bob, cid)
     clock.advance(61)
@@ -86,8 +86,8 @@ async def test_in_an_active_call_who_still_rings_after_60_seconds_has_missed_it(
 
 async def test_the_timeout_counts_from_the_start_of_ringing(api, accounts, rt, clock):
     alice, bob, carol, dave = await people(accounts, "alice", "bob", "carol", "dave")
-    early = await conversation(rt, alice, bob)
-    late = await conversation(rt, carol, dave)
+    early = await conversation(api, alice, bob)
+    late = await conversation(api, carol, dave)
     await start(api, alice, early)
     clock.advance(30)
     await start(api, carol, late)
@@ -101,7 +101,7 @@ async def test_the_timeout_counts_from_the_start_of_ringing(api, accounts, rt, c
 
 async def test_a_participant_gone_from_the_gateway_for_120_seconds_leaves(api, accounts, rt, clock, capture_events):
     alice, bob, carol = await people(accounts, "alice", "bob", "carol")
-    cid = await conversation(rt, alice, bob, carol)
+    cid = await conversation(api, alice, bob, carol)
     for who in (alice, bob, carol):
         await touch(rt, int(who.id), in_client=True)  # each has a gateway connection
     await start(api, alice, cid)
@@ -131,7 +131,7 @@ async def test_a_participant_gone_from_the_gateway_for_120_seconds_leaves(api, a
 
 async def test_a_participant_never_seen_on_the_gateway_counts_from_joining(api, accounts, rt, clock):
     alice, bob = await people(accounts, "alice", "bob")
-    cid = await conversation(rt, alice, bob)
+    cid = await conversation(api, alice, bob)
     await start(api, alice, cid)
     clock.advance(100)
     await join(api, bob, cid)
@@ -150,7 +150,7 @@ async def test_a_participant_never_seen_on_the_gateway_counts_from_joining(api, 
 
 async def test_one_runner_per_period_does_the_work(api, accounts, rt, clock, capture_events):
     alice, bob = await people(accounts, "alice", "bob")
-    cid = await conversation(rt, alice, bob)
+    cid = await conversation(api, alice, bob)
     await start(api, alice, cid)
     clock.advance(61)
     [job] = [j for j in rt.jobs.jobs if j.name == "call-ringing"]
@@ -181,7 +181,7 @@ async def change(rt: Any, cid: str, removed: tuple[Any, ...], before: tuple[Any,
 @pytest.mark.parametrize("answered", [True, False])
 async def test_deleting_the_conversation_ends_its_call(api, accounts, rt, clock, capture_events, answered):
     alice, bob = await people(accounts, "alice", "bob")
-    cid = await conversation(rt, alice, bob)
+    cid = await conversation(api, alice, bob)
     call_id = (await start(api, alice, cid))["call"]["id"]
     if answered:
         await join(api, bob, cid)
@@ -206,7 +206,7 @@ async def test_deleting_the_conversation_ends_its_call(api, accounts, rt, clock,
 
 async def test_removal_from_the_group_leaves_or_declines_the_call(api, accounts, rt, capture_events):
     alice, bob, carol, dave = await people(accounts, "alice", "bob", "carol", "dave")
-    cid = await conversation(rt, alice, bob, carol, dave)
+    cid = await conversation(api, alice, bob, carol, dave)
     await start(api, alice, cid)
     await join(api, bob, cid)
     await join(api, carol, cid)
@@ -221,7 +221,7 @@ async def test_removal_from_the_group_leaves_or_declines_the_call(api, accounts,
     assert last.data == call and int(carol.id) in last.users  # the removed hear of their own departure
 
     # The initiator removed from a ringing call cancels it.
-    other = await conversation(rt, alice, bob, carol)
+    other = await conversation(api, alice, bob, carol)
     await start(api, alice, other)
     await change(rt, other, (alice,), (alice, bob, carol))
     await capture_events.settle()
@@ -231,8 +231,39 @@ async def test_removal_from_the_group_leaves_or_declines_the_call(api, accounts,
 
 async def test_a_change_without_a_call_does_nothing(api, accounts, rt, capture_events):
     alice, bob, carol = await people(accounts, "alice", "bob", "carol")
-    cid = await conversation(rt, alice, bob, carol)
+    cid = await conversation(api, alice, bob, carol)
     await change(rt, cid, (carol,), (alice, bob, carol))
     await change(rt, cid, (alice,), (alice, bob), deleted=True)
     await capture_events.settle()
     assert call_events(capture_events) == []
+
+
+# --- the same through the conversation routes ----------------------------------------------------------------
+
+async def test_leaving_a_one_to_one_during_a_call_ends_it_with_the_conversation(api, accounts, rt, capture_events):
+    alice, bob = await people(accounts, "alice", "bob")
+    cid = (await api.post("/users/@me/channels", alice, json={"recipient_id": bob.id}, expect=201))["channel"]["id"]
+    await start(api, alice, cid)
+    await join(api, bob, cid)
+
+    await api.delete(f"/channels/{cid}/recipients/@me", bob)
+
+    await capture_events.settle()
+    [deleted] = capture_events.of_type("CALL_DELETE")
+    assert (deleted.data["status"], deleted.data["end_reason"]) == ("ended", "conversation_deleted")
+    assert set(deleted.users) == {int(alice.id), int(bob.id)}
+
+
+async def test_a_participant_removed_from_the_group_leaves_its_call(api, accounts, rt, capture_events):
+    alice, bob, carol, dave = await people(accounts, "alice", "bob", "carol", "dave")
+    body = {"recipient_ids": [bob.id, carol.id, dave.id]}
+    cid = (await api.post("/users/@me/channels/group", alice, json=body, expect=201))["channel"]["id"]
+    await start(api, alice, cid)
+    await join(api, bob, cid)
+    await join(api, carol, cid)
+
+    await api.delete(f"/channels/{cid}/recipients/{carol.id}", alice)
+
+    call = await ongoing(api, alice, cid)
+    assert call["status"] == "active" and states(call)[carol.id] == "left"
+    assert_error(await api.request("GET", call_url(cid), carol, expect=None), 404, "channel.not_found")

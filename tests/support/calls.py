@@ -1,6 +1,6 @@
-"""Calls in direct conversations, for the call tests: conversations and blocks written as rows (the states
-the calls start from), the call operations through HTTP, the media-server token decoded, and reads of
-what was stored."""
+"""Calls in direct conversations, for the call tests: conversations opened through their routes, blocks
+written as rows, the call operations through HTTP, the media-server token decoded, and reads of what was
+stored."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import jwt
 from sqlalchemy import insert, select
 
-from meadhall.db.schema import call_participants, calls, channels, dm_participants, relationships
+from meadhall.db.schema import call_participants, calls, relationships
 
 MEDIA_KEY = "test-media-key"
 MEDIA_SECRET = "test-media-secret-0123456789abcdef0123456789"
@@ -17,30 +17,24 @@ MEDIA_SECRET = "test-media-secret-0123456789abcdef0123456789"
 VOICE = {"MEDIA_API_KEY": MEDIA_KEY, "MEDIA_API_SECRET": MEDIA_SECRET}
 
 
-async def conversation(rt: Any, *people: Any, group: bool | None = None) -> str:
-    """A conversation of `people` (the first is the owner of a group), joined in that order; a group when
-    there are three or more unless `group` says otherwise. Returns its id."""
-    is_group = len(people) > 2 if group is None else group
-    ids = [int(p.id) for p in people]
-    channel_id = rt.ids.next()
-    now = rt.clock.now()
-    async with rt.engine.begin() as conn:
-        await conn.execute(insert(channels).values(
-            id=channel_id, guild_id=None, type="dm", name=None, topic=None, position=0, parent_id=None,
-            slowmode_seconds=0, user_limit=None, background_file_id=None, icon_file_id=None,
-            dm_owner_id=ids[0] if is_group else None, is_group=is_group,
-            dm_pair=None if is_group else f"{min(ids)}:{max(ids)}", last_message_id=None, created_at=now))
-        for n, uid in enumerate(ids):
-            await conn.execute(insert(dm_participants).values(
-                channel_id=channel_id, user_id=uid, joined_at=now.replace(microsecond=n * 1000)))
-    return str(channel_id)
+async def conversation(api: Any, *people: Any) -> str:
+    """A conversation of `people` opened by the first through the conversation routes: one-to-one for two,
+    a group (owned by the first) for three or more. Returns its id."""
+    opener, *others = people
+    if len(others) == 1:
+        r = await api.request("POST", "/users/@me/channels", opener, json={"recipient_id": others[0].id},
+                              expect=None)
+        assert r.status_code in (200, 201), r.text  # 200: the pair's conversation existed
+        body = r.json()
+    else:
+        body = await api.post("/users/@me/channels/group", opener, json={"recipient_ids": [o.id for o in others]},
+                              expect=201)
+    return str(body["channel"]["id"])
 
 
-async def add_participant(rt: Any, channel_id: str, account: Any) -> None:
-    """A participant added to the conversation's rows directly (no events)."""
-    async with rt.engine.begin() as conn:
-        await conn.execute(insert(dm_participants).values(channel_id=int(channel_id), user_id=int(account.id),
-                                                          joined_at=rt.clock.now()))
+async def add_participant(api: Any, channel_id: str, adder: Any, account: Any) -> None:
+    """`adder` adds `account` to the conversation."""
+    await api.put(f"/channels/{channel_id}/recipients/{account.id}", adder, expect=200)
 
 
 async def block(rt: Any, blocker: Any, blocked: Any) -> None:
