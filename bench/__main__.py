@@ -23,6 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import bench.workloads_gateway  # noqa: F401 - registers the gateway fan-out workloads
 import bench.workloads_messages  # noqa: F401 - registers the message workloads
+import bench.workloads_social  # noqa: F401 - registers the friends, conversations and presence workloads
 from bench.harness import (
     RssSampler,
     ServerError,

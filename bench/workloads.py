@@ -152,6 +152,12 @@ class HttpPool:
     async def post(self, url: str, **kwargs: Any) -> Response:
         return await self.request("POST", url, **kwargs)
 
+    async def put(self, url: str, **kwargs: Any) -> Response:
+        return await self.request("PUT", url, **kwargs)
+
+    async def patch(self, url: str, **kwargs: Any) -> Response:
+        return await self.request("PATCH", url, **kwargs)
+
     async def aclose(self) -> None:
         await asyncio.gather(*(client.aclose() for client in self.clients))
 

@@ -355,7 +355,9 @@ class FleetCheck:
 class Fleet:
     """The gateway connections of one workload, one per user; their gateway sessions outlive a run."""
 
-    def __init__(self, server: ServerProcess, users: list[dict[str, Any]], name: str, shared: dict[str, Any]) -> None:
+    def __init__(self, server: ServerProcess, users: list[dict[str, Any]], name: str, shared: dict[str, Any],
+                 conn_class: type[LeanGateway] = LeanGateway) -> None:
+        self.conn_class = conn_class  # a subclass reads other dispatches (bench/workloads_social.py)
         self.server = server
         self.users = users
         # Gateway session (id, last s) per user, kept in the bench's shared dict between runs.
@@ -371,7 +373,7 @@ class Fleet:
         gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
 
         async def one(user: dict[str, Any]) -> LeanGateway:
-            conn = LeanGateway(user, self.server.host, self.server.port)
+            conn = self.conn_class(user, self.server.host, self.server.port)
             async with gate:
                 how = await conn.open(self.sessions.get(user["id"]) if resume else None)
             if how == "ready":

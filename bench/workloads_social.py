@@ -1,0 +1,282 @@
+"""Social workloads (issue 14 targets, docs/social.md):
+
+- `social_ready`: IDENTIFY -> READY for a user with 100 guilds, 300 conversations (each with a message)
+  and 1,000 friends. Latency = IDENTIFY sent -> READY frame read (loopback); the server CPU per READY is
+  reported beside it (target: 25 ms of server time).
+- `social_dm_list`: `GET /users/@me/channels` of that user (300 conversations), one request at a time
+  (target p99 10 ms).
+- `social_presence_1000`: the user's 1,000 friends hold one gateway connection each; the user changes its
+  custom status, one change at a time; latency = PATCH start -> the last friend has read the
+  PRESENCE_UPDATE carrying the new status (target p99 50 ms). The same connections then receive messages
+  of a room all 1,000 are members of, and the server CPU per delivery of both phases is reported side by
+  side (target: presence no worse than room fan-out).
+
+Setup (once per bench run, through the public API): 1,001 users made with `meadhall create-user`, 1,000
+friendships (request + accept), 300 one-to-one conversations with one message each, 100 guilds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from typing import Any
+
+from bench.harness import mib, ms, percentile, snapshot
+from bench.workloads import Context, OpError, Samples, Skip, expect, register
+from bench.workloads_gateway import (
+    CREATE_USERS_LIMIT,
+    Fleet,
+    LeanGateway,
+    Tracker,
+    _cpu_self,
+    _guild_with_members,
+    _probe_gateway,
+    _server_times,
+    progress,
+)
+
+FRIENDS = 1000
+CONVERSATIONS = 300
+GUILDS = 100
+SETUP_CONCURRENCY = 16
+
+
+def _auth(user: dict[str, Any]) -> dict[str, str]:
+    return {"Authorization": f"Bearer {user['token']}"}
+
+
+async def _social_users(ctx: Context) -> list[dict[str, Any]]:
+    """The central user and its 1,000 friends-to-be (made here: the harness prepares fewer)."""
+    if "social_users" in ctx.shared:
+        return list(ctx.shared["social_users"])
+    count = FRIENDS + 1
+    path = ctx.data_dir.parent / f"social-{secrets.token_hex(4)}.jsonl"
+    started = time.perf_counter()
+    progress(f"social: meadhall create-user --count {count} ...")
+    rc, out, err = await ctx.cli("create-user", "--count", str(count), "--prefix", f"soc{secrets.token_hex(3)}u",
+                                 "--sessions", str(path), "--data-dir", str(ctx.data_dir), limit=CREATE_USERS_LIMIT)
+    if rc != 0:
+        tail = (err or out).strip().splitlines()[-1:] or ["no output"]
+        raise Skip(f"skipped: meadhall create-user --count {count} failed (exit {rc}): {tail[0][:200]}")
+    users = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    progress(f"social: {len(users)} users created in {time.perf_counter() - started:.0f} s")
+    ctx.shared["social_users"] = users
+    return users
+
+
+async def _parallel(ctx: Context, what: str, n: int, op: Any) -> None:
+    done = await ctx.drive(op, n=n, concurrency=SETUP_CONCURRENCY)
+    if done.errors:
+        raise OpError(f"social setup, {what}: {done.errors} of {n} failed: {done.error_examples[:1]}")
+
+
+async def _social_setup(ctx: Context) -> None:
+    if "social_ready_user" in ctx.shared:
+        return
+    users = await _social_users(ctx)
+    me, friends = users[0], users[1:FRIENDS + 1]
+    await _probe_gateway(ctx, me)
+    started = time.perf_counter()
+    async with ctx.http_pool(SETUP_CONCURRENCY) as http:
+        probe = await http.get("/api/v1/users/@me/relationships", headers=_auth(me))
+        if probe.status_code in (404, 405):
+            raise Skip(f"skipped: /users/@me/relationships not available (HTTP {probe.status_code})")
+
+        async def befriend(i: int) -> None:
+            friend = friends[i]
+            expect(await http.put(f"/api/v1/users/@me/relationships/{friend['id']}", json={"type": "friend"},
+                                  headers=_auth(me)), 200)
+            expect(await http.put(f"/api/v1/users/@me/relationships/{me['id']}", json={"type": "friend"},
+                                  headers=_auth(friend)), 200)
+
+        await _parallel(ctx, "friendships", len(friends), befriend)
+
+        async def converse(i: int) -> None:
+            resp = expect(await http.post("/api/v1/users/@me/channels", json={"recipient_id": friends[i]["id"]},
+                                          headers=_auth(me)), 200, 201)
+            channel = resp.json()["channel"]["id"]
+            expect(await http.post(f"/api/v1/channels/{channel}/messages",
+                                   json={"content": f"hello number {i}"}, headers=_auth(friends[i])), 201)
+
+        await _parallel(ctx, "conversations", CONVERSATIONS, converse)
+
+        async def guild(i: int) -> None:
+            expect(await http.post("/api/v1/guilds", json={"name": f"Social hall {i}"}, headers=_auth(me)), 201)
+
+        await _parallel(ctx, "guilds", GUILDS, guild)
+    progress(f"social: {len(friends)} friends, {CONVERSATIONS} conversations, {GUILDS} guilds in "
+             f"{time.perf_counter() - started:.1f} s")
+    ctx.shared["social_ready_user"] = me
+
+
+# ---- READY ------------------------------------------------------------------------------------------
+
+
+async def _ready_once(ctx: Context, user: dict[str, Any]) -> tuple[float, int, dict[str, int]]:
+    """(seconds from IDENTIFY to READY read, READY bytes, counts of the READY's lists)."""
+    async with ctx.ws("/gateway?v=1&encoding=json", max_size=None) as ws:
+        hello = json.loads(await ws.recv())
+        if hello.get("op") != 10:
+            raise OpError(f"expected HELLO, got {hello}")
+        started = time.perf_counter()
+        await ws.send(json.dumps({"op": 2, "d": {"token": user["token"], "properties": {}}}))
+        raw = await ws.recv()
+        elapsed = time.perf_counter() - started
+    frame = json.loads(raw)
+    if frame.get("t") != "READY":
+        raise OpError(f"expected READY, got {str(frame)[:200]}")
+    d = frame["d"]
+    counts = {"guilds": len(d["guilds"]), "dm_channels": len(d["dm_channels"]),
+              "friends": len(d["relationships"]["friends"])}
+    return elapsed, len(raw), counts
+
+
+@register("social_ready", setup=_social_setup,
+          description=f"IDENTIFY -> READY of a user with {GUILDS} guilds, {CONVERSATIONS} conversations and "
+                      f"{FRIENDS} friends (one at a time); server CPU per READY reported beside it")
+async def social_ready(ctx: Context) -> Samples:
+    me = ctx.shared["social_ready_user"]
+    samples = Samples()
+    sizes: list[int] = []
+    counts: dict[str, int] = {}
+    # A READY per connection; the per-user connection cap (10) is respected because each closes at once.
+    n = min(ctx.requests, 200)
+    pid = ctx.server.pid
+    cpu0 = sum(_server_times(pid))
+    phase = time.perf_counter()
+    for _ in range(n):
+        try:
+            elapsed, size, counts = await _ready_once(ctx, me)
+        except Exception as exc:  # one counted error
+            samples.error(str(exc)[:200] or type(exc).__name__)
+            continue
+        samples.latencies.append(elapsed)
+        sizes.append(size)
+    samples.wall_s = time.perf_counter() - phase
+    server_cpu = sum(_server_times(pid)) - cpu0
+    if counts and (counts["guilds"] < GUILDS or counts["dm_channels"] < CONVERSATIONS or counts["friends"] < FRIENDS):
+        samples.error(f"READY lists too short: {counts}")
+    progress(f"social_ready: {len(samples.latencies)} READY frames of {sizes[-1] if sizes else 0} bytes "
+             f"({counts}); server CPU {server_cpu * 1000 / max(1, len(samples.latencies)):.1f} ms per READY "
+             f"(handshake included); p50 {ms(percentile(sorted(samples.latencies), 50))} ms")
+    return samples
+
+
+# ---- the conversation list --------------------------------------------------------------------------
+
+
+@register("social_dm_list", setup=_social_setup,
+          description=f"GET /users/@me/channels of a user with {CONVERSATIONS} conversations, one at a time")
+async def social_dm_list(ctx: Context) -> Samples:
+    me = ctx.shared["social_ready_user"]
+    async with ctx.http_pool(1) as http:
+
+        async def op(_: int) -> None:
+            resp = expect(await http.get("/api/v1/users/@me/channels", headers=_auth(me)), 200)
+            if len(resp.json()["channels"]) < CONVERSATIONS:
+                raise OpError("conversation list too short")
+
+        return await ctx.drive(op, concurrency=1)
+
+
+# ---- presence to 1,000 friends ----------------------------------------------------------------------
+
+
+class PresenceGateway(LeanGateway):
+    """Reads PRESENCE_UPDATE (by the custom status it carries) as LeanGateway reads MESSAGE_CREATE (by nonce)."""
+
+    def _text(self, payload: bytes, now: float) -> None:
+        if payload.startswith(b'{"op":0,') and payload.endswith(b'"t":"PRESENCE_UPDATE"}'):
+            t_at = payload.rfind(b',"t":"')
+            s = int(payload[payload.rfind(b'"s":', 0, t_at) + 4:t_at])
+            if s != self.last_s + 1:
+                self.gaps += 1
+            self.last_s = s
+            at = payload.find(b'"custom_status":"')
+            tracker = self.tracker
+            if tracker is not None and at >= 0:
+                at += 17
+                if tracker.arrive(payload[at:payload.find(b'"', at)], now) is not None:
+                    self.got += 1
+            return
+        super()._text(payload, now)
+
+
+async def _presence_setup(ctx: Context) -> None:
+    await _social_setup(ctx)
+    users = ctx.shared["social_users"]
+    await _guild_with_members(ctx, "social_presence_room", users[0], users[1:FRIENDS + 1], "Presence comparison")
+
+
+async def _closed_loop(fleet: Fleet, tracker: Tracker, n: int, act: Any, samples: Samples, what: str) -> float:
+    """Run `act(i, nonce)` n times, each waiting for every receiver; returns the phase's wall seconds."""
+    phase = time.perf_counter()
+    for i in range(n):
+        nonce = f"{what}{secrets.token_hex(4)}n{i}"
+        start = time.perf_counter()
+        sent = tracker.expect(nonce, i, start, future=True)
+        try:
+            await act(i, nonce)
+            assert sent.done is not None
+            await asyncio.wait_for(sent.done, 5.0)
+        except TimeoutError:
+            samples.error(f"{what} {i}: {sent.count}/{tracker.receivers} receivers within 5 s")
+            continue
+        except Exception as exc:  # one counted error
+            samples.error(str(exc)[:200] or type(exc).__name__)
+            continue
+        samples.latencies.append(sent.last - start)
+    return time.perf_counter() - phase
+
+
+@register("social_presence_1000", setup=_presence_setup,
+          description=f"custom-status changes of a user with {FRIENDS} friends on the gateway, one at a time; "
+                      "latency = PATCH start -> PRESENCE_UPDATE read by the last friend; then the same "
+                      "connections receive room messages, for the server CPU per delivery of both")
+async def social_presence_1000(ctx: Context) -> Samples:
+    users = ctx.shared["social_users"]
+    me, friends = users[0], users[1:FRIENDS + 1]
+    room = ctx.shared["social_presence_room"]
+    fleet = Fleet(ctx.server, friends, "social_presence", ctx.shared, conn_class=PresenceGateway)
+    rss0 = snapshot(ctx.server.pid).rss_kib
+    await fleet.connect()
+    samples, room_samples = Samples(), Samples()
+    n = min(ctx.requests, 300)
+    try:
+        async with ctx.http_pool(1) as http:
+
+            async def change_status(_: int, nonce: str) -> None:
+                expect(await http.patch("/api/v1/users/@me", json={"custom_status": nonce}, headers=_auth(me)), 200)
+
+            async def send(_: int, nonce: str) -> None:
+                expect(await http.post(f"/api/v1/channels/{room}/messages",
+                                       json={"content": "comparison", "nonce": nonce}, headers=_auth(me)), 201)
+
+            phases: dict[str, tuple[float, float, int]] = {}
+            for what, act, into in (("presence", change_status, samples), ("room", send, room_samples)):
+                tracker = Tracker(len(friends))
+                fleet.track(tracker)
+                cpu0, client0 = sum(_server_times(ctx.server.pid)), _cpu_self()
+                wall = await _closed_loop(fleet, tracker, n, act, into, what)
+                server_cpu = sum(_server_times(ctx.server.pid)) - cpu0
+                deliveries = sum(s.count for s in tracker.messages.values())
+                phases[what] = (wall, server_cpu, deliveries)
+                if what == "presence":
+                    samples.wall_s = wall
+                progress(f"social_presence_1000 {what}: {len(into.latencies)}/{n} complete, {deliveries} deliveries; "
+                         f"last receiver p50 {ms(percentile(sorted(into.latencies), 50))} ms, p99 "
+                         f"{ms(percentile(sorted(into.latencies), 99))} ms; server CPU "
+                         f"{server_cpu * 1e6 / max(1, deliveries):.1f} us per delivery; client CPU "
+                         f"{_cpu_self() - client0:.1f} s")
+    finally:
+        await fleet.close()
+    rss1 = snapshot(ctx.server.pid).rss_kib
+    p_cpu = phases["presence"][1] / max(1, phases["presence"][2])
+    r_cpu = phases["room"][1] / max(1, phases["room"][2])
+    progress(f"social_presence_1000: presence {p_cpu * 1e6:.1f} us vs room fan-out {r_cpu * 1e6:.1f} us of server "
+             f"CPU per delivery (ratio {p_cpu / (r_cpu or 1):.2f}); server RSS {mib(rss0)} -> {mib(rss1)} MiB")
+    if room_samples.errors:
+        samples.error(f"room comparison phase: {room_samples.errors} errors ({room_samples.error_examples[:1]})")
+    return samples
