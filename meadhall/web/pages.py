@@ -1,7 +1,8 @@
 """Pages outside /api/v1. GET /invite/{code}: the public invitation page (OpenAPI: invitePage); it works without a
-session, the session (cookie or Bearer) only decides "already a member". GET /: a short page about the
-instance while no web client is built (CLIENT.md). GET /static/{name}: the pages' own scripts. Every value
-is HTML-escaped by Jinja2's autoescape."""
+session, the session (cookie or Bearer) only decides "already a member". GET / and the client routes: the
+web client (meadhall/web/client.py), or while none is built a short page about the instance saying how to
+build it (docs/client.md). GET /static/{name}: the pages' own scripts. Every value is HTML-escaped by
+Jinja2's autoescape."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from meadhall.api.openapi import errors
 from meadhall.auth.deps import optional_principal
 from meadhall.core.errors import AppError
 from meadhall.guilds.invites import service as invite_service
+from meadhall.runtime import Runtime
+from meadhall.web import client as web_client
 
 pages = APIRouter(tags=["pages"])
 
@@ -105,17 +108,35 @@ async def invite_page(request: Request, rt: RuntimeDep, code: str) -> HTMLRespon
     return render("invite.html", {**preview, "signed_in": principal is not None})
 
 
-@pages.get(
-    "/",
-    response_class=HTMLResponse,
-    summary="Front page (HTML) while no web client is built",
-    description="A short page naming the instance and its version, saying how to build the web client, "
-                "with links to the OpenAPI document and the meta payload.",
-)
-async def home_page(rt: RuntimeDep) -> HTMLResponse:
+def front_page(rt: Runtime) -> HTMLResponse:
+    """The web client when it is built, else the page that says how to build it."""
+    built = web_client.built_client()
+    if built is not None:
+        return web_client.index_response(built, rt.settings)
     settings = rt.settings
     return render("home.html", {"public_url": settings.PUBLIC_URL, "host": settings.public_host,
                                 "version": __version__, "api_prefix": API_PREFIX})
+
+
+@pages.get(
+    "/",
+    response_class=HTMLResponse,
+    summary="The web client (HTML), or a front page while no client is built",
+    description="The web client's page; while no client is built, a short page naming the instance and "
+                "its version, saying how to build the web client, with links to the OpenAPI document and "
+                "the meta payload.",
+)
+async def home_page(rt: RuntimeDep) -> HTMLResponse:
+    return front_page(rt)
+
+
+async def client_page(rt: RuntimeDep) -> HTMLResponse:
+    """History fallback: every client route answers the same page, the client draws the screen."""
+    return front_page(rt)
+
+
+for _path in web_client.CLIENT_ROUTES:
+    pages.add_api_route(_path, client_page, methods=["GET"], response_class=HTMLResponse, include_in_schema=False)
 
 
 @pages.get(
@@ -131,3 +152,6 @@ async def static_file(name: str) -> Response:
     if found is None:
         raise AppError("route.not_found")
     return Response(found.body, media_type=found.content_type, headers=STATIC_HEADERS)
+
+
+pages.include_router(web_client.assets)

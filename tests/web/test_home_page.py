@@ -1,4 +1,4 @@
-"""GET /: until the web client is built, a short HTML page about the instance (CLIENT.md "No client
+"""GET /: until the web client is built, a short HTML page about the instance (docs/client.md, "No client
 built"), with the same strict headers as the invitation page (the OpenAPI document)."""
 
 from __future__ import annotations
@@ -10,6 +10,11 @@ import pytest
 from meadhall import __version__
 
 CSP = "default-src 'self'; img-src 'self'; script-src 'self'"
+
+
+@pytest.fixture(autouse=True)
+def no_client_built(monkeypatch, tmp_path):
+    monkeypatch.setattr("meadhall.web.client.CLIENT_DIR", tmp_path / "no-client")
 
 
 async def test_front_page_names_the_instance_and_links_the_interface(client):

@@ -1,4 +1,5 @@
-// "Accept invitation" on the public invitation page (OpenAPI: invitePage). A file of its own because the
+// "Accept invitation" on the public invitation page (OpenAPI: invitePage): joins, then opens the room in the
+// web client. A file of its own because the
 // page's Content-Security-Policy allows scripts from the service only (`script-src 'self'`), never inline.
 // The request is a same-origin fetch that carries the session cookie; the browser adds the Origin header,
 // which the service compares with PUBLIC_URL (docs/architecture.md).
@@ -53,11 +54,11 @@
     if (response.ok) {
       const body = await response.json();
       const guildId = body.guild_id || button.dataset.guildId;
-      say("You joined the server.", {
-        href: "/channels/" + guildId + "/" + button.dataset.channelId,
-        text: "Open it",
-      });
+      const room = "/channels/" + guildId + "/" + button.dataset.channelId;
+      say("You joined the server.", { href: room, text: "Open it" });
       button.hidden = true;
+      // Into the web client, at the room the invitation was made for (docs/client.md).
+      location.assign(room);
       return;
     }
     if (response.status === 401) {

@@ -1,0 +1,115 @@
+"""Serving of the built web client (sources in web/, built by `make install` into meadhall/web/client/,
+which git ignores; docs/client.md). Every client route answers the client's `index.html` (history
+fallback: the client reads the path and draws the screen), never cached so a new build is picked up at
+the next visit; the hashed files under /assets/ never change under one name, so they are cached for a
+year. While no client is built the same routes answer the front page that says how to build it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from fastapi import APIRouter
+from fastapi.responses import FileResponse, HTMLResponse, Response
+
+from meadhall.config import Settings
+from meadhall.core.errors import AppError
+
+CLIENT_DIR = Path(__file__).parent / "client"
+
+# Vite names assets `<name>-<hash>.<ext>`; anything else (a dot-dot, a slash) never reaches the disk.
+_ASSET_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$")
+_ASSET_TYPES = {
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".webp": "image/webp",
+    ".woff2": "font/woff2",
+    ".json": "application/json",
+    ".map": "application/json",
+}
+
+ASSET_HEADERS = {
+    "Cache-Control": "public, max-age=31536000, immutable",
+    "X-Content-Type-Options": "nosniff",
+}
+
+# The first path segments the client draws (docs/client.md, "Routes"); other paths keep answering
+# the interface's JSON 404.
+CLIENT_ROUTES = ("/login", "/register", "/channels/{rest:path}", "/settings", "/settings/{rest:path}",
+                 "/admin", "/admin/{rest:path}")
+
+
+@dataclass(frozen=True)
+class BuiltClient:
+    index: bytes
+    assets: Path
+
+
+def built_client(directory: Path | None = None) -> BuiltClient | None:
+    """The client build in `directory` (default CLIENT_DIR), or None while none is built. Read at each
+    request: `index.html` is small, and a build made while the service runs is served at once."""
+    root = directory or CLIENT_DIR
+    try:
+        index = (root / "index.html").read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return BuiltClient(index=index, assets=root / "assets")
+
+
+def _ws_pair(url: str) -> list[str]:
+    """The origin of a ws(s):// or http(s):// address and its counterpart in the other scheme family:
+    the media client reaches the same host by WebSocket and by HTTP."""
+    scheme, rest = url.split("://", 1)
+    host = rest.split("/", 1)[0]
+    secure = scheme in ("wss", "https")
+    return [f"{'wss' if secure else 'ws'}://{host}", f"{'https' if secure else 'http'}://{host}"]
+
+
+def client_csp(settings: Settings) -> str:
+    """Scripts and every other resource from the service only (no inline script, no third-party
+    origin); requests may also reach the gateway and the media server (MEDIA_PUBLIC_URL). Inline style
+    attributes are allowed: the virtualised message list positions its rows with them."""
+    connect = ["'self'", *_ws_pair(settings.gateway_url)]
+    if settings.MEDIA_PUBLIC_URL:
+        connect += [src for src in _ws_pair(settings.MEDIA_PUBLIC_URL) if src not in connect]
+    return "; ".join([
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data: blob:",
+        "media-src 'self' blob:",
+        "font-src 'self'",
+        f"connect-src {' '.join(connect)}",
+        "worker-src 'self'",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ])
+
+
+def index_response(client: BuiltClient, settings: Settings) -> HTMLResponse:
+    return HTMLResponse(client.index, headers={
+        "Cache-Control": "no-cache",
+        "Content-Security-Policy": client_csp(settings),
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "same-origin",
+    })
+
+
+assets = APIRouter(tags=["pages"])
+
+
+@assets.get("/assets/{name}", include_in_schema=False)
+async def client_asset(name: str) -> Response:
+    client = built_client()
+    suffix = Path(name).suffix
+    if client is None or not _ASSET_NAME.match(name) or suffix not in _ASSET_TYPES:
+        raise AppError("route.not_found")
+    path = client.assets / name
+    if not path.is_file():
+        raise AppError("route.not_found")
+    return FileResponse(path, media_type=_ASSET_TYPES[suffix], headers=ASSET_HEADERS)

@@ -1,0 +1,352 @@
+// The one store of the client, as plain data, and the reducers that READY and the gateway events apply
+// to it (no polling). The screens read a reactive instance of it (store.svelte.ts); the reducers are
+// pure functions over this shape so they are tested without a browser (web/tests/state.test.ts).
+
+import { compareIds, newer } from "./ids";
+import type {
+  Channel,
+  Conversation,
+  GuildSnapshot,
+  Id,
+  Member,
+  Message,
+  ReadState,
+  Ready,
+  Role,
+  User,
+  UserSummary,
+} from "./types";
+
+export interface MessageList {
+  /** Oldest first. */
+  items: Message[];
+  /** Older messages exist beyond items[0]. */
+  hasMore: boolean;
+  /** The newest page was fetched since the last (re)connection. */
+  fresh: boolean;
+}
+
+export interface State {
+  me: User | null;
+  guilds: Record<Id, GuildSnapshot>;
+  guildOrder: Id[];
+  conversations: Record<Id, Conversation>;
+  readStates: Record<Id, ReadState>;
+  messages: Record<Id, MessageList>;
+  members: Record<Id, Record<Id, Member>>;
+  /** channel id -> user id -> when the typing mark lapses (ms since the epoch). */
+  typing: Record<Id, Record<Id, number>>;
+  users: Record<Id, UserSummary>;
+}
+
+export const TYPING_MS = 10000;
+/** History kept per room in memory; older pages are fetched again when scrolled to. */
+export const KEEP_PER_ROOM = 5000;
+
+export function createState(): State {
+  return {
+    me: null,
+    guilds: {},
+    guildOrder: [],
+    conversations: {},
+    readStates: {},
+    messages: {},
+    members: {},
+    typing: {},
+    users: {},
+  };
+}
+
+export function applyReady(state: State, ready: Ready): void {
+  state.me = ready.user;
+  state.guilds = {};
+  state.guildOrder = [];
+  for (const g of ready.guilds) {
+    state.guilds[g.id] = g;
+    state.guildOrder.push(g.id);
+    addMember(state, g.member);
+  }
+  state.conversations = {};
+  for (const c of ready.dm_channels ?? []) state.conversations[c.id] = c;
+  state.readStates = {};
+  for (const r of ready.read_states ?? []) state.readStates[r.channel_id] = r;
+  // After a new IDENTIFY events may have been missed: every cached room is fetched again when shown.
+  for (const list of Object.values(state.messages)) list.fresh = false;
+  state.typing = {};
+}
+
+export function markStale(state: State): void {
+  for (const list of Object.values(state.messages)) list.fresh = false;
+}
+
+function channelOwner(state: State, channelId: Id): GuildSnapshot | undefined {
+  for (const g of Object.values(state.guilds)) if (g.channels.some((c) => c.id === channelId)) return g;
+  return undefined;
+}
+
+export function findChannel(state: State, channelId: Id): Channel | undefined {
+  return channelOwner(state, channelId)?.channels.find((c) => c.id === channelId);
+}
+
+function upsert<T extends { id: Id }>(list: T[], item: T): void {
+  const i = list.findIndex((x) => x.id === item.id);
+  if (i >= 0) list[i] = item;
+  else list.push(item);
+}
+
+function addMember(state: State, member: Member): void {
+  const byUser = (state.members[member.guild_id] ??= {});
+  byUser[member.user.id] = member;
+  state.users[member.user.id] = member.user;
+}
+
+function updateUser(state: State, user: UserSummary): void {
+  state.users[user.id] = user;
+  for (const byUser of Object.values(state.members)) {
+    const m = byUser[user.id];
+    if (m) m.user = user;
+  }
+}
+
+/** A page of history (newest first, as the interface answers) merged into a room's list. */
+export function applyHistory(state: State, channelId: Id, page: Message[], hasMore: boolean, older: boolean): void {
+  const list = (state.messages[channelId] ??= { items: [], hasMore: true, fresh: false });
+  const byId = new Map(list.items.map((m) => [m.id, m]));
+  for (const m of page) byId.set(m.id, m);
+  const merged = [...byId.values()].sort((a, b) => compareIds(a.id, b.id));
+  if (!older) {
+    // The newest page: when it does not reach what was cached, the cached part is not contiguous.
+    const oldestNew = page.length ? page[page.length - 1].id : null;
+    const kept = hasMore && oldestNew ? merged.filter((m) => compareIds(m.id, oldestNew) >= 0) : merged;
+    list.items = kept;
+    list.hasMore = hasMore || kept.length < merged.length;
+    list.fresh = true;
+  } else {
+    list.items = merged;
+    list.hasMore = hasMore;
+  }
+  for (const m of page) if (m.author) state.users[m.author.id] = m.author;
+}
+
+function addMessage(state: State, message: Message): void {
+  const list = state.messages[message.channel_id];
+  if (list) {
+    const items = list.items;
+    const i = items.findIndex((m) => m.id === message.id || (message.nonce && m.nonce === message.nonce && m.id.startsWith("pending:")));
+    if (i >= 0) items[i] = message;
+    else if (!items.length || compareIds(items[items.length - 1].id, message.id) < 0) items.push(message);
+    else {
+      items.push(message);
+      items.sort((a, b) => compareIds(a.id, b.id));
+    }
+    if (items.length > KEEP_PER_ROOM) {
+      items.splice(0, items.length - KEEP_PER_ROOM);
+      list.hasMore = true;
+    }
+  }
+  const channel = findChannel(state, message.channel_id);
+  if (channel && message.kind !== "private" && newer(message.id, channel.last_message_id)) channel.last_message_id = message.id;
+  const conversation = state.conversations[message.channel_id];
+  if (conversation && newer(message.id, conversation.last_message_id)) conversation.last_message_id = message.id;
+  if (message.author) {
+    state.users[message.author.id] = message.author;
+    const typing = state.typing[message.channel_id];
+    if (typing) delete typing[message.author.id];
+    if (message.author.id === state.me?.id) {
+      // One's own message is read by sending it.
+      state.readStates[message.channel_id] = {
+        channel_id: message.channel_id,
+        last_read_message_id: message.id,
+        mention_count: 0,
+        updated_at: message.created_at,
+      };
+    } else if (state.me && (message.mentions.includes(state.me.id))) {
+      const rs = state.readStates[message.channel_id];
+      if (rs) rs.mention_count += 1;
+      else state.readStates[message.channel_id] = { channel_id: message.channel_id, last_read_message_id: null, mention_count: 1, updated_at: message.created_at };
+    }
+  }
+}
+
+function messageOf(state: State, channelId: Id, messageId: Id): Message | undefined {
+  return state.messages[channelId]?.items.find((m) => m.id === messageId);
+}
+
+function reaction(state: State, d: { channel_id: Id; message_id: Id; user_id: Id; emoji: string }, delta: 1 | -1): void {
+  const message = messageOf(state, d.channel_id, d.message_id);
+  if (!message) return;
+  const mine = d.user_id === state.me?.id;
+  const i = message.reactions.findIndex((r) => r.emoji === d.emoji);
+  if (delta > 0) {
+    if (i >= 0) {
+      const r = message.reactions[i];
+      if (mine && r.me) return; // already counted (an optimistic add)
+      r.count += 1;
+      if (mine) r.me = true;
+    } else {
+      message.reactions.push({ emoji: d.emoji, count: 1, me: mine });
+    }
+  } else if (i >= 0) {
+    const r = message.reactions[i];
+    if (mine && !r.me) return; // already removed (an optimistic removal)
+    r.count -= 1;
+    if (mine) r.me = false;
+    if (r.count <= 0) message.reactions.splice(i, 1);
+  }
+}
+
+/** Applies one gateway dispatch. Unknown types are ignored (newer servers may send more). */
+export function applyEvent(state: State, type: string, d: any, now: number = Date.now()): void {
+  switch (type) {
+    case "READY":
+      applyReady(state, d as Ready);
+      break;
+    case "USER_UPDATE":
+      state.me = d as User;
+      break;
+    case "GUILD_CREATE": {
+      const g = d as GuildSnapshot;
+      if (!state.guilds[g.id]) state.guildOrder.push(g.id);
+      state.guilds[g.id] = g;
+      addMember(state, g.member);
+      break;
+    }
+    case "GUILD_UPDATE": {
+      const g = state.guilds[d.id];
+      if (g) Object.assign(g, d);
+      break;
+    }
+    case "GUILD_DELETE":
+      delete state.guilds[d.id];
+      state.guildOrder = state.guildOrder.filter((id) => id !== d.id);
+      delete state.members[d.id];
+      break;
+    case "CHANNEL_CREATE":
+    case "CHANNEL_UPDATE": {
+      const g = state.guilds[(d as Channel).guild_id];
+      if (g) upsert(g.channels, d as Channel);
+      break;
+    }
+    case "CHANNEL_DELETE": {
+      const g = state.guilds[(d as Channel).guild_id];
+      if (g) g.channels = g.channels.filter((c) => c.id !== d.id);
+      delete state.messages[d.id];
+      break;
+    }
+    case "MEMBER_ADD":
+    case "MEMBER_UPDATE": {
+      addMember(state, d as Member);
+      const g = state.guilds[d.guild_id];
+      if (g && d.user.id === state.me?.id) g.member = d as Member;
+      if (type === "MEMBER_ADD" && g) g.member_count += 1;
+      break;
+    }
+    case "MEMBER_REMOVE": {
+      const byUser = state.members[d.guild_id];
+      if (byUser) delete byUser[d.user.id];
+      const g = state.guilds[d.guild_id];
+      if (g) g.member_count = Math.max(0, g.member_count - 1);
+      break;
+    }
+    case "ROLE_CREATE":
+    case "ROLE_UPDATE": {
+      const g = state.guilds[(d as Role).guild_id];
+      if (g) upsert(g.roles, d as Role);
+      break;
+    }
+    case "ROLE_DELETE": {
+      const g = state.guilds[d.guild_id];
+      if (g) g.roles = g.roles.filter((r) => r.id !== d.role_id);
+      break;
+    }
+    case "MESSAGE_CREATE":
+      addMessage(state, d as Message);
+      break;
+    case "MESSAGE_UPDATE": {
+      const list = state.messages[d.channel_id];
+      const i = list ? list.items.findIndex((m) => m.id === d.id) : -1;
+      if (list && i >= 0) list.items[i] = d as Message;
+      break;
+    }
+    case "MESSAGE_DELETE": {
+      const list = state.messages[d.channel_id];
+      if (list) list.items = list.items.filter((m) => m.id !== d.id);
+      break;
+    }
+    case "MESSAGE_REACTION_ADD":
+      reaction(state, d, 1);
+      break;
+    case "MESSAGE_REACTION_REMOVE":
+      reaction(state, d, -1);
+      break;
+    case "CHANNEL_PINS_UPDATE": {
+      const m = messageOf(state, d.channel_id, d.message_id);
+      if (m) m.pinned = d.pinned;
+      break;
+    }
+    case "TYPING_START": {
+      const byUser = (state.typing[d.channel_id] ??= {});
+      byUser[d.user_id] = now + TYPING_MS;
+      break;
+    }
+    case "READ_STATE_UPDATE":
+      state.readStates[(d as ReadState).channel_id] = d as ReadState;
+      break;
+    case "PRESENCE_UPDATE":
+      updateUser(state, d.user as UserSummary);
+      break;
+    case "DM_CHANNEL_CREATE":
+    case "DM_CHANNEL_UPDATE":
+      state.conversations[d.id] = d as Conversation;
+      break;
+    case "DM_CHANNEL_DELETE":
+      delete state.conversations[d.id];
+      delete state.messages[d.id];
+      break;
+  }
+}
+
+/** Whether a room holds a message newer than the user's read mark. */
+export function isUnread(state: State, channelId: Id, lastMessageId: Id | null): boolean {
+  if (!lastMessageId) return false;
+  const rs = state.readStates[channelId];
+  return newer(lastMessageId, rs?.last_read_message_id ?? null);
+}
+
+export function mentionCount(state: State, channelId: Id): number {
+  return state.readStates[channelId]?.mention_count ?? 0;
+}
+
+/** The users typing in a room now (never oneself). */
+export function typingIn(state: State, channelId: Id, now: number = Date.now()): Id[] {
+  const byUser = state.typing[channelId];
+  if (!byUser) return [];
+  return Object.entries(byUser)
+    .filter(([id, until]) => until > now && id !== state.me?.id)
+    .map(([id]) => id);
+}
+
+export function displayName(state: State, userId: Id, guildId?: Id | null): string {
+  const member = guildId ? state.members[guildId]?.[userId] : undefined;
+  if (member?.nick) return member.nick;
+  return (member?.user ?? state.users[userId])?.display_name ?? "Someone";
+}
+
+/** Rooms of a guild grouped under their categories, each group in position order. */
+export function roomTree(guild: GuildSnapshot): { category: Channel | null; rooms: Channel[] }[] {
+  const byPosition = (a: Channel, b: Channel) => a.position - b.position || compareIds(a.id, b.id);
+  const categories = guild.channels.filter((c) => c.type === "category").sort(byPosition);
+  const rooms = guild.channels.filter((c) => c.type !== "category").sort(byPosition);
+  const known = new Set(categories.map((c) => c.id));
+  const groups: { category: Channel | null; rooms: Channel[] }[] = [
+    { category: null, rooms: rooms.filter((r) => !r.parent_id || !known.has(r.parent_id)) },
+  ];
+  for (const c of categories) groups.push({ category: c, rooms: rooms.filter((r) => r.parent_id === c.id) });
+  return groups.filter((g) => g.category !== null || g.rooms.length > 0);
+}
+
+export function conversationName(state: State, c: Conversation): string {
+  if (c.name) return c.name;
+  if (c.counterpart) return c.counterpart.display_name;
+  return c.members.filter((m) => m.id !== state.me?.id).map((m) => m.display_name).join(", ") || "Conversation";
+}

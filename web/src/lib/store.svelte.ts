@@ -1,0 +1,361 @@
+// The reactive store the screens read (one instance of state.ts), the session's life (sign-in, the
+// gateway, sign-out) and the actions that call the interface. Events change the store; nothing polls.
+
+import { api, ApiError, onUnauthorized } from "./api";
+import { GatewayClient, type Phase } from "./gateway";
+import { compareIds, newer } from "./ids";
+import { navigate } from "./router.svelte";
+import { applyEvent, applyHistory, createState, findChannel, markStale } from "./state";
+import type { Channel, GuildSnapshot, Id, Invite, Member, Message, User } from "./types";
+
+export const store = $state(createState());
+
+export const session = $state({
+  status: "unknown" as "unknown" | "signed-out" | "signed-in",
+  connection: "idle" as Phase,
+  /** Set when the gateway ended the session (signed out elsewhere, revoked). */
+  endedReason: null as string | null,
+});
+
+/** Ticks every second so typing marks lapse on screen. */
+export const clock = $state({ now: Date.now() });
+setInterval(() => (clock.now = Date.now()), 1000);
+
+export interface Pending {
+  nonce: string;
+  channelId: Id;
+  content: string;
+  replyTo: Id | null;
+  status: "sending" | "failed";
+  error: string | null;
+}
+
+export const outbox = $state({ items: [] as Pending[] });
+
+let gateway: GatewayClient | null = null;
+let openChannel: Id | null = null;
+
+export const loading = $state({ history: {} as Record<Id, boolean> });
+
+function handleDispatch(type: string, data: unknown): void {
+  if (type === "SESSION_RESET") {
+    markStale(store);
+    return;
+  }
+  applyEvent(store, type, data);
+  if (type === "READY") {
+    session.status = "signed-in";
+    if (openChannel) void loadLatest(openChannel);
+  } else if (type === "MESSAGE_CREATE") {
+    const m = data as Message;
+    if (m.nonce) outbox.items = outbox.items.filter((p) => p.nonce !== m.nonce);
+    if (m.channel_id === openChannel && m.author?.id !== store.me?.id) scheduleAck(m.channel_id);
+  }
+}
+
+function startGateway(): void {
+  gateway?.stop();
+  gateway = new GatewayClient({
+    url: async () => (await api.get<{ url: string }>("/gateway")).url,
+    socket: (url) => new WebSocket(url) as unknown as import("./gateway").SocketLike,
+    onDispatch: handleDispatch,
+    onPhase: (phase) => (session.connection = phase),
+    onSessionEnded: (reason) => {
+      session.endedReason = reason;
+      if (reason !== "replaced") signedOut();
+    },
+  });
+  gateway.start();
+  (window as unknown as { meadhallGateway?: GatewayClient }).meadhallGateway = gateway;
+}
+
+/** Whether a session exists: the cookie is HttpOnly, so the client asks the service. */
+export async function boot(): Promise<void> {
+  onUnauthorized(() => {
+    if (session.status === "signed-in") signedOut();
+  });
+  try {
+    const { user } = await api.get<{ user: User }>("/users/@me");
+    store.me = user;
+    session.status = "signed-in";
+    startGateway();
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "auth.unauthorized") session.status = "signed-out";
+    else {
+      session.status = "signed-out";
+    }
+  }
+}
+
+function signedOut(): void {
+  gateway?.stop();
+  gateway = null;
+  Object.assign(store, createState());
+  outbox.items = [];
+  session.status = "signed-out";
+  navigate("/login", { replace: true });
+}
+
+export interface SignIn {
+  login: string;
+  password: string;
+  totp_code?: string;
+  backup_code?: string;
+}
+
+export async function signIn(body: SignIn): Promise<void> {
+  const answer = await api.post<{ user: User }>("/auth/login", body);
+  store.me = answer.user;
+  session.endedReason = null;
+  session.status = "signed-in";
+  startGateway();
+}
+
+export async function register(body: { username: string; email: string; password: string }): Promise<void> {
+  const answer = await api.post<{ user: User }>("/auth/register", body);
+  store.me = answer.user;
+  session.status = "signed-in";
+  startGateway();
+}
+
+export async function signOut(): Promise<void> {
+  try {
+    await api.post("/auth/logout");
+  } finally {
+    signedOut();
+  }
+}
+
+// ---- servers and invitations ----------------------------------------------------------------------
+
+export async function createGuild(name: string): Promise<GuildSnapshot | null> {
+  const { guild } = await api.post<{ guild: { id: Id; system_channel_id: Id | null } }>("/guilds", { name });
+  navigate(`/channels/${guild.id}/${guild.system_channel_id ?? ""}`);
+  return store.guilds[guild.id] ?? null;
+}
+
+/** The code of an invitation from a link (`…/invite/<code>`) or the bare code. */
+export function inviteCode(text: string): string {
+  const trimmed = text.trim();
+  const m = trimmed.match(/\/invite\/([a-z0-9]+)\/?$/i);
+  return (m ? m[1] : trimmed).toLowerCase();
+}
+
+export async function joinByInvite(text: string): Promise<void> {
+  const code = inviteCode(text);
+  const preview = await api.get<{ invite: Invite }>(`/invites/${encodeURIComponent(code)}`);
+  const { guild_id } = await api.post<{ guild_id: Id }>(`/invites/${encodeURIComponent(code)}`);
+  navigate(`/channels/${guild_id}/${preview.invite.channel_id}`);
+}
+
+export async function createInvite(channelId: Id): Promise<Invite> {
+  const { invite } = await api.post<{ invite: Invite }>(`/channels/${channelId}/invites`, { max_age_seconds: 604800 });
+  return invite;
+}
+
+// ---- history ----------------------------------------------------------------------------------------
+
+export const PAGE = 50;
+
+export function setOpenChannel(channelId: Id | null): void {
+  openChannel = channelId;
+  if (!channelId) return;
+  const list = store.messages[channelId];
+  if (!list || !list.fresh) void loadLatest(channelId);
+  scheduleAck(channelId);
+}
+
+export async function loadLatest(channelId: Id): Promise<void> {
+  if (loading.history[channelId]) return;
+  loading.history[channelId] = true;
+  try {
+    const page = await api.get<{ messages: Message[]; has_more: boolean }>(`/channels/${channelId}/messages`, {
+      query: { limit: PAGE },
+    });
+    applyHistory(store, channelId, page.messages, page.has_more, false);
+    scheduleAck(channelId);
+  } finally {
+    loading.history[channelId] = false;
+  }
+}
+
+export async function loadOlder(channelId: Id): Promise<void> {
+  const list = store.messages[channelId];
+  if (!list || !list.hasMore || !list.items.length || loading.history[channelId]) return;
+  loading.history[channelId] = true;
+  try {
+    const page = await api.get<{ messages: Message[]; has_more: boolean }>(`/channels/${channelId}/messages`, {
+      query: { before: list.items[0].id, limit: PAGE },
+    });
+    applyHistory(store, channelId, page.messages, page.has_more, true);
+  } finally {
+    loading.history[channelId] = false;
+  }
+}
+
+// ---- read marks ---------------------------------------------------------------------------------------
+
+let ackTimer: ReturnType<typeof setTimeout> | null = null;
+
+function scheduleAck(channelId: Id): void {
+  if (ackTimer) clearTimeout(ackTimer);
+  ackTimer = setTimeout(() => void ack(channelId), 600);
+}
+
+async function ack(channelId: Id): Promise<void> {
+  if (channelId !== openChannel || document.visibilityState !== "visible") return;
+  const items = store.messages[channelId]?.items;
+  const newest = items?.length ? items[items.length - 1].id : null;
+  if (!newest || newest.startsWith("pending:")) return;
+  const rs = store.readStates[channelId];
+  if (rs && !newer(newest, rs.last_read_message_id) && rs.mention_count === 0) return;
+  try {
+    const { read_state } = await api.post<{ read_state: import("./types").ReadState }>(`/channels/${channelId}/ack`, {
+      message_id: newest,
+    });
+    store.readStates[channelId] = read_state;
+  } catch {
+    // A read mark is best effort; the next message tries again.
+  }
+}
+
+// ---- sending ------------------------------------------------------------------------------------------
+
+function nonce(): string {
+  return `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}`;
+}
+
+export async function send(channelId: Id, content: string, replyTo: Id | null): Promise<void> {
+  const pending: Pending = { nonce: nonce(), channelId, content, replyTo, status: "sending", error: null };
+  outbox.items.push(pending);
+  await deliver(pending.nonce);
+}
+
+export async function retry(nonceValue: string): Promise<void> {
+  const p = outbox.items.find((x) => x.nonce === nonceValue);
+  if (!p) return;
+  p.status = "sending";
+  p.error = null;
+  await deliver(nonceValue);
+}
+
+export function discard(nonceValue: string): void {
+  outbox.items = outbox.items.filter((p) => p.nonce !== nonceValue);
+}
+
+async function deliver(nonceValue: string): Promise<void> {
+  const p = outbox.items.find((x) => x.nonce === nonceValue);
+  if (!p) return;
+  try {
+    const body: Record<string, unknown> = { content: p.content, nonce: p.nonce };
+    if (p.replyTo) body.reply_to_id = p.replyTo;
+    const { message } = await api.post<{ message: Message }>(`/channels/${p.channelId}/messages`, body, {
+      onWait: (s) => {
+        const q = outbox.items.find((x) => x.nonce === nonceValue);
+        if (q) q.error = `Sending is rate limited; trying again in ${s} s.`;
+      },
+    });
+    applyEvent(store, "MESSAGE_CREATE", message);
+    outbox.items = outbox.items.filter((x) => x.nonce !== nonceValue);
+  } catch (err) {
+    const q = outbox.items.find((x) => x.nonce === nonceValue);
+    if (q) {
+      q.status = "failed";
+      q.error = err instanceof Error ? err.message : String(err);
+    }
+  }
+}
+
+export async function editMessage(m: Message, content: string): Promise<void> {
+  const { message } = await api.patch<{ message: Message }>(`/channels/${m.channel_id}/messages/${m.id}`, { content });
+  applyEvent(store, "MESSAGE_UPDATE", message);
+}
+
+export async function deleteMessage(m: Message): Promise<void> {
+  await api.del(`/channels/${m.channel_id}/messages/${m.id}`);
+  applyEvent(store, "MESSAGE_DELETE", { id: m.id, channel_id: m.channel_id, guild_id: m.guild_id });
+}
+
+export async function setPinned(m: Message, pinned: boolean): Promise<void> {
+  if (pinned) await api.put(`/channels/${m.channel_id}/pins/${m.id}`);
+  else await api.del(`/channels/${m.channel_id}/pins/${m.id}`);
+  m.pinned = pinned;
+}
+
+export async function toggleReaction(m: Message, emoji: string): Promise<void> {
+  const mine = m.reactions.find((r) => r.emoji === emoji)?.me ?? false;
+  const path = `/channels/${m.channel_id}/messages/${m.id}/reactions/${encodeURIComponent(emoji)}`;
+  const d = { channel_id: m.channel_id, guild_id: m.guild_id, message_id: m.id, user_id: store.me?.id, emoji };
+  if (mine) {
+    await api.del(path);
+    applyEvent(store, "MESSAGE_REACTION_REMOVE", d);
+  } else {
+    await api.put(path);
+    applyEvent(store, "MESSAGE_REACTION_ADD", d);
+  }
+}
+
+let lastTyping = 0;
+
+/** Tells the room at most every 8 s while one types (the service allows one per 3 s). */
+export function typing(channelId: Id): void {
+  const now = Date.now();
+  if (now - lastTyping < 8000) return;
+  lastTyping = now;
+  api.post(`/channels/${channelId}/typing`, undefined, { retries: 0 }).catch(() => undefined);
+}
+
+export function sentTyping(): void {
+  lastTyping = 0;
+}
+
+// ---- members ------------------------------------------------------------------------------------------
+
+const membersLoaded = new Set<Id>();
+
+export async function loadMembers(guildId: Id): Promise<void> {
+  if (membersLoaded.has(guildId)) return;
+  membersLoaded.add(guildId);
+  let after: Id | undefined;
+  try {
+    for (let page = 0; page < 10; page++) {
+      const answer = await api.get<{ members: Member[]; has_more: boolean }>(`/guilds/${guildId}/members`, {
+        query: { limit: 100, after },
+      });
+      for (const m of answer.members) applyEvent(store, "MEMBER_UPDATE", m);
+      if (!answer.has_more || !answer.members.length) break;
+      after = answer.members[answer.members.length - 1].user.id;
+    }
+  } catch {
+    membersLoaded.delete(guildId);
+  }
+}
+
+// ---- drafts -------------------------------------------------------------------------------------------
+
+export function loadDraft(channelId: Id): string {
+  try {
+    return localStorage.getItem(`draft:${channelId}`) ?? "";
+  } catch {
+    return "";
+  }
+}
+
+export function saveDraft(channelId: Id, text: string): void {
+  try {
+    if (text) localStorage.setItem(`draft:${channelId}`, text);
+    else localStorage.removeItem(`draft:${channelId}`);
+  } catch {
+    // Private browsing without storage: drafts live only as long as the page.
+  }
+}
+
+// ---- helpers for screens ------------------------------------------------------------------------------
+
+export function firstRoom(guild: GuildSnapshot): Channel | undefined {
+  const rooms = guild.channels.filter((c) => c.type === "text");
+  const sys = rooms.find((c) => c.id === guild.system_channel_id);
+  return sys ?? rooms.sort((a, b) => a.position - b.position || compareIds(a.id, b.id))[0];
+}
+
+export { findChannel };

@@ -1,0 +1,168 @@
+// Shapes of the interface's objects that the client reads (OpenAPI: getMe, getGatewayReady and the
+// message operations; docs/reference/events.md for the events).
+
+export type Id = string;
+
+export interface UserSummary {
+  id: Id;
+  username: string;
+  display_name: string;
+  avatar: Id | null;
+  bio: string;
+  status: "online" | "idle" | "dnd" | "offline";
+  custom_status: string | null;
+  custom_status_emoji: string | null;
+  badges: string[];
+  created_at: string;
+  deleted: boolean;
+}
+
+export interface User extends Omit<UserSummary, "status" | "deleted"> {
+  email: string;
+  status: "online" | "idle" | "dnd" | "invisible";
+  totp_enabled: boolean;
+  is_instance_admin: boolean;
+}
+
+export interface PermissionOverride {
+  id: Id;
+  type: "role" | "member";
+  allow: string;
+  deny: string;
+}
+
+export interface Channel {
+  id: Id;
+  type: "text" | "voice" | "category";
+  guild_id: Id;
+  name: string;
+  topic: string | null;
+  position: number;
+  parent_id: Id | null;
+  slowmode_seconds: number;
+  permission_overrides: PermissionOverride[];
+  last_message_id: Id | null;
+  created_at: string;
+}
+
+export interface Role {
+  id: Id;
+  guild_id: Id;
+  name: string;
+  color: number;
+  position: number;
+  permissions: string;
+  hoist: boolean;
+  is_default: boolean;
+}
+
+export interface Member {
+  guild_id: Id;
+  user: UserSummary;
+  nick: string | null;
+  roles: Id[];
+  joined_at: string;
+  timeout_until: string | null;
+}
+
+export interface Emoji {
+  id: Id;
+  name: string;
+  guild_id?: Id;
+}
+
+export interface Guild {
+  id: Id;
+  name: string;
+  description: string | null;
+  icon_file_id: Id | null;
+  owner_id: Id;
+  member_count: number;
+  system_channel_id: Id | null;
+  created_at: string;
+}
+
+export interface GuildSnapshot extends Guild {
+  roles: Role[];
+  channels: Channel[];
+  emojis: Emoji[];
+  member: Member;
+}
+
+export interface Reaction {
+  emoji: string;
+  count: number;
+  me: boolean;
+}
+
+export interface FileObject {
+  id: Id;
+  original_name: string;
+  content_type: string;
+  size: number;
+  metadata: { width?: number; height?: number };
+  url: string;
+}
+
+export interface ReferencedMessage {
+  id: Id;
+  author: UserSummary | null;
+  content: string;
+  kind: string;
+}
+
+export interface Message {
+  id: Id;
+  channel_id: Id;
+  guild_id: Id | null;
+  author: UserSummary | null;
+  webhook: { id: Id; name: string; avatar: string | null } | null;
+  content: string;
+  kind: "normal" | "action" | "whisper" | "scream" | "private" | "system";
+  system_event: { type: string; user_id: Id | null; actor_id: Id | null; via: string | null } | null;
+  attachments: FileObject[];
+  nonce: string | null;
+  reply_to_id: Id | null;
+  referenced_message: ReferencedMessage | null;
+  mentions: Id[];
+  reactions: Reaction[];
+  pinned: boolean;
+  created_at: string;
+  edited_at: string | null;
+}
+
+export interface ReadState {
+  channel_id: Id;
+  last_read_message_id: Id | null;
+  mention_count: number;
+  updated_at: string;
+}
+
+export interface Conversation {
+  id: Id;
+  type: "dm";
+  is_group: boolean;
+  name: string | null;
+  members: UserSummary[];
+  counterpart: UserSummary | null;
+  last_message_id: Id | null;
+}
+
+export interface Invite {
+  code: string;
+  url: string;
+  guild_id: Id;
+  channel_id: Id;
+  max_age_seconds: number;
+  max_uses: number;
+  expires_at: string | null;
+}
+
+export interface Ready {
+  v: number;
+  session_id: string;
+  user: User;
+  guilds: GuildSnapshot[];
+  dm_channels: Conversation[];
+  read_states: ReadState[];
+}

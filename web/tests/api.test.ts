@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { api, ApiError, configure, describe as words } from "../src/lib/api";
+
+function answer(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(body === null ? null : JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
+}
+
+describe("api", () => {
+  it("sends same-origin requests with the cookie, JSON bodies, query strings", async () => {
+    const calls: [string, RequestInit][] = [];
+    configure({ fetch: (async (url: string, init: RequestInit) => {
+      calls.push([url, init]);
+      return answer(200, { ok: true });
+    }) as typeof fetch });
+    await api.post("/guilds", { name: "x" });
+    await api.get("/channels/1/messages", { query: { before: "5", limit: 50, after: undefined } });
+    expect(calls[0][0]).toBe("/api/v1/guilds");
+    expect(calls[0][1].credentials).toBe("same-origin");
+    expect(calls[0][1].body).toBe('{"name":"x"}');
+    expect(calls[1][0]).toBe("/api/v1/channels/1/messages?before=5&limit=50");
+  });
+
+  it("waits for Retry-After on 429 and tries again", async () => {
+    const slept: number[] = [];
+    const waits: number[] = [];
+    let n = 0;
+    configure({
+      fetch: (async () => (n++ === 0
+        ? answer(429, { error: { code: "rate_limited", message: "Slow down.", retry_after: 1.2, bucket: "x" } }, { "Retry-After": "2" })
+        : answer(201, { message: { id: "1" } }))) as typeof fetch,
+      sleep: async (ms) => void slept.push(ms),
+    });
+    const out = await api.post<{ message: { id: string } }>("/channels/1/messages", {}, { onWait: (s) => waits.push(s) });
+    expect(out.message.id).toBe("1");
+    expect(slept).toEqual([2000]);
+    expect(waits).toEqual([2]);
+  });
+
+  it("turns the error envelope into words", async () => {
+    configure({ fetch: (async () => answer(422, { error: { code: "validation.failed", message: "Invalid", details: [{ field: "display_name", message: "too long" }] } })) as typeof fetch });
+    const err = await api.patch("/users/@me", {}).catch((e) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err.code).toBe("validation.failed");
+    expect(err.message).toBe("Display name: too long");
+    expect(words(403, { code: "perm.denied", message: "You lack SEND_MESSAGES." })).toBe("You lack SEND_MESSAGES.");
+    expect(words(502, null)).toBe("The server answered 502.");
+  });
+
+  it("a network failure is said in words", async () => {
+    configure({ fetch: (async () => { throw new TypeError("Failed to fetch"); }) as typeof fetch });
+    const err = await api.get("/users/@me").catch((e) => e);
+    expect(err.message).toMatch(/could not be reached/);
+  });
+
+  it("answers 204 with nothing", async () => {
+    configure({ fetch: (async () => new Response(null, { status: 204 })) as typeof fetch });
+    expect(await api.put("/channels/1/pins/2")).toBeUndefined();
+  });
+});

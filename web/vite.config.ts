@@ -1,0 +1,29 @@
+import { svelte } from "@sveltejs/vite-plugin-svelte";
+import { defineConfig } from "vitest/config";
+
+// The build lands inside the Python package, where the service serves it (meadhall/web/client.py):
+// hashed files under /assets/ (cached for a year) and index.html (never cached). docs/client.md.
+export default defineConfig({
+  plugins: [svelte()],
+  build: {
+    outDir: "../meadhall/web/client",
+    emptyOutDir: true,
+    assetsDir: "assets",
+    target: "es2022",
+    // Inlined assets would be data: URLs; files keep the Content-Security-Policy simple.
+    assetsInlineLimit: 0,
+  },
+  server: {
+    // `npm run dev` next to `make run`: the API and the gateway come from the service.
+    proxy: {
+      "/api": "http://localhost:8000",
+      "/files": "http://localhost:8000",
+      "/invite": "http://localhost:8000",
+      "/gateway": { target: "ws://localhost:8000", ws: true },
+    },
+  },
+  test: {
+    include: ["tests/**/*.test.ts"],
+    environment: "node",
+  },
+});
