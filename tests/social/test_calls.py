@@ -12,6 +12,9 @@ from typing import Any
 import pytest
 
 from meadhall.core.clock import iso
+from meadhall.core.errors import AppError
+from meadhall.social.calls.service import create_call_rows
+from meadhall.social.conversations.access import load_conversation
 from tests.support.calls import (
     MEDIA_KEY,
     VOICE,
@@ -430,3 +433,19 @@ async def test_the_calls_bucket(api, accounts, rt):
     assert assert_error(r, 429, "rate_limited")["bucket"] == "calls"
     # Reading and flags are under `global` only.
     await api.request("GET", call_url(cid), alice, expect=404)
+
+
+async def test_the_unique_ongoing_call_decides_when_the_check_is_passed(api, accounts, rt):
+    """Two starts that both found no call (on PostgreSQL, without the conversation's lock) meet at the
+    unique ongoing-conversation column: the second answers 409 with the first one's id, and its
+    transaction is still usable to look it up (a savepoint)."""
+    alice, bob = await people(accounts, "alice", "bob")
+    cid = await conversation(api, alice, bob)
+    first = (await start(api, alice, cid))["call"]
+    with pytest.raises(AppError) as caught:
+        async with rt.uow() as uow:
+            conv = await load_conversation(uow.conn, int(cid))
+            assert conv is not None
+            await create_call_rows(uow, conv, int(bob.id), "audio")
+    assert caught.value.code == "call.already_exists" and caught.value.extra == {"call_id": first["id"]}
+    assert (await ongoing(api, alice, cid)) == first

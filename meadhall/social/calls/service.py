@@ -120,13 +120,14 @@ async def do_start_call(rt: Runtime, principal: Principal, raw_channel_id: str, 
         if existing is not None:
             raise AppError("call.already_exists", call_id=str(existing.id))
         await _leave_other_calls(uow, others, me)
-        live = await _insert_call(uow, conv, me, media)
+        live = await create_call_rows(uow, conv, me, media)
         uow.emit(notify_call(EventType.CALL_CREATE, live.view(), live.audience))
         joined = InCall(live.view(), me, await _display_name(uow.conn, me))
     return _answer(rt, joined, rt.clock.now())
 
 
-async def _insert_call(uow: UnitOfWork, conv: Conversation, initiator_id: int, media: str) -> LiveCall:
+async def create_call_rows(uow: UnitOfWork, conv: Conversation, initiator_id: int, media: str) -> LiveCall:
+    """The call and one entry per participant (no event); 409 `call.already_exists` when one is ongoing."""
     call = {"id": uow.next_id(), "channel_id": conv.channel_id, "initiator_id": initiator_id, "status": "ringing",
             "media": media, "ongoing_channel_id": conv.channel_id, "created_at": uow.now, "started_at": None,
             "ended_at": None, "end_reason": None}
