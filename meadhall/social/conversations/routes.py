@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request, Response
 
 from meadhall.api.deps import RuntimeDep
 from meadhall.api.multipart import multipart_file
-from meadhall.api.openapi import errors, rules
+from meadhall.api.openapi import errors, rules, with_rules
 from meadhall.auth.deps import PrincipalDep, limited
 from meadhall.files import slots
 from meadhall.files.schemas import IMAGE_UPLOAD_BODY, UPLOAD_ERRORS
@@ -20,6 +20,12 @@ from meadhall.social.conversations.group import ConversationIcon
 conversations = APIRouter(tags=["conversations"])
 any_channel = APIRouter(tags=["channels"])  # a guild room or a conversation
 icons = APIRouter(tags=["files"])
+
+# A guild room the caller can view is answered 422, one they cannot view 404 (docs/social.md).
+_CONVERSATION_ONLY = rules({"channel_id": "a direct conversation; a server room you can view answers this"},
+                           code="channel.wrong_type")
+_GROUP_ONLY = rules({"channel_id": "a group conversation; a one-to-one conversation answers this"},
+                    code="dm.not_group")
 
 
 @conversations.post("/users/@me/channels", status_code=201, response_model=cs.ConversationResponse,
@@ -49,6 +55,7 @@ async def create_group_conversation(rt: RuntimeDep, body: cs.GroupCreate, princi
 
 
 @conversations.put("/channels/{channel_id}/recipients/{user_id}", response_model=cs.ConversationResponse,
+                   openapi_extra=_CONVERSATION_ONLY,
                    responses=errors("channel.not_found", "user.not_found", "relationship.blocked", "dm.full",
                                     "channel.wrong_type"))
 async def add_recipient(rt: RuntimeDep, channel_id: str, user_id: str, principal: PrincipalDep) -> dict:
@@ -56,6 +63,8 @@ async def add_recipient(rt: RuntimeDep, channel_id: str, user_id: str, principal
 
 
 @conversations.delete("/channels/{channel_id}/recipients/{user_id}", status_code=204,
+                      openapi_extra=with_rules(_CONVERSATION_ONLY, rules(
+                          {"user_id": "yourself in a one-to-one conversation"}, code="dm.not_group")),
                       responses=errors("channel.not_found", "recipient.not_found", "perm.denied", "dm.not_group",
                                        "channel.wrong_type"))
 async def remove_recipient(rt: RuntimeDep, channel_id: str, user_id: str, principal: PrincipalDep) -> Response:
@@ -70,9 +79,9 @@ async def get_channel(rt: RuntimeDep, channel_id: str, principal: PrincipalDep) 
 
 
 @any_channel.patch("/channels/{channel_id}", response_model=cs.AnyChannelResponse,
-                   openapi_extra=rules({"parent_id": "a category of this server; none for a category",
-                                        "user_limit": "only for a voice room",
-                                        "topic": "none for a category", "slowmode_seconds": "none for a category"}),
+                   openapi_extra=with_rules(_GROUP_ONLY, rules({
+                       "parent_id": "a category of this server; none for a category", "user_limit": "only for a voice room",
+                       "topic": "none for a category", "slowmode_seconds": "none for a category"})),
                    responses=errors("channel.not_found", "perm.denied", "dm.not_group"))
 async def update_channel(rt: RuntimeDep, channel_id: str, body: rs.ChannelPatch, principal: PrincipalDep) -> dict:
     return await channels.do_update_any_channel(rt, principal, channel_id, body.changes())
@@ -85,7 +94,7 @@ async def delete_channel(rt: RuntimeDep, channel_id: str, principal: PrincipalDe
 
 
 @icons.post("/channels/{channel_id}/icon", response_model=cs.ConversationResponse,
-            dependencies=[limited("uploads")], openapi_extra=IMAGE_UPLOAD_BODY,
+            dependencies=[limited("uploads")], openapi_extra=with_rules(IMAGE_UPLOAD_BODY, _CONVERSATION_ONLY, _GROUP_ONLY),
             responses=errors("channel.not_found", "perm.denied", "dm.not_group", "channel.wrong_type",
                              *UPLOAD_ERRORS))
 async def set_conversation_icon(request: Request, rt: RuntimeDep, channel_id: str, principal: PrincipalDep) -> dict:
@@ -94,6 +103,7 @@ async def set_conversation_icon(request: Request, rt: RuntimeDep, channel_id: st
 
 
 @icons.delete("/channels/{channel_id}/icon", response_model=cs.ConversationResponse,
+              openapi_extra=with_rules(_CONVERSATION_ONLY, _GROUP_ONLY),
               responses=errors("channel.not_found", "perm.denied", "dm.not_group", "channel.wrong_type"))
 async def remove_conversation_icon(rt: RuntimeDep, channel_id: str, principal: PrincipalDep) -> dict:
     return await slots.remove_image(rt, ConversationIcon(principal, channel_id))
