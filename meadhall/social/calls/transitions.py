@@ -18,7 +18,7 @@ from meadhall.social.calls import queries
 from meadhall.social.calls.events import notify_call
 from meadhall.social.calls.views import call_view
 
-RINGING_SECONDS = 60  # docs/reference/limits.md: a call rings for 60 seconds
+RINGING_SECONDS = 60  # docs/social.md, "Calls": a call rings for 60 seconds
 # A participant's gateway connections all gone for longer than this: they leave (the resume window).
 DISCONNECT_SECONDS = 120
 QUIET = {"microphone": False, "camera": False, "screen": False}
