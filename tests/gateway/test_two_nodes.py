@@ -9,6 +9,8 @@ PostgreSQL database and Redis, as several nodes behind a reverse proxy would.
   earned on A holds on B (counters in Redis);
 - a user's gateway connections on both nodes share the cap of ten: the eleventh, on B, closes the
   oldest, on A, with 4013.
+- presence crosses nodes: a friend's coming online and status change, produced on A, reach a friend
+  connected to B as PRESENCE_UPDATE, and a stranger connected to B gets none.
 
 Needs TEST_DATABASE_URL and TEST_REDIS_URL (CI sets both); skipped otherwise. The database is shared
 with the in-process tests (which empty it per test) and Redis with anything else using it, and the
@@ -317,6 +319,67 @@ async def test_connections_on_both_nodes_share_the_cap_of_ten(cluster, http, ws_
     await identified(cluster.a, dora, ws_clients)
     assert await on_a[1].wait_closed() == 4013
     assert on_b[0].closed_code is None
+
+
+# ---------------------------------------------------------------- (f) presence to friends across nodes
+
+
+async def register_on(http: httpx.AsyncClient, cluster: Cluster, node: Node, label: str) -> User:
+    username = cluster.name(label)
+    r = await http.post(f"{node.url}{API}/auth/register",
+                        json={"username": username, "email": f"{username}@example.com", "password": PASSWORD})
+    assert r.status_code == 201, r.text
+    return User(r.json())
+
+
+async def befriend_across(http: httpx.AsyncClient, cluster: Cluster, asker: User, answerer: User) -> None:
+    """`asker` asks on node A, `answerer` accepts on node B."""
+    r = await http.post(f"{cluster.a.url}{API}/users/@me/relationships", json={"username": answerer.username},
+                        headers=asker.headers)
+    assert r.status_code == 201, r.text
+    r = await http.put(f"{cluster.b.url}{API}/users/@me/relationships/{asker.id}", json={"type": "friend"},
+                       headers=answerer.headers)
+    assert r.status_code == 200 and r.json()["relationship"]["type"] == "friend", r.text
+
+
+async def presence_frames_before_marker(http: httpx.AsyncClient, node: Node, who: User,
+                                        conn: GatewayClient) -> list[dict[str, Any]]:
+    """The PRESENCE_UPDATE payloads `conn` got before a marker of `who`'s own (a USER_UPDATE with a fresh
+    private `locale`, produced on `node`): Redis delivers one channel in publish order, so whatever was
+    published before the marker would have arrived first."""
+    token = "en-" + uuid.uuid4().hex[:8]
+    r = await http.patch(f"{node.url}{API}/users/@me", json={"locale": token}, headers=who.headers)
+    assert r.status_code == 200, r.text
+    got: list[dict[str, Any]] = []
+    while True:
+        frame = await conn.recv_until(lambda f: f["op"] == 0)
+        if frame["t"] == "USER_UPDATE" and frame["d"]["locale"] == token:
+            return got
+        if frame["t"] == "PRESENCE_UPDATE":
+            got.append(frame["d"])
+
+
+async def test_presence_produced_on_one_node_reaches_a_friend_on_the_other_and_no_one_else(
+        cluster, http, ws_clients):
+    erin = await register_on(http, cluster, cluster.a, "erin")
+    finn = await register_on(http, cluster, cluster.b, "finn")
+    stranger = await register_on(http, cluster, cluster.b, "gus")
+    await befriend_across(http, cluster, erin, finn)
+    finn_on_b = await identified(cluster.b, finn, ws_clients)
+    stranger_on_b = await identified(cluster.b, stranger, ws_clients)
+
+    # Coming online: erin's IDENTIFY on node A.
+    await identified(cluster.a, erin, ws_clients)
+    online = await finn_on_b.recv_until(lambda f: f["op"] == 0 and f["t"] == "PRESENCE_UPDATE")
+    assert online["d"]["user"]["id"] == erin.id and online["d"]["user"]["status"] == "online"
+    assert online["d"]["style"] is None
+
+    # A status change made through node A.
+    r = await http.patch(f"{cluster.a.url}{API}/users/@me", json={"status": "dnd"}, headers=erin.headers)
+    assert r.status_code == 200, r.text
+    [update] = await presence_frames_before_marker(http, cluster.b, finn, finn_on_b)
+    assert (update["user"]["id"], update["user"]["status"]) == (erin.id, "dnd")
+    assert await presence_frames_before_marker(http, cluster.b, stranger, stranger_on_b) == []
 
 
 # ---------------------------------------------------------------- (e) a node stops (rolling restart)
