@@ -1,6 +1,6 @@
 """What a guild change causes in higher layers, offered as hooks (house rule 9: guilds never import
-messages). Today one kind: a guild change that the room reports with a system message (a room created,
-a member joined, left, was kicked or banned). `meadhall.messages.guild_hooks.register` fills the slot at
+messages or social): a guild change that the room reports with a system message (a room created,
+a member joined, left, was kicked or banned), and, at the end, whether a user takes part in a conversation. `meadhall.messages.guild_hooks.register` fills the slot at
 start; the hook runs inside the caller's unit of work, so the message is written in the same transaction
 as the change it reports."""
 
@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
+
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.db.uow import UnitOfWork
 
@@ -41,3 +43,22 @@ def on_guild_notice(name: str, hook: NoticeHook) -> None:
 async def announce_in_room(uow: UnitOfWork, notice: GuildNotice) -> None:
     for hook in list(_notice_hooks.values()):
         await hook(uow, notice)
+
+
+# Whether a user takes part in the conversation with this id (registered by meadhall.social.conversations):
+# a room-only operation aimed at a conversation the caller can see answers 422 `channel.wrong_type`
+# rather than 404 (docs/social.md). Guilds know no conversations, so they ask.
+ParticipantCheck = Callable[[AsyncConnection, int, int], Awaitable[bool]]
+_participant_checks: dict[str, ParticipantCheck] = {}
+
+
+def on_conversation_check(name: str, check: ParticipantCheck) -> None:
+    """Register (or replace, by name) the check."""
+    _participant_checks[name] = check
+
+
+async def takes_part_in_conversation(conn: AsyncConnection, user_id: int, channel_id: int) -> bool:
+    for check in list(_participant_checks.values()):
+        if await check(conn, user_id, channel_id):
+            return True
+    return False

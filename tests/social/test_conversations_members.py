@@ -116,6 +116,22 @@ async def test_recipient_routes_on_a_guild_room(api, client, accounts, rt):
         assert_error(await api.request(method, path, h.outsider, expect=404), 404, "channel.not_found")
 
 
+async def test_room_only_operations_on_a_conversation(api, client, accounts):
+    a, b, outsider = await people(accounts, 3)
+    conv = await open_dm(api, a, b)
+    path = f"/channels/{conv['id']}/permissions/{b.id}"
+    r = await api.request("PUT", path, a, json={"type": "member", "allow": "SEND_MESSAGES"}, expect=422)
+    assert_error(r, 422, "channel.wrong_type")
+    assert_error(await api.request("DELETE", path, a, expect=422), 422, "channel.wrong_type")
+    assert_error(await upload(client, a, f"/channels/{conv['id']}/background", png()), 422, "channel.wrong_type")
+    assert_error(await api.request("DELETE", f"/channels/{conv['id']}/background", a, expect=422),
+                 422, "channel.wrong_type")
+    # Unseen for an outsider.
+    assert_error(await api.request("DELETE", path, outsider, expect=404), 404, "channel.not_found")
+    assert_error(await upload(client, outsider, f"/channels/{conv['id']}/background", png()), 404,
+                 "channel.not_found")
+
+
 # ---- removing and leaving -------------------------------------------------------------------------------------
 
 async def test_owner_removes_from_a_group_of_four(api, accounts, rt, capture_events):

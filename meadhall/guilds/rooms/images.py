@@ -11,9 +11,10 @@ from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError
 from meadhall.db.uow import UnitOfWork
 from meadhall.files.slots import Slot
-from meadhall.guilds.access import ChannelContext, access_channel, require_in
+from meadhall.guilds.access import ChannelContext, require_in
 from meadhall.guilds.rooms import queries as room_queries
 from meadhall.guilds.rooms.events import notify_channel
+from meadhall.guilds.rooms.service import access_guild_room
 from meadhall.guilds.rooms.views import channel_view
 from meadhall.realtime.audience import GuildViewers
 from meadhall.realtime.events import EventType
@@ -28,7 +29,7 @@ class RoomBackground:
         self.principal, self.raw_channel_id = principal, raw_channel_id
 
     async def load(self, uow: UnitOfWork) -> ChannelContext:
-        cc = await access_channel(uow.conn, self.principal, self.raw_channel_id, uow.now)
+        cc = await access_guild_room(uow, self.principal, self.raw_channel_id)
         require_in(cc, P.MANAGE_CHANNEL_BACKGROUND)
         if cc.channel["type"] not in ("text", "voice"):
             raise AppError("channel.wrong_type", "Backgrounds are for text and voice rooms")

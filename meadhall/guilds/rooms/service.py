@@ -26,7 +26,7 @@ from meadhall.guilds.access import (
     require_in,
     visible_channels,
 )
-from meadhall.guilds.hooks import GuildNotice, announce_in_room
+from meadhall.guilds.hooks import GuildNotice, announce_in_room, takes_part_in_conversation
 from meadhall.guilds.invites import queries as invite_queries
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.roles import queries as role_queries
@@ -56,6 +56,19 @@ async def access_channel_view(rt: Runtime, principal: Principal, raw_id: str) ->
     async with rt.read() as uow:
         cc = await access_channel(uow.conn, principal, raw_id, uow.now)
     return {"channel": channel_view(cc.channel, cc.overrides)}
+
+
+async def access_guild_room(uow: UnitOfWork, principal: Principal, raw_id: str) -> ChannelContext:
+    """A guild room the caller can view, for operations only rooms have (overrides, backgrounds): a
+    conversation the caller takes part in answers 422 `channel.wrong_type`, anything else unseen 404."""
+    try:
+        return await access_channel(uow.conn, principal, raw_id, uow.now)
+    except AppError as exc:
+        channel_id = parse_id(raw_id)
+        if (exc.code == "channel.not_found" and channel_id is not None
+                and await takes_part_in_conversation(uow.conn, principal.user_id, channel_id)):
+            raise AppError("channel.wrong_type", "Direct conversations have no such setting") from None
+        raise
 
 
 async def _seen_rooms(uow: UnitOfWork, gc: GuildContext) -> dict[int, ChannelRow]:
@@ -260,7 +273,7 @@ async def _change_override(rt: Runtime, principal: Principal, raw_id: str, raw_t
     """PUT/DELETE an override. Receivers who gain view get CHANNEL_CREATE, who lose it CHANNEL_DELETE,
     the others CHANNEL_UPDATE (docs/reference/events.md)."""
     async with rt.uow() as uow:
-        cc = await access_channel(uow.conn, principal, raw_id, uow.now)
+        cc = await access_guild_room(uow, principal, raw_id)
         require_in(cc, P.MANAGE_ROLES)
         gc = cc.guild
         target_id = parse_id(raw_target)
