@@ -59,6 +59,7 @@ lint: install-test
 	$(BIN)/ruff check meadhall tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	cd web && $(NPM) run check --silent
 
 test: install-test lint
 	cd web && $(NPM) test --silent

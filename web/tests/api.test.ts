@@ -38,7 +38,7 @@ describe("api", () => {
 
   it("turns the error envelope into words", async () => {
     configure({ fetch: (async () => answer(422, { error: { code: "validation.failed", message: "Invalid", details: [{ field: "display_name", message: "too long" }] } })) as typeof fetch });
-    const err = await api.patch("/users/@me", {}).catch((e) => e);
+    const err = (await api.patch("/users/@me", {}).catch((e: unknown) => e)) as ApiError;
     expect(err).toBeInstanceOf(ApiError);
     expect(err.code).toBe("validation.failed");
     expect(err.message).toBe("Display name: too long");
@@ -48,7 +48,7 @@ describe("api", () => {
 
   it("a network failure is said in words", async () => {
     configure({ fetch: (async () => { throw new TypeError("Failed to fetch"); }) as typeof fetch });
-    const err = await api.get("/users/@me").catch((e) => e);
+    const err = (await api.get("/users/@me").catch((e: unknown) => e)) as ApiError;
     expect(err.message).toMatch(/could not be reached/);
   });
 
