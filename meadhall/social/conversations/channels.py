@@ -15,7 +15,7 @@ from meadhall.runtime import Runtime
 from meadhall.social.conversations.access import access_conversation
 from meadhall.social.conversations.group import do_rename_group
 from meadhall.social.conversations.members import do_drop_participant
-from meadhall.social.conversations.service import own_view
+from meadhall.social.conversations.service import locked, own_view
 
 T = TypeVar("T")
 
@@ -47,7 +47,7 @@ async def do_update_any_channel(rt: Runtime, principal: Principal, raw_id: str, 
         assert body is not None
         return body
     async with rt.uow() as uow:
-        conv = await access_conversation(uow.conn, principal, raw_id)
+        conv = await locked(uow, await access_conversation(uow.conn, principal, raw_id), principal.user_id)
         return await do_rename_group(uow, principal, conv, fields)
 
 
@@ -56,5 +56,5 @@ async def do_delete_any_channel(rt: Runtime, principal: Principal, raw_id: str) 
     if answered:
         return
     async with rt.uow() as uow:
-        conv = await access_conversation(uow.conn, principal, raw_id)
+        conv = await locked(uow, await access_conversation(uow.conn, principal, raw_id), principal.user_id)
         await do_drop_participant(rt, uow, conv, principal.user_id)

@@ -24,6 +24,7 @@ from meadhall.social.conversations.service import (
     MAX_PARTICIPANTS,
     announce,
     built_name,
+    locked,
     own_view,
     reload,
     select_live_users,
@@ -39,6 +40,7 @@ async def do_add_recipient(rt: Runtime, principal: Principal, raw_channel_id: st
     me = principal.user_id
     async with rt.uow() as uow:
         conv = await access_conversation_or_wrong_type(uow.conn, principal, raw_channel_id, uow.now)
+        conv = await locked(uow, conv, me)
         added = user_id_of(raw_user_id)
         users = {**await select_live_users(uow.conn, [added]),
                  **await select_users_by_ids(uow.conn, conv.participant_ids)}
@@ -68,7 +70,8 @@ async def do_remove_recipient(rt: Runtime, principal: Principal, raw_channel_id:
     only leaving is possible (422 `dm.not_group`)."""
     me = principal.user_id
     async with rt.uow() as uow:
-        conv = await access_conversation_or_wrong_type(uow.conn, principal, raw_channel_id, uow.now)
+        conv = await locked(uow, await access_conversation_or_wrong_type(uow.conn, principal, raw_channel_id,
+                                                                         uow.now), me)
         target = _target(raw_user_id, me)
         if target is None or not conv.has(target):
             raise AppError("recipient.not_found")

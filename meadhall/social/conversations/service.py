@@ -14,6 +14,7 @@ from meadhall.core.errors import AppError
 from meadhall.core.ids import parse_id
 from meadhall.core.limits import GROUP_DM_MAX_INVITED
 from meadhall.db.uow import UnitOfWork
+from meadhall.messages.queries import lock_channel
 from meadhall.realtime.events import EventType
 from meadhall.social.conversations.access import Conversation, load_conversation
 from meadhall.social.conversations.events import notify_conversation
@@ -45,6 +46,16 @@ def built_name(ordered_ids: Sequence[int], users: dict[int, UserRow], uow: UnitO
     truncated to 100 characters (stored: later changes of members or names leave it as it is)."""
     names = [user_summary(users[uid], uow.now)["display_name"] for uid in ordered_ids if uid in users]
     return ", ".join(names)[:NAME_MAX]
+
+
+async def locked(uow: UnitOfWork, conv: Conversation, user_id: int) -> Conversation:
+    """The conversation read again under its row lock: changes of participants, name or icon run one
+    after the other (two adds at once cannot pass the 10-participant limit together)."""
+    await lock_channel(uow.conn, conv.channel_id)
+    fresh = await load_conversation(uow.conn, conv.channel_id)
+    if fresh is None or not fresh.has(user_id):
+        raise AppError("channel.not_found")
+    return fresh
 
 
 async def reload(uow: UnitOfWork, channel_id: int) -> Conversation:
