@@ -13,6 +13,7 @@ from pathlib import Path
 from fastapi import APIRouter
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
+from meadhall.api.openapi import errors
 from meadhall.config import Settings
 from meadhall.core.errors import AppError
 
@@ -103,7 +104,11 @@ def index_response(client: BuiltClient, settings: Settings) -> HTMLResponse:
 assets = APIRouter(tags=["pages"])
 
 
-@assets.get("/assets/{name}", include_in_schema=False)
+@assets.get("/assets/{name}", response_class=Response,
+            responses={200: {"description": "The file, cached for a year (`immutable`: its name carries a digest)",
+                             "content": {"application/javascript": {}, "text/css": {}}},
+                       **errors("route.not_found")},
+            summary="Built files of the web client", description="Hashed scripts, styles and images of the client.")
 async def client_asset(name: str) -> Response:
     client = built_client()
     suffix = Path(name).suffix

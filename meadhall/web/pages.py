@@ -136,7 +136,13 @@ async def client_page(rt: RuntimeDep) -> HTMLResponse:
 
 
 for _path in web_client.CLIENT_ROUTES:
-    pages.add_api_route(_path, client_page, methods=["GET"], response_class=HTMLResponse, include_in_schema=False)
+    # One operation per route, named after its path (`/settings/{rest}` -> clientPageSettingsRest).
+    _name = "".join(part.split(":")[0].strip("{}").capitalize() for part in _path.split("/") if part)
+    pages.add_api_route(
+        _path, client_page, methods=["GET"], response_class=HTMLResponse, operation_id=f"clientPage{_name}",
+        summary=f"The web client at {_path.replace(':path', '')} (HTML)",
+        description="History fallback: the web client's page (`no-cache`); the client draws the screen of this "
+                    "route. While no client is built, the front page that says how to build it.")
 
 
 @pages.get(
