@@ -14,6 +14,9 @@ SOUNDBOARD_SOUNDS_PER_GUILD = 30
 INTERFACE_SOUNDS_PER_GUILD = 30
 GROUP_DM_MIN_INVITED = 2
 GROUP_DM_MAX_INVITED = 9
+CALL_RINGING_SECONDS = 60
+CALL_DISCONNECT_SECONDS = 120
+MEDIA_TOKEN_HOURS = 6
 PAGE_DEFAULT = 50
 PAGE_MAX = 100
 
@@ -41,6 +44,9 @@ MEANINGS: dict[str, str] = {
     "INTERFACE_SOUNDS_PER_GUILD": "interface sounds of one server",
     "GROUP_DM_MIN_INVITED": "fewest users invited when a group conversation is created (3 participants)",
     "GROUP_DM_MAX_INVITED": "most users invited to a group conversation (10 participants)",
+    "CALL_RINGING_SECONDS": "seconds a call rings before the unanswered are marked missed",
+    "CALL_DISCONNECT_SECONDS": "seconds without any gateway connection after which a joined call participant leaves",
+    "MEDIA_TOKEN_HOURS": "hours a media-server token stays valid",
     "PAGE_DEFAULT": "items of a list page when `limit` is not given",
     "PAGE_MAX": "largest `limit` of a list page",
     "ROOM_POSITION_MAX": "largest room position (stored as a 32-bit integer; larger answers 422)",

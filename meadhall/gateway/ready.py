@@ -1,7 +1,6 @@
-"""The READY payload (docs/gateway.md): everything a client needs to draw its first screen.
-
-Conversations, relationships, presences and calls arrive with the social and call issues; until then
-they are the empty values of their final shapes."""
+"""The READY payload (docs/gateway.md, docs/social.md): everything a client needs to draw its first screen —
+guilds, read states, conversations, relationships with the friends' presences, and ongoing calls. Each part
+is read in a fixed number of queries, whatever the number of guilds, conversations or friends."""
 
 from __future__ import annotations
 

@@ -15,8 +15,9 @@ from datetime import UTC, datetime, timedelta
 from livekit.api import AccessToken, VideoGrants
 
 from meadhall.config import Settings
+from meadhall.core.limits import MEDIA_TOKEN_HOURS
 
-TOKEN_LIFETIME = timedelta(hours=6)
+TOKEN_LIFETIME = timedelta(hours=MEDIA_TOKEN_HOURS)
 # Source names of the media server: `microphone` needs SPEAK, `camera` VIDEO, the two screen sources STREAM.
 MICROPHONE = "microphone"
 CAMERA = "camera"

@@ -135,12 +135,18 @@ async def client_page(rt: RuntimeDep) -> HTMLResponse:
     return front_page(rt)
 
 
+async def client_subpage(rt: RuntimeDep, rest: str) -> HTMLResponse:
+    """The same for the routes below a client route (`rest` is the client's business)."""
+    del rest
+    return front_page(rt)
+
+
 for _path in web_client.CLIENT_ROUTES:
     # One operation per route, named after its path (`/settings/{rest}` -> clientPageSettingsRest).
     _name = "".join(part.split(":")[0].strip("{}").capitalize() for part in _path.split("/") if part)
     pages.add_api_route(
-        _path, client_page, methods=["GET"], response_class=HTMLResponse, operation_id=f"clientPage{_name}",
-        summary=f"The web client at {_path.replace(':path', '')} (HTML)",
+        _path, client_subpage if "{rest" in _path else client_page, methods=["GET"], response_class=HTMLResponse,
+        operation_id=f"clientPage{_name}", summary=f"The web client at {_path.replace(':path', '')} (HTML)",
         description="History fallback: the web client's page (`no-cache`); the client draws the screen of this "
                     "route. While no client is built, the front page that says how to build it.")
 

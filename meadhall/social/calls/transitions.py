@@ -12,15 +12,16 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.core.limits import CALL_DISCONNECT_SECONDS, CALL_RINGING_SECONDS
 from meadhall.db.uow import UnitOfWork
 from meadhall.realtime.events import EventType
 from meadhall.social.calls import queries
 from meadhall.social.calls.events import notify_call
 from meadhall.social.calls.views import call_view
 
-RINGING_SECONDS = 60  # docs/social.md, "Calls": a call rings for 60 seconds
+RINGING_SECONDS = CALL_RINGING_SECONDS  # docs/social.md, "Calls"
 # A participant's gateway connections all gone for longer than this: they leave (the resume window).
-DISCONNECT_SECONDS = 120
+DISCONNECT_SECONDS = CALL_DISCONNECT_SECONDS  # the resume window (docs/gateway.md)
 QUIET = {"microphone": False, "camera": False, "screen": False}
 
 
