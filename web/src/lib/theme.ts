@@ -12,10 +12,23 @@ export function themeChoice(): ThemeChoice {
   }
 }
 
+const systemDark = (): MediaQueryList | null =>
+  typeof matchMedia === "function" ? matchMedia("(prefers-color-scheme: dark)") : null;
+let following = false;
+
+// The stylesheet knows two themes by `data-theme` alone; "system" resolves to one of them here and follows
+// the system's changes while it is the choice.
 export function applyTheme(choice: ThemeChoice = themeChoice()): void {
   const root = document.documentElement;
-  if (choice === "system") root.removeAttribute("data-theme");
-  else root.setAttribute("data-theme", choice);
+  const query = systemDark();
+  const resolved = choice === "system" ? (query && !query.matches ? "light" : "dark") : choice;
+  root.setAttribute("data-theme", resolved);
+  if (choice === "system" && query && !following) {
+    following = true;
+    query.addEventListener("change", () => {
+      if (themeChoice() === "system") applyTheme("system");
+    });
+  }
   try {
     if (choice === "system") localStorage.removeItem("theme");
     else localStorage.setItem("theme", choice);
