@@ -5,6 +5,7 @@ import { api, ApiError, onUnauthorized } from "./api";
 import { GatewayClient, type Phase } from "./gateway";
 import { compareIds, newer } from "./ids";
 import { navigate } from "./router.svelte";
+import type { FileObject } from "./types";
 import { applyEvent, applyHistory, createState, findChannel, markStale } from "./state";
 import type { Channel, GuildSnapshot, Id, Invite, Member, Message, User } from "./types";
 
@@ -26,6 +27,8 @@ export interface Pending {
   channelId: Id;
   content: string;
   replyTo: Id | null;
+  /** Files uploaded for this message (OpenAPI: uploadAttachment), bound when it is sent. */
+  attachments: FileObject[];
   status: "sending" | "failed";
   error: string | null;
 }
@@ -225,8 +228,8 @@ function nonce(): string {
   return `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}`;
 }
 
-export async function send(channelId: Id, content: string, replyTo: Id | null): Promise<void> {
-  const pending: Pending = { nonce: nonce(), channelId, content, replyTo, status: "sending", error: null };
+export async function send(channelId: Id, content: string, replyTo: Id | null, attachments: FileObject[] = []): Promise<void> {
+  const pending: Pending = { nonce: nonce(), channelId, content, replyTo, attachments, status: "sending", error: null };
   outbox.items.push(pending);
   await deliver(pending.nonce);
 }
@@ -249,6 +252,7 @@ async function deliver(nonceValue: string): Promise<void> {
   try {
     const body: Record<string, unknown> = { content: p.content, nonce: p.nonce };
     if (p.replyTo) body.reply_to_id = p.replyTo;
+    if (p.attachments.length) body.attachment_ids = p.attachments.map((f) => f.id);
     const { message } = await api.post<{ message: Message }>(`/channels/${p.channelId}/messages`, body, {
       onWait: (s) => {
         const q = outbox.items.find((x) => x.nonce === nonceValue);
@@ -305,8 +309,38 @@ export function typing(channelId: Id): void {
   api.post(`/channels/${channelId}/typing`, undefined, { retries: 0 }).catch(() => undefined);
 }
 
+/** After a send, typing is told again as soon as the service takes it (one per 3 s). */
 export function sentTyping(): void {
-  lastTyping = 0;
+  lastTyping -= 8000 - 3100;
+}
+
+// ---- search ------------------------------------------------------------------------------------------
+
+export async function searchMessages(channelId: Id, q: string, before?: Id): Promise<{ messages: Message[]; has_more: boolean }> {
+  return api.get(`/channels/${channelId}/messages/search`, { query: { q, before, limit: 25 } });
+}
+
+/** The message the list should scroll to and mark; `seq` changes on every jump. */
+export const jump = $state({ channelId: null as Id | null, messageId: null as Id | null, seq: 0 });
+
+/** Brings a message of the open room into the list (fetching older pages, at most `pages` of them)
+ * and asks the list to show it. False when it is further back than that. */
+export async function jumpTo(channelId: Id, messageId: Id, pages = 10): Promise<boolean> {
+  const present = () => store.messages[channelId]?.items.some((m) => m.id === messageId) ?? false;
+  if (!store.messages[channelId]) await loadLatest(channelId);
+  for (let i = 0; i < pages && !present(); i++) {
+    const list = store.messages[channelId];
+    if (!list?.hasMore) break;
+    while (loading.history[channelId]) await new Promise((r) => setTimeout(r, 50));
+    const before = list.items.length;
+    await loadOlder(channelId);
+    if ((store.messages[channelId]?.items.length ?? 0) === before) break;
+  }
+  if (!present()) return false;
+  jump.channelId = channelId;
+  jump.messageId = messageId;
+  jump.seq += 1;
+  return true;
 }
 
 // ---- members ------------------------------------------------------------------------------------------

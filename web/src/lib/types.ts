@@ -69,6 +69,11 @@ export interface Emoji {
   id: Id;
   name: string;
   guild_id?: Id;
+  /** The image (purpose `avatar`), served at /files/<file_id>. */
+  file_id?: Id;
+  /** `<:name:id>` */
+  token?: string;
+  animated?: boolean;
 }
 
 export interface Guild {

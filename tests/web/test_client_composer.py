@@ -1,0 +1,303 @@
+"""The composer and the room's tools in a real headless Chromium (docs/client.md, "Composer" and "Search"):
+`@` completion inserts a mention that renders as one (with `#` rooms, `:` emojis and `/` commands beside it),
+an image uploads with visible progress and shows inline for the other person, a file too large is refused
+in words, search finds a message and scrolls the room to it, and no serious accessibility violation with
+the emoji picker, the completion list or the search panel open."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from tests.support.browser import (
+    chromium,
+    needs_chromium,
+    needs_client,
+    serious_axe_violations,
+    signed_in_context,
+    watch_errors,
+)
+from tests.support.processes import free_port
+from tests.support.served import served
+
+pytestmark = [needs_chromium, needs_client]
+
+PORT = free_port()
+ORIGIN = f"http://localhost:{PORT}"
+PASSWORD = "correct horse battery staple"
+WAIT = 10000
+MAX_UPLOAD = 900_000
+
+
+@pytest.fixture
+def backend() -> str:
+    return "sqlite"  # the client reads through the services the HTTP tests cover on both databases
+
+
+@pytest.fixture
+def settings_overrides() -> dict[str, Any]:
+    return {"PUBLIC_URL": ORIGIN, "MAX_UPLOAD_SIZE": MAX_UPLOAD,
+            "RATE_LIMITS": {"global": "100000/60", "messages.send": "100000/60", "search": "1000/60"}}
+
+
+@pytest.fixture
+async def site(app: Any) -> AsyncIterator[str]:
+    async with served(app, PORT):
+        yield ORIGIN
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Any]:
+    async with chromium() as b:
+        yield b
+
+
+async def hall(client: Any, accounts: Any) -> tuple[Any, Any, str, str]:
+    """freya's server with thor in it: (freya, thor, guild id, room id)."""
+    freya = await accounts.register("freya")
+    thor = await accounts.register("thor")
+    r = await client.post("/api/v1/guilds", json={"name": "Long Winter"}, headers=freya.headers)
+    guild = r.json()["guild"]
+    room = guild["system_channel_id"]
+    r = await client.post(f"/api/v1/channels/{room}/invites", json={}, headers=freya.headers)
+    r = await client.post(f"/api/v1/invites/{r.json()['invite']['code']}", headers=thor.headers)
+    assert r.status_code == 200, r.text
+    return freya, thor, guild["id"], room
+
+
+async def open_room(browser: Any, login: str, guild: str, room: str, **options: Any) -> tuple[Any, Any]:
+    context = await signed_in_context(browser, ORIGIN, login, PASSWORD, **options)
+    page = await context.new_page()
+    await page.goto(f"{ORIGIN}/channels/{guild}/{room}")
+    return context, page
+
+
+def article(page: Any, text: str) -> Any:
+    return page.get_by_role("log", name="Messages").get_by_role("article").filter(has_text=text)
+
+
+def noise_png(width: int, height: int) -> bytes:
+    """An image that does not compress, so its upload takes a measurable time when throttled."""
+    buf = io.BytesIO()
+    Image.frombytes("RGB", (width, height), os.urandom(width * height * 3)).save(buf, "PNG")
+    return buf.getvalue()
+
+
+async def test_completion_inserts_a_mention_that_renders(site, browser, client, accounts):
+    from playwright.async_api import expect
+
+    freya, thor, guild, room = await hall(client, accounts)
+    context, page = await open_room(browser, "freya", guild, room)
+    errors = watch_errors(page)
+    composer = page.get_by_role("textbox", name="Message #general")
+    await expect(page.get_by_role("complementary", name="Members")).to_contain_text("thor", timeout=WAIT)
+
+    # `@`: the members, keyboard to pick; the textbox shows the name.
+    await composer.press_sequentially("Skål @th")
+    people = page.get_by_role("listbox", name="Members")
+    await expect(people.get_by_role("option", name="thor")).to_have_attribute("aria-selected", "true")
+    combobox = page.get_by_role("combobox", name="Message #general")
+    await expect(combobox).to_have_attribute("aria-expanded", "true")
+    await composer.press("Enter")
+    await expect(composer).to_have_value("Skål @thor ")
+    await expect(people).to_have_count(0)
+
+    # `#` rooms (Tab picks too) and `:` emojis (the list arrives on first use).
+    await composer.press_sequentially("and #gen")
+    await expect(page.get_by_role("listbox", name="Rooms").get_by_role("option", name="general")).to_be_visible()
+    await composer.press("Tab")
+    await composer.press_sequentially(":thumbsu")
+    emoji = page.get_by_role("listbox", name="Emoji")
+    await expect(emoji.get_by_role("option").first).to_contain_text(":thumbsup:", timeout=WAIT)
+    await composer.press("Enter")
+    await expect(composer).to_have_value("Skål @thor and #general 👍 ")
+
+    await composer.press("Enter")
+    sent = article(page, "Skål")
+    await expect(sent.locator(".mention").first).to_have_text("@thor", timeout=WAIT)
+    await expect(sent.locator(".mention").nth(1)).to_have_text("#general")
+    r = await client.get(f"/api/v1/channels/{room}/messages", headers=freya.headers)
+    message = r.json()["messages"][0]
+    assert message["content"] == f"Skål <@{thor.id}> and <#{room}> 👍"
+    assert message["mentions"] == [thor.id]
+
+    # The mentioned person sees it as a mention of them.
+    thor_ctx, thor_page = await open_room(browser, "thor", guild, room)
+    await expect(article(thor_page, "Skål").locator(".mention").first).to_have_text("@thor", timeout=WAIT)
+    await expect(article(thor_page, "Skål")).to_contain_class("mentioned")
+
+    # `/` at the start lists the commands with what they do; Escape closes the list and keeps the text.
+    await composer.press_sequentially("/")
+    commands = page.get_by_role("listbox", name="Commands")
+    await expect(commands.get_by_role("option", name="/me")).to_contain_text("third person")
+    await expect(commands.get_by_role("option")).to_have_count(4)
+    await composer.press("Escape")
+    await expect(commands).to_have_count(0)
+    await expect(composer).to_have_value("/")
+    await composer.press_sequentially("me raises a horn")
+    await composer.press("Enter")
+    await expect(article(page, "raises a horn")).to_contain_text("freya raises a horn", timeout=WAIT)
+
+    # The emoji picker inserts at the caret.
+    await page.get_by_role("button", name="Emoji", exact=True).click()
+    picker = page.get_by_role("dialog", name="Emoji picker")
+    await picker.get_by_role("searchbox", name="Search emoji").fill("beer mug")
+    await picker.get_by_role("button", name="beer mug", exact=True).click()
+    await expect(picker).to_have_count(0)
+    await expect(composer).to_have_value("🍺")
+    assert errors == []
+    await thor_ctx.close()
+    await context.close()
+
+
+async def test_an_image_uploads_with_progress_and_shows_for_the_other_person(site, browser, client, accounts):
+    from playwright.async_api import expect
+
+    freya, thor, guild, room = await hall(client, accounts)
+    context, page = await open_room(browser, "freya", guild, room)
+    errors = watch_errors(page)
+    composer = page.get_by_role("textbox", name="Message #general")
+    await expect(composer).to_be_visible(timeout=WAIT)
+
+    # Uploads are throttled so that the progress is seen between 0 and 100 %.
+    cdp = await context.new_cdp_session(page)
+    await cdp.send("Network.enable")
+    await cdp.send("Network.emulateNetworkConditions",
+                   {"offline": False, "latency": 20, "downloadThroughput": -1, "uploadThroughput": 250_000})
+    image = noise_png(400, 300)
+    assert 300_000 < len(image) < MAX_UPLOAD
+    await page.locator("input[type=file]").set_input_files(
+        files=[{"name": "longship.png", "mimeType": "image/png", "buffer": image}])
+    bar = page.get_by_role("progressbar", name="Uploading longship.png")
+    await expect(bar).to_be_visible(timeout=WAIT)
+    await expect(page.get_by_role("button", name="Send message")).to_be_disabled()
+    seen: set[float] = set()
+    for _ in range(100):
+        if not await bar.count():
+            break
+        value = await bar.get_attribute("value")
+        if value is not None:
+            seen.add(float(value))
+        await page.wait_for_timeout(50)
+    assert any(0 < v < 1 for v in seen), seen
+    tray = page.get_by_role("list", name="Attachments")
+    await expect(tray).to_contain_text("ready", timeout=WAIT)
+    await expect(tray.get_by_role("img")).to_have_count(0)  # the preview is decorative; the name says it
+    await cdp.send("Network.emulateNetworkConditions",
+                   {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+
+    await composer.fill("Our ship, drawn")
+    await composer.press("Enter")
+    await expect(tray).to_have_count(0)
+    mine = article(page, "Our ship, drawn")
+    await expect(mine.get_by_role("img", name="longship.png")).to_be_visible(timeout=WAIT)
+
+    thor_ctx, thor_page = await open_room(browser, "thor", guild, room)
+    theirs = article(thor_page, "Our ship, drawn").get_by_role("img", name="longship.png")
+    await expect(theirs).to_be_visible(timeout=WAIT)
+    await expect(theirs).to_have_js_property("naturalWidth", 400, timeout=WAIT)  # the bytes arrived
+    box = await theirs.bounding_box()
+    assert box and box["width"] <= 400 and box["height"] <= 300
+    await expect(article(thor_page, "Our ship, drawn").get_by_role("link", name="Open longship.png")).to_have_attribute(
+        "target", "_blank")
+
+    # Another file shows as a card with its name and size; one over the limit is refused in words.
+    await page.locator("input[type=file]").set_input_files(files=[
+        {"name": "saga.txt", "mimeType": "text/plain", "buffer": b"In the beginning was the ice."},
+        {"name": "hoard.bin", "mimeType": "application/octet-stream", "buffer": b"\0" * (MAX_UPLOAD + 1)},
+    ])
+    await expect(page.get_by_role("alert").filter(has_text="hoard.bin is too large")).to_be_visible(timeout=WAIT)
+    await page.get_by_role("button", name="Remove hoard.bin").click()
+    await expect(page.get_by_role("list", name="Attachments")).to_contain_text("ready", timeout=WAIT)
+    await composer.press("Enter")  # a message of only a file
+    card = article(thor_page, "saga.txt")
+    await expect(card.get_by_role("link", name="Download saga.txt")).to_be_visible(timeout=WAIT)
+    await expect(card).to_contain_text("29 bytes")
+    r = await client.get(f"/api/v1/channels/{room}/messages", headers=thor.headers)
+    newest = r.json()["messages"][0]
+    assert newest["content"] == "" and [a["original_name"] for a in newest["attachments"]] == ["saga.txt"]
+    assert [e for e in errors if "413" not in e] == []
+    await thor_ctx.close()
+    await context.close()
+
+
+async def test_search_finds_a_message_and_the_room_scrolls_to_it(site, browser, client, accounts):
+    from playwright.async_api import expect
+
+    freya, thor, guild, room = await hall(client, accounts)
+    r = await client.post(f"/api/v1/channels/{room}/messages", json={"content": "the mead is in the cellar"},
+                          headers=thor.headers)
+    assert r.status_code == 201
+    for i in range(80):  # further back than the first page the room loads
+        r = await client.post(f"/api/v1/channels/{room}/messages", json={"content": f"chatter {i}"}, headers=freya.headers)
+        assert r.status_code == 201, r.text
+
+    context, page = await open_room(browser, "freya", guild, room)
+    await expect(article(page, "chatter 79")).to_be_visible(timeout=WAIT)
+    await expect(article(page, "the mead is in the cellar")).to_have_count(0)
+
+    await page.get_by_role("button", name="Search messages").click()
+    panel = page.get_by_role("complementary", name="Search")
+    box = panel.get_by_role("searchbox", name="Search messages")
+    await expect(box).to_be_focused()
+    await box.fill("cell")
+    await box.press("Enter")
+    hit = panel.get_by_role("listitem").filter(has_text="the mead is in the cellar")
+    await expect(hit).to_contain_text("thor", timeout=WAIT)
+    await expect(panel.get_by_role("listitem")).to_have_count(1)
+    await hit.get_by_role("button").click()
+    await expect(article(page, "the mead is in the cellar")).to_be_in_viewport(timeout=WAIT)
+
+    await box.fill("dragons")
+    await box.press("Enter")
+    await expect(panel.get_by_role("status")).to_have_text("No messages match “dragons”.", timeout=WAIT)
+    await box.press("Escape")
+    await expect(panel).to_have_count(0)
+    await context.close()
+
+
+async def test_no_serious_accessibility_violation_with_the_tools_open(site, browser, client, accounts):
+    from playwright.async_api import expect
+
+    freya, thor, guild, room = await hall(client, accounts)
+    await client.post(f"/api/v1/channels/{room}/messages", json={"content": "Skål to the hall"}, headers=thor.headers)
+    for scheme in ("dark", "light"):
+        context, page = await open_room(browser, "freya", guild, room, color_scheme=scheme)
+        composer = page.get_by_role("textbox", name="Message #general")
+        await expect(article(page, "Skål to the hall")).to_be_visible(timeout=WAIT)
+        await expect(page.get_by_role("complementary", name="Members")).to_contain_text("thor", timeout=WAIT)
+
+        await page.get_by_role("button", name="Emoji", exact=True).click()
+        picker = page.get_by_role("dialog", name="Emoji picker")
+        await expect(picker.get_by_role("button", name="grinning face", exact=True)).to_be_visible(timeout=WAIT)
+        assert await serious_axe_violations(page) == [], (scheme, "emoji picker")
+        await page.keyboard.press("Escape")
+        await expect(picker).to_have_count(0)
+        await expect(page.get_by_role("button", name="Emoji", exact=True)).to_be_focused()
+
+        await composer.press_sequentially("@t")
+        await expect(page.get_by_role("listbox", name="Members")).to_be_visible()
+        assert await serious_axe_violations(page) == [], (scheme, "completion")
+        await composer.fill("")
+
+        hall_msg = article(page, "Skål to the hall")
+        await hall_msg.hover()
+        await hall_msg.get_by_role("button", name="Add reaction").click()
+        reactions = page.get_by_role("dialog", name="Pick a reaction")
+        query, name, glyph = ("mug", "beer mug", "🍺") if scheme == "dark" else ("bread", "bread", "🍞")
+        await reactions.get_by_role("searchbox", name="Search emoji").fill(query)
+        await reactions.get_by_role("button", name=name, exact=True).click()
+        await expect(hall_msg.get_by_role("button", name=f"{glyph}, 1 reactions")).to_have_attribute("aria-pressed", "true")
+
+        await page.get_by_role("button", name="Search messages").click()
+        panel = page.get_by_role("complementary", name="Search")
+        await panel.get_by_role("searchbox", name="Search messages").fill("hall")
+        await panel.get_by_role("searchbox", name="Search messages").press("Enter")
+        await expect(panel.get_by_role("listitem")).to_have_count(1, timeout=WAIT)
+        assert await serious_axe_violations(page) == [], (scheme, "search")
+        await context.close()

@@ -1,0 +1,131 @@
+// What the composer completes while one types (docs/client.md, "Composer"): `@` people, `#` rooms,
+// `:` emojis and `/` commands at the start of a message. The textbox shows readable words (`@freya`,
+// `#general`, `:wave:`); the picks are remembered as references and become the service's tokens
+// (`<@id>`, `<#id>`, `<:name:id>`) when the message is sent.
+
+export type Trigger = "@" | "#" | ":" | "/";
+
+export interface Active {
+  trigger: Trigger;
+  /** What was typed after the trigger. */
+  query: string;
+  /** Where the trigger character is. */
+  start: number;
+  /** Where the completed word ends (the caret). */
+  end: number;
+}
+
+// A trigger starts a word: at the start of the text or after a space or an opening bracket.
+const WORD = /(^|[\s([{"'])([@#:])([^\s@#:<>]*)$/u;
+const COMMAND = /^\/([a-z]*)$/;
+/** `:` completes only after two characters, so "10:30" or ":)" never open the list. */
+const EMOJI_QUERY = /^[\p{L}\p{N}_+-]{2,}$/u;
+
+/** The word being completed when the caret is at `caret`, or null. */
+export function activeCompletion(text: string, caret: number): Active | null {
+  const before = text.slice(0, caret);
+  const command = COMMAND.exec(before);
+  if (command) return { trigger: "/", query: command[1], start: 0, end: caret };
+  const m = WORD.exec(before);
+  if (!m) return null;
+  const trigger = m[2] as Trigger;
+  const query = m[3];
+  if (trigger === ":" && !EMOJI_QUERY.test(query)) return null;
+  if (trigger === "#" && !/^[\p{L}\p{N}_-]*$/u.test(query)) return null;
+  return { trigger, query, start: caret - query.length - 1, end: caret };
+}
+
+/** The text with the completed word replaced by `insertion` and one space, and the caret after it. */
+export function applyCompletion(text: string, active: Active, insertion: string): { text: string; caret: number } {
+  const rest = text.slice(active.end);
+  const spaced = rest.startsWith(" ") ? insertion : `${insertion} `;
+  const head = text.slice(0, active.start) + spaced;
+  return { text: head + rest, caret: head.length + (rest.startsWith(" ") ? 1 : 0) };
+}
+
+/** A readable word in the textbox that stands for a token of the interface. */
+export interface Reference {
+  shown: string;
+  token: string;
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** The content to send: each remembered reference, where it still stands as a whole word, becomes its
+ * token. Longer words go first so `@thorin` is never read as `@thor` + `in`. Code stays as typed. */
+export function encodeReferences(text: string, refs: Reference[]): string {
+  const unique = new Map<string, string>();
+  for (const r of refs) unique.set(r.shown, r.token);
+  const shown = [...unique.keys()].sort((a, b) => b.length - a.length);
+  if (!shown.length) return text;
+  const word = new RegExp(`(${shown.map(escapeRegExp).join("|")})(?![\\p{L}\\p{N}_])`, "gu");
+  // Inline code and code blocks are left alone.
+  return text
+    .split(/(```[\s\S]*?```|`[^`\n]+`)/)
+    .map((part, i) => (i % 2 === 1 ? part : part.replace(word, (w) => unique.get(w) ?? w)))
+    .join("");
+}
+
+export interface Command {
+  name: string;
+  usage: string;
+  description: string;
+}
+
+/** The commands the service reads at the start of a message. */
+export const COMMANDS: Command[] = [
+  { name: "me", usage: "/me <action>", description: "Say what you are doing, in the third person" },
+  { name: "whisper", usage: "/whisper <text>", description: "Send quiet, small text" },
+  { name: "scream", usage: "/scream <text>", description: "Send loud text" },
+  { name: "ls", usage: "/ls @person <text>", description: "A private message only that person can see" },
+];
+
+export function matchCommands(query: string): Command[] {
+  const q = query.toLowerCase();
+  return COMMANDS.filter((c) => c.name.startsWith(q));
+}
+
+/** Rank by how well any of the names matches: equal, then prefix, then a word's prefix, then inside. */
+export function rank<T>(items: T[], query: string, names: (item: T) => string[], limit = 8): T[] {
+  const q = query.toLowerCase();
+  if (!q) return items.slice(0, limit);
+  const scored: { item: T; score: number; i: number }[] = [];
+  items.forEach((item, i) => {
+    let best = 0;
+    for (const raw of names(item)) {
+      const name = raw.toLowerCase();
+      let score = 0;
+      if (name === q) score = 4;
+      else if (name.startsWith(q)) score = 3;
+      else if (name.split(/[\s_-]+/).some((w) => w.startsWith(q))) score = 2;
+      else if (name.includes(q)) score = 1;
+      best = Math.max(best, score);
+    }
+    if (best) scored.push({ item, score: best, i });
+  });
+  scored.sort((a, b) => b.score - a.score || a.i - b.i);
+  return scored.slice(0, limit).map((s) => s.item);
+}
+
+/** The readable text of a saved draft: tokens become words again, with the references to send them. */
+export function decodeReferences(content: string, names: { user: (id: string) => string | null; room: (id: string) => string | null }):
+  { text: string; refs: Reference[] } {
+  const refs: Reference[] = [];
+  const parts = content.split(/(```[\s\S]*?```|`[^`\n]+`)/);
+  const text = parts
+    .map((part, i) =>
+      i % 2 === 1
+        ? part
+        : part.replace(/<@!?(\d{1,20})>|<#(\d{1,20})>|<a?:([A-Za-z0-9_]{2,32}):(\d{1,20})>/g, (token, user, room, emoji) => {
+            const name = user ? names.user(user) : room ? names.room(room) : emoji;
+            if (!name) return token;
+            const shown = user ? `@${name}` : room ? `#${name}` : `:${name}:`;
+            refs.push({ shown, token });
+            return shown;
+          }),
+    )
+    .join("");
+  return { text, refs };
+}

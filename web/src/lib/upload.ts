@@ -1,0 +1,123 @@
+// Attachment uploads (OpenAPI: uploadAttachment): one multipart request per file through
+// XMLHttpRequest, whose upload events give the progress bar; refusals become sentences.
+
+import { describe, type ErrorBody } from "./api";
+import type { FileObject, Id } from "./types";
+
+/** At most this many files go with one message. */
+export const MAX_ATTACHMENTS = 10;
+
+export class UploadError extends Error {
+  readonly status: number;
+  readonly code: string;
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** "1.4 MB", "820 KB", "12 bytes". */
+export function formatBytes(n: number): string {
+  if (n < 1000) return `${n} ${n === 1 ? "byte" : "bytes"}`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let value = n / 1000;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
+}
+
+/** A refusal of the upload in words, naming the file. */
+export function uploadErrorText(name: string, status: number, body: ErrorBody | null): string {
+  if (status === 413 || body?.code === "file.too_large") {
+    return `${name} is too large for this server.${body?.message ? ` ${body.message}` : ""}`;
+  }
+  if (status === 415 || body?.code === "file.unsupported_type") return `${name}: this type of file is not accepted.`;
+  if (status === 403) return `You may not attach files here.`;
+  return `${name} could not be uploaded: ${describe(status, body)}`;
+}
+
+export interface UploadHandle {
+  done: Promise<FileObject>;
+  abort: () => void;
+}
+
+type Sleep = (ms: number) => Promise<void>;
+const sleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Sends one file to the room; `onProgress` gets the fraction sent (0..1). A 429 waits Retry-After
+ * and tries again (three times). */
+export function uploadAttachment(channelId: Id, file: File, onProgress: (fraction: number) => void,
+  onWait?: (seconds: number) => void): UploadHandle {
+  let xhr: XMLHttpRequest | null = null;
+  let aborted = false;
+
+  const once = () =>
+    new Promise<{ status: number; body: unknown; retryAfter: number }>((resolve, reject) => {
+      const request = new XMLHttpRequest();
+      xhr = request;
+      request.open("POST", `/api/v1/channels/${channelId}/files`);
+      request.responseType = "json";
+      request.setRequestHeader("Accept", "application/json");
+      request.upload.onprogress = (e) => {
+        if (e.lengthComputable && e.total > 0) onProgress(e.loaded / e.total);
+      };
+      request.onload = () =>
+        resolve({ status: request.status, body: request.response, retryAfter: Number(request.getResponseHeader("Retry-After")) });
+      request.onerror = () => reject(new UploadError(0, "network", `${file.name} could not be uploaded: ${describe(0, null)}`));
+      request.onabort = () => reject(new UploadError(0, "aborted", `${file.name}: upload cancelled.`));
+      const form = new FormData();
+      form.append("file", file, file.name);
+      request.send(form);
+    });
+
+  const done = (async () => {
+    for (let attempt = 0; ; attempt++) {
+      if (aborted) throw new UploadError(0, "aborted", `${file.name}: upload cancelled.`);
+      const { status, body, retryAfter } = await once();
+      if (status === 201 || status === 200) {
+        onProgress(1);
+        return (body as { file: FileObject }).file;
+      }
+      const error = body && typeof body === "object" && "error" in body ? (body as { error: ErrorBody }).error : null;
+      if (status === 429 && attempt < 3) {
+        const seconds = retryAfter > 0 ? retryAfter : Math.max(1, Math.ceil(error?.retry_after ?? 1));
+        onWait?.(seconds);
+        await sleep(seconds * 1000);
+        onProgress(0);
+        continue;
+      }
+      throw new UploadError(status, error?.code ?? "http", uploadErrorText(file.name, status, error));
+    }
+  })();
+
+  return {
+    done,
+    abort: () => {
+      aborted = true;
+      xhr?.abort();
+    },
+  };
+}
+
+/** A file on its way to a message, as the composer's tray shows it. */
+export interface TrayItem {
+  key: string;
+  source: File;
+  name: string;
+  size: number;
+  /** A blob: URL of an image to preview, else null. */
+  preview: string | null;
+  progress: number;
+  status: "uploading" | "done" | "failed";
+  error: string | null;
+  file: FileObject | null;
+  abort: () => void;
+}
+
+export function isPreviewable(file: { type: string }): boolean {
+  return /^image\/(png|jpeg|gif|webp|avif|bmp)$/.test(file.type);
+}
