@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import bindparam, case, delete, func, insert, or_, select, update
+from sqlalchemy import bindparam, case, delete, func, insert, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
@@ -67,10 +67,11 @@ async def select_messages_in_rooms(conn: AsyncConnection, pairs: Iterable[tuple[
     wanted = set(pairs)
     if not wanted:
         return {}
-    stmt = select(*_SHOWN).where(messages.c.id.in_(sorted({m for _, m in wanted})),
-                                 messages.c.channel_id.in_(sorted({c for c, _ in wanted})))
+    # Pairs, not two IN lists: with two lists the (channel_id, id) index is probed for every combination
+    # (300 conversations: 90,000 probes, 10 ms on SQLite).
+    stmt = select(*_SHOWN).where(tuple_(messages.c.channel_id, messages.c.id).in_(sorted(wanted)))
     rows = [cast(MessageRow, r) for r in (await conn.execute(stmt)).mappings()]
-    return {r["id"]: r for r in rows if (r["channel_id"], r["id"]) in wanted}
+    return {r["id"]: r for r in rows}
 
 
 async def select_page(conn: AsyncConnection, channel_id: int, viewer_id: int, *, before: int | None,

@@ -29,11 +29,12 @@ def _sid(value: int | None) -> str | None:
     return None if value is None else str(value)
 
 
-def conversation_view(conv: Conversation, receiver_id: int, users: Mapping[int, UserRow],
+def conversation_view(conv: Conversation, receiver_id: int, summaries: Mapping[int, dict[str, Any]],
                       last_message: dict[str, Any] | None, now: datetime) -> dict[str, Any]:
-    """`users`: account rows of the participants (a participant without a row is left out)."""
+    """`summaries`: UserSummary of the participants (a participant without one is left out), made once per
+    user for a whole list: the receiver and a friend in many groups appear in many conversations."""
     channel = conv.channel
-    members = [user_summary(users[uid], now) for uid in conv.participant_ids if uid in users]
+    members = [summaries[uid] for uid in conv.participant_ids if uid in summaries]
     counterpart = None
     if not conv.is_group:
         counterpart = next((m for m in members if m["id"] != str(receiver_id)), None)
@@ -80,10 +81,12 @@ async def conversation_views(conn: AsyncConnection, receiver_id: int, convs: Seq
     ordered = sorted(rows.values(), key=lambda r: r["id"])
     shown = await hydrate(conn, ordered, receiver_id, now, known_users=dict(users))
     by_id = {int(view["id"]): view for view in shown}
+    summaries = {uid: user_summary(row, now) for uid, row in users.items()}
     out = []
     for conv in convs:
         last_id = last_ids[conv.channel_id]
-        out.append(conversation_view(conv, receiver_id, users, None if last_id is None else by_id.get(last_id), now))
+        out.append(conversation_view(conv, receiver_id, summaries, None if last_id is None else by_id.get(last_id),
+                                     now))
     return out
 
 
