@@ -12,6 +12,8 @@ import type {
   Message,
   ReadState,
   Ready,
+  Relationship,
+  RelationshipType,
   Role,
   User,
   UserSummary,
@@ -37,6 +39,8 @@ export interface State {
   /** channel id -> user id -> when the typing mark lapses (ms since the epoch). */
   typing: Record<Id, Record<Id, number>>;
   users: Record<Id, UserSummary>;
+  /** other user's id -> what they are to the user (docs/social.md, "Relationships and blocking"). */
+  relationships: Record<Id, Relationship>;
 }
 
 export const TYPING_MS = 10000;
@@ -54,6 +58,7 @@ export function createState(): State {
     members: {},
     typing: {},
     users: {},
+    relationships: {},
   };
 }
 
@@ -68,6 +73,7 @@ export function applyReady(state: State, ready: Ready): void {
   }
   state.conversations = {};
   for (const c of ready.dm_channels ?? []) state.conversations[c.id] = c;
+  applyReadySocial(state, ready);
   state.readStates = {};
   for (const r of ready.read_states ?? []) state.readStates[r.channel_id] = r;
   // After a new IDENTIFY events may have been missed: every cached room is fetched again when shown.
@@ -106,6 +112,79 @@ function updateUser(state: State, user: UserSummary): void {
     const m = byUser[user.id];
     if (m) m.user = user;
   }
+  updateSocialUser(state, user);
+}
+
+// ---- friends and conversations (docs/social.md) --------------------------------------------------------
+
+/** READY `relationships` (the four lists) and `presences` (friends who are not offline). */
+function applyReadySocial(state: State, ready: Ready): void {
+  state.relationships = {};
+  const lists = ready.relationships;
+  if (lists) {
+    for (const r of [...lists.friends, ...lists.incoming, ...lists.outgoing, ...lists.blocked]) {
+      state.relationships[r.id] = r;
+      state.users[r.id] ??= r.user;
+    }
+  }
+  for (const c of ready.dm_channels ?? []) for (const u of c.members) state.users[u.id] ??= u;
+  for (const p of ready.presences ?? []) updateUser(state, p.user);
+}
+
+/** A newer summary of a user (PRESENCE_UPDATE) reaches their relationship and every conversation showing them. */
+function updateSocialUser(state: State, user: UserSummary): void {
+  const r = state.relationships[user.id];
+  if (r) r.user = user;
+  for (const c of Object.values(state.conversations)) {
+    const i = c.members.findIndex((m) => m.id === user.id);
+    if (i >= 0) c.members[i] = user;
+    if (c.counterpart?.id === user.id) {
+      c.counterpart = user;
+      c.status = user.status;
+      c.avatar = user.avatar;
+    }
+  }
+}
+
+function putConversation(state: State, c: Conversation): void {
+  const known = state.conversations[c.id];
+  // An update may carry an older last message than one the client already holds (sent meanwhile).
+  if (known && newer(known.last_message_id, c.last_message_id)) {
+    c.last_message_id = known.last_message_id;
+    c.last_message = known.last_message ?? c.last_message;
+  }
+  state.conversations[c.id] = c;
+  for (const u of c.members) if (u.id !== state.me?.id) state.users[u.id] = u;
+}
+
+/** The relationships of one type, by display name. */
+export function relationshipsOf(state: State, type: RelationshipType): Relationship[] {
+  return Object.values(state.relationships)
+    .filter((r) => r.type === type)
+    .sort((a, b) => a.user.display_name.localeCompare(b.user.display_name) || compareIds(a.id, b.id));
+}
+
+export function relationshipWith(state: State, userId: Id): RelationshipType | null {
+  return state.relationships[userId]?.type ?? null;
+}
+
+/** Conversations by last activity, newest first (the newest message, else the creation). */
+export function sortedConversations(state: State): Conversation[] {
+  return Object.values(state.conversations).sort(
+    (a, b) => compareIds(b.last_message_id ?? b.id, a.last_message_id ?? a.id) || compareIds(b.id, a.id),
+  );
+}
+
+/** The 1:1 conversation with a user, if the client knows one (the pair's oldest, as the service opens it). */
+export function directWith(state: State, userId: Id): Conversation | undefined {
+  return Object.values(state.conversations)
+    .filter((c) => !c.is_group && c.counterpart?.id === userId)
+    .sort((a, b) => compareIds(a.id, b.id))[0];
+}
+
+/** The owner of a group (`dm_owner_id`; `owner_id` carries the same value). */
+export function groupOwner(c: Conversation): Id | null {
+  return c.dm_owner_id ?? c.owner_id ?? null;
 }
 
 /** A page of history (newest first, as the interface answers) merged into a room's list. */
@@ -147,7 +226,10 @@ function addMessage(state: State, message: Message): void {
   const channel = findChannel(state, message.channel_id);
   if (channel && message.kind !== "private" && newer(message.id, channel.last_message_id)) channel.last_message_id = message.id;
   const conversation = state.conversations[message.channel_id];
-  if (conversation && newer(message.id, conversation.last_message_id)) conversation.last_message_id = message.id;
+  if (conversation && newer(message.id, conversation.last_message_id)) {
+    conversation.last_message_id = message.id;
+    conversation.last_message = message;
+  }
   if (message.author) {
     state.users[message.author.id] = message.author;
     const typing = state.typing[message.channel_id];
@@ -297,7 +379,17 @@ export function applyEvent(state: State, type: string, d: any, now: number = Dat
       break;
     case "DM_CHANNEL_CREATE":
     case "DM_CHANNEL_UPDATE":
-      state.conversations[d.id] = d as Conversation;
+      putConversation(state, d as Conversation);
+      break;
+    case "RELATIONSHIP_ADD": {
+      const r = d as Relationship;
+      state.relationships[r.id] = r;
+      state.users[r.id] = r.user;
+      break;
+    }
+    case "RELATIONSHIP_REMOVE":
+      // `type` is the removed type: a later RELATIONSHIP_ADD of another type must not be undone.
+      if (state.relationships[d.id]?.type === d.type) delete state.relationships[d.id];
       break;
     case "DM_CHANNEL_DELETE":
       delete state.conversations[d.id];

@@ -1,13 +1,13 @@
 // The reactive store the screens read (one instance of state.ts), the session's life (sign-in, the
 // gateway, sign-out) and the actions that call the interface. Events change the store; nothing polls.
 
-import { api, ApiError, onUnauthorized } from "./api";
+import { api, ApiError, describe, onUnauthorized } from "./api";
 import { GatewayClient, type Phase } from "./gateway";
 import { compareIds, newer } from "./ids";
 import { navigate } from "./router.svelte";
 import type { FileObject } from "./types";
 import { applyEvent, applyHistory, createState, findChannel, markStale } from "./state";
-import type { Channel, GuildSnapshot, Id, Invite, Member, Message, User } from "./types";
+import type { Channel, Conversation, GuildSnapshot, Id, Invite, Member, Message, Relationship, User } from "./types";
 
 export const store = $state(createState());
 
@@ -363,6 +363,92 @@ export async function loadMembers(guildId: Id): Promise<void> {
   } catch {
     membersLoaded.delete(guildId);
   }
+}
+
+// ---- friends and conversations (docs/social.md) --------------------------------------------------------
+// Each answer is applied at once as the matching event would be; the event that follows changes nothing.
+
+export async function addFriend(username: string): Promise<Relationship> {
+  const { relationship } = await api.post<{ relationship: Relationship }>("/users/@me/relationships", { username });
+  applyEvent(store, "RELATIONSHIP_ADD", relationship);
+  return relationship;
+}
+
+/** Accept a request (or ask), or block (OpenAPI: updateRelationship). */
+export async function setRelationship(userId: Id, type: "friend" | "blocked"): Promise<Relationship> {
+  const { relationship } = await api.put<{ relationship: Relationship }>(`/users/@me/relationships/${userId}`, { type });
+  applyEvent(store, "RELATIONSHIP_ADD", relationship);
+  return relationship;
+}
+
+/** Unfriend, decline, cancel or unblock (OpenAPI: deleteRelationship). */
+export async function removeRelationship(userId: Id): Promise<void> {
+  const type = store.relationships[userId]?.type;
+  await api.del(`/users/@me/relationships/${userId}`);
+  if (type) applyEvent(store, "RELATIONSHIP_REMOVE", { id: userId, type });
+}
+
+/** Opens (or finds) the 1:1 with a user and shows it. */
+export async function openDirect(userId: Id): Promise<Conversation> {
+  const { channel } = await api.post<{ channel: Conversation }>("/users/@me/channels", { recipient_id: userId });
+  applyEvent(store, "DM_CHANNEL_CREATE", channel);
+  navigate(`/channels/@me/${channel.id}`);
+  return channel;
+}
+
+export async function createGroup(recipientIds: Id[], name: string): Promise<Conversation> {
+  const body: Record<string, unknown> = { recipient_ids: recipientIds };
+  if (name.trim()) body.name = name.trim();
+  const { channel } = await api.post<{ channel: Conversation }>("/users/@me/channels/group", body);
+  applyEvent(store, "DM_CHANNEL_CREATE", channel);
+  navigate(`/channels/@me/${channel.id}`);
+  return channel;
+}
+
+export async function renameGroup(channelId: Id, name: string): Promise<void> {
+  const { channel } = await api.patch<{ channel: Conversation }>(`/channels/${channelId}`, { name });
+  applyEvent(store, "DM_CHANNEL_UPDATE", channel);
+}
+
+export async function addRecipient(channelId: Id, userId: Id): Promise<void> {
+  const { channel } = await api.put<{ channel: Conversation }>(`/channels/${channelId}/recipients/${userId}`);
+  applyEvent(store, "DM_CHANNEL_UPDATE", channel);
+}
+
+/** The owner removes someone; the service answers DM_CHANNEL_UPDATE with the new members. */
+export async function removeRecipient(channelId: Id, userId: Id): Promise<void> {
+  await api.del(`/channels/${channelId}/recipients/${userId}`);
+}
+
+/** Leaving: the conversation goes from this user's list (a conversation of two is deleted for both). */
+export async function leaveConversation(channelId: Id): Promise<void> {
+  await api.del(`/channels/${channelId}/recipients/@me`);
+  applyEvent(store, "DM_CHANNEL_DELETE", { id: channelId });
+  navigate("/channels/@me", { replace: true });
+}
+
+/** A group's icon: a multipart upload (OpenAPI: setConversationIcon), the owner only. */
+export async function setGroupIcon(channelId: Id, file: File): Promise<void> {
+  const form = new FormData();
+  form.append("file", file, file.name);
+  let response: Response;
+  try {
+    response = await fetch(`/api/v1/channels/${channelId}/icon`, { method: "POST", body: form, credentials: "same-origin" });
+  } catch {
+    throw new ApiError(0, { code: "network", message: describe(0, null) });
+  }
+  const parsed = await response.json().catch(() => null);
+  if (!response.ok) {
+    const envelope = parsed?.error ?? { code: "http", message: describe(response.status, null) };
+    if (envelope.code === "file.unsupported_type") envelope.message = "That file is not an image the server accepts.";
+    throw new ApiError(response.status, envelope);
+  }
+  applyEvent(store, "DM_CHANNEL_UPDATE", (parsed as { channel: Conversation }).channel);
+}
+
+export async function removeGroupIcon(channelId: Id): Promise<void> {
+  const { channel } = await api.del<{ channel: Conversation }>(`/channels/${channelId}/icon`);
+  applyEvent(store, "DM_CHANNEL_UPDATE", channel);
 }
 
 // ---- drafts -------------------------------------------------------------------------------------------

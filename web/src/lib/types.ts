@@ -148,9 +148,43 @@ export interface Conversation {
   type: "dm";
   is_group: boolean;
   name: string | null;
+  /** Groups only (docs/social.md, "Name and icon"). */
+  icon_file_id?: Id | null;
+  owner_id?: Id | null;
+  dm_owner_id?: Id | null;
+  member_count?: number;
+  /** All participants, the receiver included, earliest joined first. */
   members: UserSummary[];
+  /** A one-to-one: the other participant; groups: null. */
   counterpart: UserSummary | null;
+  avatar?: Id | null;
+  status?: UserSummary["status"] | null;
+  last_message?: Message | null;
   last_message_id: Id | null;
+  created_at?: string;
+}
+
+/** What another user is to the receiver (OpenAPI: listRelationships, createRelationship). */
+export type RelationshipType = "friend" | "incoming" | "outgoing" | "blocked";
+
+export interface Relationship {
+  id: Id;
+  type: RelationshipType;
+  user: UserSummary;
+  since: string;
+  style: unknown | null;
+}
+
+export interface RelationshipLists {
+  friends: Relationship[];
+  incoming: Relationship[];
+  outgoing: Relationship[];
+  blocked: Relationship[];
+}
+
+export interface Presence {
+  user: UserSummary;
+  style: unknown | null;
 }
 
 export interface Invite {
@@ -170,4 +204,6 @@ export interface Ready {
   guilds: GuildSnapshot[];
   dm_channels: Conversation[];
   read_states: ReadState[];
+  relationships?: RelationshipLists;
+  presences?: Presence[];
 }
