@@ -79,6 +79,7 @@ describe("ranking and commands", () => {
     expect(rank(people, "rid", (p) => [p])).toEqual(["ingrid", "sigrid the bold"]);
     expect(rank(people, "the", (p) => [p])).toEqual(["sigrid the bold"]);
     expect(rank(people, "", (p) => [p], 2)).toEqual(["ingrid", "grim"]);
+    expect(rank(["smiley", "smile", "small"], "sm", (p) => [p])).toEqual(["smile", "small", "smiley"]);
   });
 
   it("lists the service's commands", () => {

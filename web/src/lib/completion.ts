@@ -91,9 +91,10 @@ export function matchCommands(query: string): Command[] {
 export function rank<T>(items: T[], query: string, names: (item: T) => string[], limit = 8): T[] {
   const q = query.toLowerCase();
   if (!q) return items.slice(0, limit);
-  const scored: { item: T; score: number; i: number }[] = [];
+  const scored: { item: T; score: number; length: number; i: number }[] = [];
   items.forEach((item, i) => {
     let best = 0;
+    let length = Infinity;
     for (const raw of names(item)) {
       const name = raw.toLowerCase();
       let score = 0;
@@ -101,11 +102,15 @@ export function rank<T>(items: T[], query: string, names: (item: T) => string[],
       else if (name.startsWith(q)) score = 3;
       else if (name.split(/[\s_-]+/).some((w) => w.startsWith(q))) score = 2;
       else if (name.includes(q)) score = 1;
-      best = Math.max(best, score);
+      if (score > best || (score === best && score && name.length < length)) {
+        best = score;
+        length = name.length;
+      }
     }
-    if (best) scored.push({ item, score: best, i });
+    if (best) scored.push({ item, score: best, length, i });
   });
-  scored.sort((a, b) => b.score - a.score || a.i - b.i);
+  // Among equal matches the shorter name is the closer one (`:sm` → smile before smiley).
+  scored.sort((a, b) => b.score - a.score || a.length - b.length || a.i - b.i);
   return scored.slice(0, limit).map((s) => s.item);
 }
 
