@@ -10,7 +10,7 @@ from meadhall.accounts import queries as account_queries
 from meadhall.accounts.views import user_private
 from meadhall.gateway.auth import GatewayIdentity
 from meadhall.guilds import queries as guild_queries
-from meadhall.guilds.snapshot import snapshot_of
+from meadhall.guilds.snapshot import snapshots_of_user
 from meadhall.messages.read_states import read_state_views
 from meadhall.runtime import Runtime
 from meadhall.social.calls.service import ready_calls
@@ -27,7 +27,7 @@ async def ready_payload(rt: Runtime, who: GatewayIdentity, gateway_session_id: s
         if user is None or user["deleted_at"] is not None:
             return None
         guild_rows = await guild_queries.select_guilds_of_user(uow.conn, who.user_id)
-        guilds = [await snapshot_of(uow, g["id"], who.user_id, who.is_instance_admin) for g in guild_rows]
+        guilds = await snapshots_of_user(uow, guild_rows, user, who.is_instance_admin)
         read_states = await read_state_views(uow.conn, who.user_id)
         dm_channels = await conversation_list(uow.conn, who.user_id, uow.now)
         relationships, presences = await ready_relationships(uow.conn, who.user_id, uow.now)

@@ -3,6 +3,7 @@ what the caller may not see; `require_*` answers 403 for what they may see but n
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
@@ -100,6 +101,13 @@ async def load_guild_context(conn: AsyncConnection, principal: Principal, guild_
     return None if state is None else _context_from_state(principal, guild, state, now)
 
 
+async def guild_context_of_row(conn: AsyncConnection, principal: Principal, guild: GuildRow, now: datetime
+                               ) -> GuildContext | None:
+    """The same from a guild row already read (READY reads the rows of all the user's guilds at once)."""
+    state = await cached_state(conn, guild["id"], int(guild["perm_version"]))
+    return None if state is None else _context_from_state(principal, guild, state, now)
+
+
 async def access_guild(conn: AsyncConnection, principal: Principal, raw_id: str | int, now: datetime
                        ) -> GuildContext:
     """The guild if the caller is a member (or an instance administrator); else 404."""
@@ -173,7 +181,7 @@ def require_owner(gc: GuildContext, reason: str) -> None:
 
 
 def visible_channels(gc: GuildContext, channel_rows: list[ChannelRow],
-                     overrides: dict[int, list[OverrideRow]]) -> list[ChannelRow]:
+                     overrides: Mapping[int, list[OverrideRow]]) -> list[ChannelRow]:
     """Rooms the caller may view, and categories they may view or that hold a room they may view
     (docs/reference/permissions.md), in the given order."""
     viewable = {

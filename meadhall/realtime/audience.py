@@ -24,6 +24,18 @@ async def guild_members(conn: AsyncConnection, guild_id: int) -> list[int]:
     return list((await conn.execute(stmt)).scalars())
 
 
+async def members_of_guilds(conn: AsyncConnection, guild_ids: list[int]) -> dict[int, list[int]]:
+    """guild id -> every member, for several guilds in one query (a profile change reaches each guild)."""
+    out: dict[int, list[int]] = {guild_id: [] for guild_id in guild_ids}
+    if not guild_ids:
+        return out
+    stmt = (select(members.c.guild_id, members.c.user_id).where(members.c.guild_id.in_(guild_ids))
+            .order_by(members.c.guild_id, members.c.user_id))
+    for guild_id, user_id in (await conn.execute(stmt)).all():
+        out[guild_id].append(user_id)
+    return out
+
+
 class GuildViewers:
     """Which members may view each room of one guild (docs/reference/events.md: per receiver, at dispatch time),
     from freshly loaded permission data (use after a transaction changed it). `contexts` may be

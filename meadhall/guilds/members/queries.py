@@ -111,6 +111,26 @@ async def select_members_with_users(conn: AsyncConnection, guild_id: int, *, aft
     return [_member_with_user(row) for row in (await conn.execute(stmt)).mappings()]
 
 
+async def select_memberships_with_user(conn: AsyncConnection, user_id: int) -> list[MemberWithUser]:
+    """One user's membership rows in every guild, each joined with the user's row (one query)."""
+    stmt = (
+        select(members, *[c.label(_USER_PREFIX + c.name) for c in users.c])
+        .join(users, users.c.id == members.c.user_id)
+        .where(members.c.user_id == user_id)
+        .order_by(members.c.guild_id)
+    )
+    return [_member_with_user(row) for row in (await conn.execute(stmt)).mappings()]
+
+
+async def select_role_ids_by_guild(conn: AsyncConnection, user_id: int) -> dict[int, list[int]]:
+    """guild id -> the role ids one user holds there, for every guild (one query)."""
+    stmt = select(member_roles.c.guild_id, member_roles.c.role_id).where(member_roles.c.user_id == user_id)
+    held: dict[int, list[int]] = defaultdict(list)
+    for guild_id, role_id in (await conn.execute(stmt)).all():
+        held[guild_id].append(role_id)
+    return held
+
+
 _USER_PREFIX = "u__"
 _MEMBER_KEYS = tuple(c.name for c in members.c)
 _USER_KEYS = tuple((c.name, _USER_PREFIX + c.name) for c in users.c)

@@ -29,7 +29,7 @@ from meadhall.guilds.members.events import notify_member, notify_member_remove
 from meadhall.guilds.members.views import member_view
 from meadhall.guilds.rows import GuildRow, MemberRow
 from meadhall.guilds.snapshot import snapshot_of
-from meadhall.realtime.audience import guild_members
+from meadhall.realtime.audience import guild_members, members_of_guilds
 from meadhall.realtime.events import EventType
 from meadhall.runtime import Runtime
 
@@ -111,9 +111,17 @@ async def emit_member_updates(uow: UnitOfWork, guild_id: int, user_ids: Iterable
 
 
 async def announce_profile(uow: UnitOfWork, user_id: int) -> None:
-    """A user's public profile changed: MEMBER_UPDATE in every guild they belong to."""
-    for guild in await guild_queries.select_guilds_of_user(uow.conn, user_id):
-        await emit_member_updates(uow, guild["id"], [user_id])
+    """A user's public profile changed: MEMBER_UPDATE in every guild they belong to, read for all of them in
+    three queries (a member of 100 servers changing their custom status would otherwise pay 300)."""
+    memberships = await member_queries.select_memberships_with_user(uow.conn, user_id)
+    if not memberships:
+        return
+    held = await member_queries.select_role_ids_by_guild(uow.conn, user_id)
+    audiences = await members_of_guilds(uow.conn, [m.member["guild_id"] for m in memberships])
+    for m in memberships:
+        guild_id = m.member["guild_id"]
+        view = member_view(m.member, m.user, held.get(guild_id, []), uow.now)
+        uow.emit(notify_member(EventType.MEMBER_UPDATE, view, audiences[guild_id]))
 
 
 async def load_target(uow: UnitOfWork, gc: GuildContext, user_id: int | None
