@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from meadhall.accounts.events import presence_view
 from meadhall.accounts.views import UserColumns, user_summary
 from meadhall.core.clock import iso
 from meadhall.social.relationships.queries import RelatedUser
@@ -28,9 +27,3 @@ def relationship_lists(rows: list[RelatedUser], now: datetime) -> dict[str, list
     for row in rows:
         lists[LISTS[row["rel_type"]]].append(relationship_view(row, row["rel_type"], row["rel_since"], now))
     return lists
-
-
-def friend_presences(rows: list[RelatedUser], now: datetime) -> list[dict[str, Any]]:
-    """READY `presences`: the friends whose effective status is not offline (docs/social.md)."""
-    views = (presence_view(row, now) for row in rows if row["rel_type"] == "friend")
-    return [v for v in views if v["user"]["status"] != "offline"]
