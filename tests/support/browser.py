@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
+from tests.support.processes import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
+# One port per test process (pytest-xdist worker): each browser test serves the app there while it runs, and
+# PUBLIC_URL names this origin so that the session cookie and the Origin check work in the browser.
+PORT = free_port()
+ORIGIN = f"http://localhost:{PORT}"
+PASSWORD = "correct horse battery staple"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CLIENT_INDEX = ROOT / "meadhall" / "web" / "client" / "index.html"
 AXE = ROOT / "web" / "node_modules" / "axe-core" / "axe.min.js"

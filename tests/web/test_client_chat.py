@@ -6,27 +6,22 @@ gateway connection resumes without losing or doubling a message; no serious acce
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from tests.support.browser import (
-    chromium,
+    ORIGIN,
+    PASSWORD,
     needs_chromium,
     needs_client,
     serious_axe_violations,
     signed_in_context,
     watch_errors,
 )
-from tests.support.processes import free_port
-from tests.support.served import served
 
 pytestmark = [needs_chromium, needs_client]
 
-PORT = free_port()
-ORIGIN = f"http://localhost:{PORT}"
-PASSWORD = "correct horse battery staple"
 WAIT = 10000
 
 
@@ -40,16 +35,6 @@ def settings_overrides() -> dict[str, Any]:
     return {"PUBLIC_URL": ORIGIN, "RATE_LIMITS": {"auth.register": "1000/60", "global": "10000/60"}}
 
 
-@pytest.fixture
-async def site(app: Any) -> AsyncIterator[str]:
-    async with served(app, PORT):
-        yield ORIGIN
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    async with chromium() as b:
-        yield b
 
 
 async def register_in_page(page: Any, username: str) -> None:

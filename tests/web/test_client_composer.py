@@ -8,28 +8,23 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from PIL import Image
 
 from tests.support.browser import (
-    chromium,
+    ORIGIN,
+    PASSWORD,
     needs_chromium,
     needs_client,
     serious_axe_violations,
     signed_in_context,
     watch_errors,
 )
-from tests.support.processes import free_port
-from tests.support.served import served
 
 pytestmark = [needs_chromium, needs_client]
 
-PORT = free_port()
-ORIGIN = f"http://localhost:{PORT}"
-PASSWORD = "correct horse battery staple"
 WAIT = 10000
 MAX_UPLOAD = 900_000
 
@@ -45,16 +40,6 @@ def settings_overrides() -> dict[str, Any]:
             "RATE_LIMITS": {"global": "100000/60", "messages.send": "100000/60", "search": "1000/60"}}
 
 
-@pytest.fixture
-async def site(app: Any) -> AsyncIterator[str]:
-    async with served(app, PORT):
-        yield ORIGIN
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    async with chromium() as b:
-        yield b
 
 
 async def hall(client: Any, accounts: Any) -> tuple[Any, Any, str, str]:

@@ -7,27 +7,22 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from tests.support.browser import (
-    chromium,
+    ORIGIN,
+    PASSWORD,
     needs_chromium,
     needs_client,
     serious_axe_violations,
     signed_in_context,
     watch_errors,
 )
-from tests.support.processes import free_port
-from tests.support.served import served
 
 pytestmark = [needs_chromium, needs_client]
 
-PORT = free_port()
-ORIGIN = f"http://localhost:{PORT}"
-PASSWORD = "correct horse battery staple"
 WAIT = 10000
 # A 1x1 PNG for the group icon.
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
@@ -44,16 +39,6 @@ def settings_overrides() -> dict[str, Any]:
                                                   "relationships": "1000/60", "dm.open": "1000/60"}}
 
 
-@pytest.fixture
-async def site(app: Any) -> AsyncIterator[str]:
-    async with served(app, PORT):
-        yield ORIGIN
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    async with chromium() as b:
-        yield b
 
 
 async def open_page(browser: Any, login: str, path: str, **options: Any) -> tuple[Any, Any, list[str]]:

@@ -5,22 +5,16 @@ DOM nodes stays bounded however far one scrolls."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from meadhall.db.schema.messages import messages
-from tests.support.browser import chromium, needs_chromium, needs_client, signed_in_context
-from tests.support.processes import free_port
-from tests.support.served import served
+from tests.support.browser import ORIGIN, PASSWORD, chromium, needs_chromium, needs_client, signed_in_context
 
 pytestmark = [needs_chromium, needs_client]
 
-PORT = free_port()
-ORIGIN = f"http://localhost:{PORT}"
-PASSWORD = "correct horse battery staple"
 COUNT = 10_000
 
 
@@ -33,11 +27,6 @@ def backend() -> str:
 def settings_overrides() -> dict[str, Any]:
     return {"PUBLIC_URL": ORIGIN, "RATE_LIMITS": {"global": "100000/60"}}
 
-
-@pytest.fixture
-async def site(app: Any) -> AsyncIterator[str]:
-    async with served(app, PORT):
-        yield ORIGIN
 
 
 async def fill_room(rt: Any, guild_id: str, room: str, author: str) -> None:

@@ -5,21 +5,13 @@ client's room (OpenAPI: invitePage, joinInvite)."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from tests.support.processes import free_port
-from tests.support.served import served
+from tests.support.browser import ORIGIN, needs_chromium
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
-
-
-PORT = free_port()
-ORIGIN = f"http://localhost:{PORT}"
+pytestmark = needs_chromium
 
 
 @pytest.fixture
@@ -30,23 +22,6 @@ def backend() -> str:
 @pytest.fixture
 def settings_overrides() -> dict[str, Any]:
     return {"PUBLIC_URL": ORIGIN}
-
-
-@pytest.fixture
-async def site(app: Any) -> AsyncIterator[str]:
-    async with served(app, PORT):
-        yield ORIGIN
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    from playwright.async_api import async_playwright
-    async with async_playwright() as p:
-        b = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            yield b
-        finally:
-            await b.close()
 
 
 async def sign_in_in_page(page: Any, login: str, password: str) -> int:
