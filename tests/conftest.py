@@ -187,6 +187,12 @@ class EventLog(list[Event]):
     def of_type(self, type_: str) -> list[Event]:
         return [e for e in self if e.type == type_]
 
+    async def reset(self) -> None:
+        """Forget what was captured so far, once the events already published have arrived (through Redis
+        they may still be in flight when the setup's last request has answered)."""
+        await self.settle()
+        self.clear()
+
     async def settle(self, limit: float = 5.0) -> None:
         """Wait until everything published so far has been delivered: publish a marker and wait for it
         (Redis delivers one channel's messages in publish order; the local bus delivers at once)."""

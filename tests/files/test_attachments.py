@@ -21,7 +21,7 @@ async def test_send_binds_attachments_in_the_order_given(client, accounts, rt, c
     h = await hall(client, accounts, rt)
     first = await attached(client, h.a, h.general, png(), "one.png", "image/png")
     second = await attached(client, h.a, h.general, b"two", "two.txt")
-    capture_events.clear()
+    await capture_events.reset()
     message = await post(client, h.a, h.general, "look", attachment_ids=[second["id"], first["id"]])
     assert message["attachment_ids"] == [second["id"], first["id"]]
     assert [f["id"] for f in message["attachments"]] == [second["id"], first["id"]]

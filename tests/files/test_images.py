@@ -84,7 +84,7 @@ async def test_avatar_set_replace_and_remove(client, accounts, rt, settings, cap
 
 async def test_avatar_change_reaches_guild_members(client, accounts, rt, capture_events):
     h = await hall(client, accounts, rt)
-    capture_events.clear()
+    await capture_events.reset()
     assert (await set_avatar(client, h.a)).status_code == 200
     await capture_events.settle()
     [update] = capture_events.of_type("MEMBER_UPDATE")
@@ -154,7 +154,7 @@ async def test_media_limits_come_from_instance_settings(client, accounts, rt, cl
 async def test_guild_images(client, accounts, rt, settings, capture_events, kind, purpose):
     h = await hall(client, accounts, rt)
     field = f"{kind}_file_id"
-    capture_events.clear()
+    await capture_events.reset()
     r = await upload(client, h.owner, f"/guilds/{h.id}/{kind}", png())
     assert r.status_code == 200, r.text
     first = r.json()["guild"][field]
@@ -198,7 +198,7 @@ async def test_room_background(client, accounts, rt, settings, capture_events):
     h = await hall(client, accounts, rt)
     hidden = await room(client, h.owner, h.id, name="hidden",
                         permission_overrides=[{"id": h.id, "type": "role", "deny": "VIEW_CHANNEL"}])
-    capture_events.clear()
+    await capture_events.reset()
     r = await upload(client, h.owner, f"/channels/{h.general}/background", jpeg(), "bg.jpg", "image/jpeg")
     assert r.status_code == 200, r.text
     first = r.json()["channel"]["background_file_id"]
@@ -217,7 +217,7 @@ async def test_room_background(client, accounts, rt, settings, capture_events):
     assert r.status_code == 200 and r.json()["channel"]["background_file_id"] is None
     assert not stored(settings, second).exists() and await rows(rt) == []
     # Only to those who may view the hidden room.
-    capture_events.clear()
+    await capture_events.reset()
     await upload(client, h.owner, f"/channels/{hidden['id']}/background", png())
     await capture_events.settle()
     assert [set(e.users) for e in capture_events.of_type("CHANNEL_UPDATE")] == [{int(h.owner.id)}]

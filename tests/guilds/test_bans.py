@@ -13,7 +13,7 @@ MOD = "BAN_MEMBERS|KICK_MEMBERS"
 
 async def test_ban_member(client, accounts, rt, capture_events):
     h = await staffed_hall(client, accounts, rt, MOD)
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.put(h.url(f"/bans/{h.member.id}"), json={"reason": "spam"}, headers=h.mod.headers)
     assert r.status_code == 204, r.text
     await capture_events.settle()
@@ -50,7 +50,7 @@ async def test_ban_member(client, accounts, rt, capture_events):
 
 async def test_ban_non_member_repeat_updates_reason_and_unban(client, accounts, rt, clock, capture_events):
     h = await staffed_hall(client, accounts, rt, MOD)
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.put(h.url(f"/bans/{h.outsider.id}"), headers=h.mod.headers)  # no body, no reason
     assert r.status_code == 204, r.text
     await capture_events.settle()

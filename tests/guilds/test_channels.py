@@ -23,7 +23,7 @@ async def test_create_room_events_system_message_and_audit(client, accounts, rt,
     a, b = await accounts.register("alice"), await accounts.register("bob")
     guild = await make_guild(client, a)
     await add_member(rt, guild["id"], b)
-    capture_events.clear()
+    await capture_events.reset()
     created = await room(client, a, guild["id"], name="Talk", topic="about things", slowmode_seconds=5)
     assert created["type"] == "text" and created["position"] == 1 and created["slowmode_seconds"] == 5
     assert created["user_limit"] is None and created["permission_overrides"] == []
@@ -143,14 +143,14 @@ async def test_override_changes_send_create_and_delete_to_who_gains_or_loses_vie
     gid = guild["id"]
     await add_member(rt, gid, b)
     target = await room(client, a, gid, name="target")
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.put(f"{API}/channels/{target['id']}/permissions/{gid}",
                          json={"type": "role", "deny": "VIEW_CHANNEL"}, headers=a.headers)
     assert r.status_code == 204
     await capture_events.settle()
     assert [e.users for e in capture_events.of_type("CHANNEL_DELETE")] == [(int(b.id),)]
     assert [e.users for e in capture_events.of_type("CHANNEL_UPDATE")] == [(int(a.id),)]
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.delete(f"{API}/channels/{target['id']}/permissions/{gid}", headers=a.headers)
     assert r.status_code == 204
     await capture_events.settle()
@@ -193,7 +193,7 @@ async def test_update_room(client, accounts, rt, capture_events):
     general = guild["system_channel_id"]
     r = await client.patch(f"{API}/channels/{general}", json={"name": "lobby"}, headers=b.headers)
     assert r.status_code == 403 and r.json()["error"]["permission"] == "MANAGE_CHANNELS"
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.patch(f"{API}/channels/{general}", json={"name": "lobby", "topic": "hi", "slowmode_seconds": 30},
                            headers=a.headers)
     assert r.status_code == 200
@@ -214,7 +214,7 @@ async def test_delete_room_and_category(client, accounts, rt, capture_events):
     gid = guild["id"]
     cat = await room(client, a, gid, name="cat", type="category")
     inner = await room(client, a, gid, name="inner", parent_id=cat["id"])
-    capture_events.clear()
+    await capture_events.reset()
     assert (await client.delete(f"{API}/channels/{cat['id']}", headers=a.headers)).status_code == 204
     await capture_events.settle()
     assert [e.data["id"] for e in capture_events.of_type("CHANNEL_DELETE")] == [cat["id"]]
@@ -240,7 +240,7 @@ async def test_reorder(client, accounts, rt, capture_events):
     moves = {"channels": [{"id": two["id"], "position": 0, "parent_id": cat["id"]},
                           {"id": guild["system_channel_id"], "position": 5}]}
     assert (await client.patch(f"{API}/guilds/{gid}/channels", json=moves, headers=b.headers)).status_code == 403
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.patch(f"{API}/guilds/{gid}/channels", json=moves, headers=a.headers)
     assert r.status_code == 200, r.text
     changed = {c["id"]: c for c in r.json()["channels"]}
@@ -322,7 +322,7 @@ async def test_reorder_never_reveals_rooms_the_caller_cannot_view(client, accoun
                                  headers=b.headers)
     assert unknown.status_code == 422
 
-    capture_events.clear()
+    await capture_events.reset()
     # Naming the private room is answered exactly like naming a room that does not exist, and moves nothing.
     r = await client.patch(f"{API}/guilds/{gid}/channels",
                            json={"channels": [{"id": general, "position": 7}, {"id": private["id"], "position": 0}]},

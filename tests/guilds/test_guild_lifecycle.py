@@ -105,7 +105,7 @@ async def test_update_requires_manage_guild_and_emits_update(client, accounts, r
     assert r.status_code == 403
     assert r.json()["error"] == {"code": "perm.denied", "message": r.json()["error"]["message"],
                                  "permission": "MANAGE_GUILD"}
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.patch(f"{API}/guilds/{guild['id']}", json={"name": "Renamed", "description": "d"},
                            headers=a.headers)
     assert r.status_code == 200 and r.json()["guild"]["name"] == "Renamed"
@@ -170,7 +170,7 @@ async def test_delete_owner_only_with_step_up(client, accounts, rt, clock, captu
     r = await client.delete(f"{API}/guilds/{guild['id']}", headers=a.headers)
     assert r.status_code == 403 and r.json()["error"]["code"] == "auth.step_up_required"
     await client.post(f"{API}/auth/step-up", json={"password": a["password"]}, headers=a.headers)
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.delete(f"{API}/guilds/{guild['id']}", headers=a.headers)
     assert r.status_code == 204
     await capture_events.settle()
@@ -189,7 +189,7 @@ async def test_leave(client, accounts, rt, capture_events):
     await add_member(rt, guild["id"], b)
     r = await client.delete(f"{API}/users/@me/guilds/{guild['id']}", headers=a.headers)
     assert r.status_code == 409 and r.json()["error"]["code"] == "guild.owner_cannot_leave"
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.delete(f"{API}/users/@me/guilds/{guild['id']}", headers=b.headers)
     assert r.status_code == 204
     await capture_events.settle()

@@ -373,7 +373,7 @@ async def test_banned_user_cannot_join(client, accounts, rt, capture_events, inv
                                                      author_id=int(invited_hall["alice"].id),
                                                      created_at=datetime.now(UTC)))
     invite = await make_invite(client, invited_hall["alice"], invited_hall["room"])
-    capture_events.clear()
+    await capture_events.reset()
     r = await accept_invite(client, carol, invite["code"])
     assert r.status_code == 403, r.text
     assert error_code(r) == "guild.banned"

@@ -106,7 +106,7 @@ async def test_instance_admin_lists_and_moderates_without_membership(client, acc
 
 async def test_own_nickname_set_and_clear(client, accounts, rt, capture_events):
     h = await staffed_hall(client, accounts, rt, MOD)
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.patch(h.url("/members/@me"), json={"nick": "  Sigrid  "}, headers=h.member.headers)
     assert r.status_code == 200, r.text
     assert r.json()["member"]["nick"] == "Sigrid"
@@ -139,7 +139,7 @@ async def test_own_nickname_needs_change_nickname(client, accounts, rt):
 
 async def test_nickname_of_others(client, accounts, rt, capture_events):
     h = await staffed_hall(client, accounts, rt, MOD)
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.patch(h.url(f"/members/{h.member.id}"), json={"nick": "Renamed"}, headers=h.mod.headers)
     assert r.status_code == 200, r.text
     assert r.json()["member"]["nick"] == "Renamed"
@@ -170,7 +170,7 @@ async def test_nickname_of_others(client, accounts, rt, capture_events):
 
 async def test_timeout_set_shown_expires_and_clears(client, accounts, rt, clock, capture_events):
     h = await staffed_hall(client, accounts, rt, MOD)
-    capture_events.clear()
+    await capture_events.reset()
     until = clock.now() + timedelta(hours=1)
     r = await client.patch(h.url(f"/members/{h.member.id}"), json={"timeout_until": iso(until)},
                            headers=h.mod.headers)
@@ -194,7 +194,7 @@ async def test_timeout_set_shown_expires_and_clears(client, accounts, rt, clock,
     r = await client.patch(h.url(f"/members/{h.member.id}"), json={"timeout_until": iso(again)},
                            headers=h.mod.headers)
     assert r.status_code == 200 and r.json()["member"]["timeout_until"] == iso(again)
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.patch(h.url(f"/members/{h.member.id}"), json={"timeout_until": None}, headers=h.mod.headers)
     assert r.status_code == 200 and r.json()["member"]["timeout_until"] is None
     await capture_events.settle()
@@ -257,7 +257,7 @@ async def test_timeout_refusals(client, accounts, rt, clock):
 
 async def test_kick(client, accounts, rt, capture_events):
     h = await staffed_hall(client, accounts, rt, MOD)
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.delete(h.url(f"/members/{h.member.id}"), headers=h.mod.headers)
     assert r.status_code == 204, r.text
     await capture_events.settle()

@@ -53,7 +53,7 @@ async def test_list_and_get(client, accounts, rt):
 
 async def test_create_places_at_one_and_shifts(client, accounts, rt, capture_events):
     h = await staffed_hall(client, accounts, rt, MOD)
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.post(h.url("/roles"), json={"name": " Scout ", "color": 0xFF8800, "hoist": True,
                                                  "permissions": "SEND_MESSAGES | KICK_MEMBERS"},
                           headers=h.mod.headers)
@@ -128,7 +128,7 @@ async def test_role_limit(client, accounts, rt, clock):
 async def test_update(client, accounts, rt, capture_events):
     h = await staffed_hall(client, accounts, rt, MOD)
     helper = h.roles["helper"]
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.patch(h.url(f"/roles/{helper['id']}"),
                            json={"name": "Helpers", "color": 255, "hoist": True, "permissions": "KICK_MEMBERS"},
                            headers=h.mod.headers)
@@ -143,7 +143,7 @@ async def test_update(client, accounts, rt, capture_events):
     assert entry["data"]["changes"]["name"] == ["helper", "Helpers"]
     assert entry["data"]["changes"]["permissions"] == ["", "KICK_MEMBERS"]
     # A request that changes nothing writes nothing.
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.patch(h.url(f"/roles/{helper['id']}"), json={"name": "Helpers"}, headers=h.mod.headers)
     assert r.status_code == 200
     await capture_events.settle()
@@ -201,7 +201,7 @@ async def test_reorder(client, accounts, rt, capture_events):
     h = await staffed_hall(client, accounts, rt, "MANAGE_ROLES")
     low = await make_role(client, h.owner, h.id, "low")
     assert await positions(client, h) == {"@user": 0, "low": 1, "helper": 2, "mod": 3, "top": 4}
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.patch(h.url("/roles"), json={"roles": [{"id": low["id"], "position": 2}]},
                            headers=h.mod.headers)
     assert r.status_code == 200, r.text
@@ -261,7 +261,7 @@ async def test_delete_removes_overrides_and_updates_holders(client, accounts, rt
     r = await client.put(f"{API}/channels/{general}/permissions/{helper['id']}",
                          json={"type": "role", "deny": "SEND_MESSAGES"}, headers=h.owner.headers)
     assert r.status_code == 204, r.text
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.delete(h.url(f"/roles/{helper['id']}"), headers=h.mod.headers)
     assert r.status_code == 204, r.text
     await capture_events.settle()
@@ -304,7 +304,7 @@ async def test_assign_and_remove(client, accounts, rt, capture_events):
     h = await staffed_hall(client, accounts, rt, MOD)
     helper = h.roles["helper"]
     url = h.url(f"/members/{h.member.id}/roles/{helper['id']}")
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.put(url, headers=h.mod.headers)
     assert r.status_code == 204, r.text
     await capture_events.settle()
@@ -314,7 +314,7 @@ async def test_assign_and_remove(client, accounts, rt, capture_events):
     assert (entry["actor_id"], entry["target_id"], entry["data"]) == (int(h.mod.id), int(h.member.id),
                                                                       {"role_id": helper["id"]})
     # Idempotent: no second event or audit entry.
-    capture_events.clear()
+    await capture_events.reset()
     assert (await client.put(url, headers=h.mod.headers)).status_code == 204
     await capture_events.settle()
     assert capture_events.of_type("MEMBER_UPDATE") == []
@@ -357,14 +357,14 @@ async def test_role_that_grants_view_sends_channel_create(client, accounts, rt, 
         {"id": h.roles["helper"]["id"], "type": "role", "allow": "VIEW_CHANNEL"}]}, headers=h.owner.headers)
     assert r.status_code == 201, r.text
     secret = r.json()["channel"]["id"]
-    capture_events.clear()
+    await capture_events.reset()
     await give(client, h.mod, h.id, h.member, h.roles["helper"]["id"])
     await capture_events.settle()
     [created] = capture_events.of_type("CHANNEL_CREATE")
     assert created.data["id"] == secret and set(created.users) == h.ids(h.member)
     r = await client.get(f"{API}/channels/{secret}", headers=h.member.headers)
     assert r.status_code == 200
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.delete(h.url(f"/members/{h.member.id}/roles/{h.roles['helper']['id']}"),
                             headers=h.mod.headers)
     assert r.status_code == 204

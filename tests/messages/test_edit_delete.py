@@ -28,7 +28,7 @@ async def test_author_edits_within_24_hours(client, accounts, rt, clock, capture
     await override(client, h.owner, h.general, h.b.id, "member", deny="VIEW_CHANNEL")
     m = await post(client, h.a, h.general, f"first <@{h.owner.id}>", nonce="n")
     clock.advance(hours=1)
-    capture_events.clear()
+    await capture_events.reset()
     r = await edit(client, h.a, h.general, m["id"], "second")
     assert r.status_code == 200, r.text
     assert r.headers["X-RateLimit-Bucket"] == "messages.modify"
@@ -141,7 +141,7 @@ async def test_author_deletes_without_audit(client, accounts, rt, capture_events
     h = await hall(client, accounts, rt)
     await override(client, h.owner, h.general, h.b.id, "member", deny="VIEW_CHANNEL")
     m = await post(client, h.a, h.general, "bye")
-    capture_events.clear()
+    await capture_events.reset()
     r = await delete(client, h.a, h.general, m["id"])
     assert r.status_code == 204 and r.content == b""
     assert r.headers["X-RateLimit-Bucket"] == "messages.modify"
@@ -162,7 +162,7 @@ async def test_others_need_manage_messages_to_delete_and_are_audited(client, acc
     assert (await client.get(url(h.general, f"/{m['id']}"), headers=h.a.headers)).status_code == 200
     await insert_role(rt, clock, h.id, 7003, P.MANAGE_MESSAGES, 1, holders=[h.b])
     clock.advance(hours=48)  # any age
-    capture_events.clear()
+    await capture_events.reset()
     assert (await delete(client, h.b, h.general, m["id"])).status_code == 204
     [ev] = await events(capture_events, "MESSAGE_DELETE")
     assert ev.users == ids(h.owner, h.a, h.b)

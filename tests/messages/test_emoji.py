@@ -117,7 +117,7 @@ async def test_custom_emoji_of_the_guild_is_matched_by_id(client, accounts, rt, 
     guild, ch, (a, b) = await gathering(client, accounts, rt, "bob")
     known_emojis[555] = CustomEmoji(id=555, guild_id=int(guild["id"]), name="party")
     m = await post(client, a, ch)
-    capture_events.clear()
+    await capture_events.reset()
     await react(client, a, ch, m["id"], "party:555")
     await react(client, b, ch, m["id"], "<:whatever:555>")  # the name part is ignored
     await react(client, b, ch, m["id"], "<:party:555>")  # same reaction: idempotent

@@ -57,7 +57,7 @@ async def test_burst_of_ten_then_429_then_one_per_second(client, accounts, rt, c
         remaining.append(int(r.headers["X-RateLimit-Remaining"]))
     assert remaining == list(range(9, -1, -1))
     count = await message_count(rt, h.general)
-    capture_events.clear()
+    await capture_events.reset()
     r = await send(client, h.a, h.general, "one too many")
     retry_after = limited(r, "messages.send")
     assert 0 < retry_after <= 1
@@ -107,7 +107,7 @@ async def test_slowmode_one_message_per_period_for_members(client, accounts, rt,
     await set_slowmode(client, h.owner, h.general, 30)
     await post(client, h.a, h.general, "first")
     count = await message_count(rt, h.general)
-    capture_events.clear()
+    await capture_events.reset()
     clock.advance(10)
     r = await send(client, h.a, h.general, "second")
     retry_after = limited(r, "channel.slowmode")

@@ -40,7 +40,7 @@ async def insert_messages(rt, clock, guild_id, channel_id, author_id, count, *, 
 async def test_pin_is_idempotent_with_event_and_audit(client, accounts, rt, clock, capture_events):
     guild, ch, (a, b) = await gathering(client, accounts, rt, "bob")
     m = await post(client, b, ch)
-    capture_events.clear()
+    await capture_events.reset()
     await pin(client, a, ch, m["id"])
     await pin(client, a, ch, m["id"])
     await capture_events.settle()
@@ -66,7 +66,7 @@ async def test_pins_most_recently_pinned_first_and_unpin(client, accounts, rt, c
     await pin(client, a, ch, m1["id"])
     assert await pinned_ids(client, b, ch) == [m1["id"], m3["id"], m2["id"]]
     clock.advance(10)
-    capture_events.clear()
+    await capture_events.reset()
     await unpin(client, a, ch, m1["id"])
     await capture_events.settle()
     [ev] = capture_events.of_type("CHANNEL_PINS_UPDATE")
@@ -78,7 +78,7 @@ async def test_pins_most_recently_pinned_first_and_unpin(client, accounts, rt, c
     r = await unpin(client, a, ch, m1["id"], expect=404)
     assert err(r)["code"] == "pin.not_found"
     await unpin(client, a, ch, m3["id"])
-    capture_events.clear()
+    await capture_events.reset()
     await unpin(client, a, ch, m2["id"])
     await capture_events.settle()
     [ev] = capture_events.of_type("CHANNEL_PINS_UPDATE")

@@ -53,7 +53,7 @@ async def test_instance_admin_does_not_see_private_messages_of_others(client, ac
 
 async def test_message_create_goes_to_exactly_the_two_parties(client, accounts, rt, capture_events):
     h = await hall(client, accounts, rt)
-    capture_events.clear()
+    await capture_events.reset()
     m = await post(client, h.a, h.general, f"/ls <@{h.b.id}> secret", nonce="p1")
     [ev] = await events(capture_events, "MESSAGE_CREATE")
     assert ev.users == ids(h.a, h.b)
@@ -74,7 +74,7 @@ async def test_private_messages_do_not_move_last_message_id(client, accounts, rt
 
 async def test_edit_and_delete_of_private_messages_reach_only_the_parties(client, accounts, rt, capture_events):
     h, _, private = await setup_private(client, accounts, rt)
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.patch(url(h.general, f"/{private['id']}"), json={"content": "still secret"},
                            headers=h.a.headers)
     assert r.status_code == 200, r.text
@@ -111,7 +111,7 @@ async def test_replies_to_private_messages(client, accounts, rt, capture_events)
     assert answer["referenced_message"]["content"] == "secret"
     # A public reply to a private message shows its reference only to the two parties: not in the
     # history of others, nor in the MESSAGE_CREATE they receive.
-    capture_events.clear()
+    await capture_events.reset()
     public_reply = await post(client, h.b, h.general, "answering in public", reply_to_id=private["id"])
     assert public_reply["referenced_message"]["content"] == "secret"
     owner_view = (await history(client, h.owner, h.general))["messages"][0]
@@ -124,7 +124,7 @@ async def test_replies_to_private_messages(client, accounts, rt, capture_events)
     assert by_user[int(h.a.id)]["referenced_message"]["content"] == "secret"
     assert by_user[int(h.b.id)]["referenced_message"]["content"] == "secret"
     # The same holds for MESSAGE_UPDATE when that reply is edited.
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.patch(url(h.general, f"/{public_reply['id']}"), json={"content": "edited"},
                            headers=h.b.headers)
     assert r.status_code == 200

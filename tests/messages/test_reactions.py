@@ -17,7 +17,7 @@ THUMBS, GRIN, HEART = "\U0001F44D", "\U0001F600", "\u2764\ufe0f"
 async def test_add_is_idempotent_and_emits_once(client, accounts, rt, capture_events):
     guild, ch, (a, b) = await gathering(client, accounts, rt, "bob")
     m = await post(client, a, ch)
-    capture_events.clear()
+    await capture_events.reset()
     await react(client, b, ch, m["id"], THUMBS)
     await react(client, b, ch, m["id"], THUMBS)
     await capture_events.settle()
@@ -59,7 +59,7 @@ async def test_remove_own_is_idempotent_and_emits_only_when_removed(client, acco
     m = await post(client, a, ch)
     await react(client, b, ch, m["id"], THUMBS)
     await react(client, a, ch, m["id"], THUMBS)
-    capture_events.clear()
+    await capture_events.reset()
     await unreact(client, b, ch, m["id"], THUMBS)
     await unreact(client, b, ch, m["id"], THUMBS)
     await unreact(client, b, ch, m["id"], GRIN)  # never added
@@ -116,7 +116,7 @@ async def test_twenty_distinct_emojis_per_message(client, accounts, rt, clock):
 async def test_unknown_custom_emoji_is_422(client, accounts, rt, emoji, capture_events):
     _, ch, (a,) = await gathering(client, accounts, rt)
     m = await post(client, a, ch)
-    capture_events.clear()
+    await capture_events.reset()
     for method in ("PUT", "DELETE", "GET"):
         r = await client.request(method, reaction_url(ch, m["id"], emoji), headers=a.headers)
         assert r.status_code == 422 and err(r)["code"] == "reaction.invalid_emoji", method
@@ -193,7 +193,7 @@ async def test_moderator_removes_someones_reaction(client, accounts, rt, capture
     await react(client, c, ch, m["id"], THUMBS)
     r = await client.delete(reaction_url(ch, m["id"], THUMBS, c.id), headers=b.headers)
     assert r.status_code == 403 and err(r)["permission"] == "MANAGE_MESSAGES"
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.delete(reaction_url(ch, m["id"], THUMBS, b.id), headers=a.headers)
     assert r.status_code == 204, r.text
     await capture_events.settle()
@@ -202,7 +202,7 @@ async def test_moderator_removes_someones_reaction(client, accounts, rt, capture
                             "emoji": THUMBS}
     assert set(removed.users) == {int(a.id), int(b.id), int(c.id)}
     assert (await message_of(client, b, ch, m["id"]))["reactions"] == [{"emoji": THUMBS, "count": 1, "me": False}]
-    capture_events.clear()
+    await capture_events.reset()
     r = await client.delete(reaction_url(ch, m["id"], THUMBS, b.id), headers=a.headers)
     assert r.status_code == 204  # nothing left to remove: no event
     r = await client.delete(reaction_url(ch, m["id"], THUMBS, "not-an-id"), headers=a.headers)
@@ -217,7 +217,7 @@ async def test_private_message_reactions_reach_only_its_two_parties(client, acco
     _, ch, (a, b, c) = await gathering(client, accounts, rt, "bob", "carol")
     m = await post(client, a, ch, f"/ls <@{b.id}> secret")
     assert m["kind"] == "private"
-    capture_events.clear()
+    await capture_events.reset()
     await react(client, b, ch, m["id"], THUMBS)
     await unreact(client, b, ch, m["id"], THUMBS)
     await react(client, a, ch, m["id"], HEART)

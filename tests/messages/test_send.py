@@ -31,7 +31,7 @@ P = perms.P
 
 async def test_send_answers_201_with_every_message_field(client, accounts, rt, clock, capture_events):
     h = await hall(client, accounts, rt)
-    capture_events.clear()
+    await capture_events.reset()
     r = await send(client, h.a, h.general, "Hello, hall")
     assert r.status_code == 201, r.text
     assert r.headers["X-RateLimit-Bucket"] == "messages.send"
@@ -108,7 +108,7 @@ async def test_unauthenticated_send_is_401(client, accounts, rt):
 
 async def test_nonce_is_echoed_in_answer_and_event(client, accounts, rt, capture_events):
     h = await hall(client, accounts, rt)
-    capture_events.clear()
+    await capture_events.reset()
     m = await post(client, h.a, h.general, "hi", nonce="n" * 64)
     assert m["nonce"] == "n" * 64
     [ev] = await events(capture_events, "MESSAGE_CREATE")
@@ -121,7 +121,7 @@ async def test_repeated_nonce_returns_the_first_message_within_five_minutes(clie
     h = await hall(client, accounts, rt)
     first = await post(client, h.a, h.general, "first", nonce="abc")
     count = await message_count(rt, h.general)
-    capture_events.clear()
+    await capture_events.reset()
     clock.advance(299)
     r = await send(client, h.a, h.general, "second try", nonce="abc")
     assert r.status_code == 200, r.text
@@ -309,7 +309,7 @@ async def test_attachment_ids_are_refused_until_files_exist(client, accounts, rt
 async def test_message_create_reaches_only_viewers_of_the_room(client, accounts, rt, capture_events):
     h = await hall(client, accounts, rt)
     await override(client, h.owner, h.general, h.b.id, "member", deny="VIEW_CHANNEL")
-    capture_events.clear()
+    await capture_events.reset()
     m = await post(client, h.a, h.general, "who hears this", nonce="n1")
     [ev] = await events(capture_events, "MESSAGE_CREATE")
     assert ev.users == ids(h.owner, h.a)
@@ -322,7 +322,7 @@ async def test_non_member_instance_admin_gets_no_room_event(client, accounts, rt
 
     h = await hall(client, accounts, rt)
     await make_admin(rt, h.outsider)
-    capture_events.clear()
+    await capture_events.reset()
     await post(client, h.a, h.general)
     [ev] = await events(capture_events, "MESSAGE_CREATE")
     assert ev.users == ids(h.owner, h.a, h.b)

@@ -42,7 +42,7 @@ async def mentions_of(client, account, channel_id):
 async def test_typing_reaches_every_viewer_but_the_author(client, accounts, rt, clock, capture_events):
     h = await hall(client, accounts, rt)
     await override(client, h.owner, h.general, h.b.id, "member", deny="VIEW_CHANNEL")
-    capture_events.clear()
+    await capture_events.reset()
     r = await typing(client, h.a, h.general)
     assert r.status_code == 204 and r.content == b""
     assert r.headers["X-RateLimit-Bucket"] == "typing"
@@ -55,7 +55,7 @@ async def test_typing_at_most_once_per_three_seconds(client, accounts, rt, clock
     h = await hall(client, accounts, rt)
     other = await room(client, h.owner, h.id, name="other")
     assert (await typing(client, h.a, h.general)).status_code == 204
-    capture_events.clear()
+    await capture_events.reset()
     r = await typing(client, h.a, h.general)
     assert r.status_code == 429 and err(r)["bucket"] == "typing" and err(r)["code"] == "rate_limited"
     assert 2.9 < err(r)["retry_after"] <= 3 and r.headers["Retry-After"] == "3"
@@ -73,7 +73,7 @@ async def test_typing_at_most_once_per_three_seconds(client, accounts, rt, clock
 async def test_typing_needs_send_messages(client, accounts, rt, clock, capture_events):
     h = await hall(client, accounts, rt)
     await override(client, h.owner, h.general, h.id, "role", deny="SEND_MESSAGES")
-    capture_events.clear()
+    await capture_events.reset()
     denied(await typing(client, h.a, h.general), "SEND_MESSAGES")
     assert await events(capture_events, "TYPING_START") == []
     assert (await typing(client, h.owner, h.general)).status_code == 204
@@ -157,7 +157,7 @@ async def test_read_state_update_skips_the_acknowledging_session(client, account
     assert r.status_code == 200, r.text
     client.cookies.clear()
     second_session = r.json()["session"]["id"]
-    capture_events.clear()
+    await capture_events.reset()
     state = await acked(client, h.b, h.general)
     [ev] = await events(capture_events, "READ_STATE_UPDATE")
     assert ev.users == ids(h.b)

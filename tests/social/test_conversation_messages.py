@@ -43,7 +43,7 @@ async def trio(api, accounts, rt):
 
 async def test_send_read_edit_delete_in_a_group(api, client, accounts, rt, capture_events):
     cid, a, b, c, outsider = await trio(api, accounts, rt)
-    capture_events.clear()
+    await capture_events.reset()
     m = await post(client, a, cid, f"hello <@{b.id}> @everyone", nonce="n1")
     assert m["guild_id"] is None and m["channel_id"] == cid and m["nonce"] == "n1"
     assert m["mentions"] == [b.id] and m["mention_everyone"] is False and m["suppress_embeds"] is False
@@ -55,11 +55,11 @@ async def test_send_read_edit_delete_in_a_group(api, client, accounts, rt, captu
     # The author edits and deletes; another participant may do neither (no MANAGE_MESSAGES here).
     await edit_message(client, b, cid, m["id"], "no", expect=403)
     await delete_message(client, b, cid, m["id"], expect=403)
-    capture_events.clear()
+    await capture_events.reset()
     assert (await edit_message(client, a, cid, m["id"], "edited"))["content"] == "edited"
     [ev] = await events(capture_events, "MESSAGE_UPDATE")
     assert ev.users == ids(a, b, c)
-    capture_events.clear()
+    await capture_events.reset()
     await delete_message(client, a, cid, m["id"])
     [ev] = await events(capture_events, "MESSAGE_DELETE")
     assert ev.users == ids(a, b, c) and ev.data == {"id": m["id"], "channel_id": cid, "guild_id": None}
@@ -69,7 +69,7 @@ async def test_commands_keep_their_rules(api, client, accounts, rt, capture_even
     cid, a, b, c, outsider = await trio(api, accounts, rt)
     for text, kind in (("/me waves", "action"), ("/whisper psst", "whisper"), ("/scream HEY", "scream")):
         assert (await post(client, b, cid, text))["kind"] == kind
-    capture_events.clear()
+    await capture_events.reset()
     private = await post(client, a, cid, f"/ls <@{b.id}> just you")
     assert private["kind"] == "private" and private["recipient_id"] == b.id
     [ev] = await events(capture_events, "MESSAGE_CREATE")
@@ -110,7 +110,7 @@ async def test_outsiders_get_404_on_every_message_route(api, client, accounts, r
 async def test_reactions_pins_typing_read_marks_and_search(api, client, accounts, rt, capture_events):
     cid, a, b, c, outsider = await trio(api, accounts, rt)
     m = await post(client, a, cid, "findable words here")
-    capture_events.clear()
+    await capture_events.reset()
     await react(client, b, cid, m["id"])
     [ev] = await events(capture_events, "MESSAGE_REACTION_ADD")
     assert ev.users == ids(a, b, c) and ev.data["guild_id"] is None
@@ -120,14 +120,14 @@ async def test_reactions_pins_typing_read_marks_and_search(api, client, accounts
     r = await client.delete(reaction_url(cid, m["id"], THUMBS, b.id), headers=a.headers)
     assert_error(r, 403, "perm.denied")
     # Any participant pins.
-    capture_events.clear()
+    await capture_events.reset()
     await pin(client, c, cid, m["id"])
     [ev] = await events(capture_events, "CHANNEL_PINS_UPDATE")
     assert ev.users == ids(a, b, c)
     pins = (await api.get(f"/channels/{cid}/pins", b))["messages"]
     assert [p["id"] for p in pins] == [m["id"]]
     await unpin(client, b, cid, m["id"])
-    capture_events.clear()
+    await capture_events.reset()
     await start_typing(client, b, cid)
     [ev] = await events(capture_events, "TYPING_START")
     assert ev.users == ids(a, c)

@@ -32,7 +32,7 @@ async def people(accounts, n):
 
 async def test_open_creates_then_returns_the_same_conversation(api, accounts, rt, capture_events):
     a, b = await people(accounts, 2)
-    capture_events.clear()
+    await capture_events.reset()
     conv = await open_dm(api, a, b, expect=201)
     check_conversation(conv, a)
     assert conv["counterpart"]["id"] == b.id and member_ids(conv) == {a.id, b.id}
@@ -46,7 +46,7 @@ async def test_open_creates_then_returns_the_same_conversation(api, accounts, rt
     for ev in created:
         # Each receiver sees the other as its counterpart.
         assert ev.data["id"] == conv["id"] and ev.data["counterpart"]["id"] != str(ev.users[0])
-    capture_events.clear()
+    await capture_events.reset()
     again = await open_dm(api, a, b, expect=200)
     assert again == conv
     from_b = await open_dm(api, b, a, expect=200)
@@ -95,7 +95,7 @@ async def test_open_returns_the_oldest_one_to_one_of_the_pair(api, accounts, rt)
 
 async def test_group_of_two_invited_with_a_built_name(api, accounts, rt, capture_events):
     a, b, c = await people(accounts, 3)
-    capture_events.clear()
+    await capture_events.reset()
     conv = await group(api, a, c, b)
     check_conversation(conv, a)
     assert conv["is_group"] and conv["member_count"] == 3 and conv["owner_id"] == a.id

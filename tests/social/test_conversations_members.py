@@ -50,7 +50,7 @@ def uid(account):
 async def test_adding_to_a_one_to_one_makes_a_group(api, accounts, rt, capture_events):
     a, b, c = await people(accounts, 3)
     conv = await open_dm(api, a, b)
-    capture_events.clear()
+    await capture_events.reset()
     grown = await add_recipient(api, b, conv, c)
     check_conversation(grown, b)
     assert grown["id"] == conv["id"] and grown["is_group"] and grown["owner_id"] == b.id
@@ -68,14 +68,14 @@ async def test_adding_to_a_one_to_one_makes_a_group(api, accounts, rt, capture_e
 async def test_adding_to_a_group_and_again(api, accounts, capture_events):
     a, b, c, d = await people(accounts, 4)
     conv = await group(api, a, b, c, name="Crew")
-    capture_events.clear()
+    await capture_events.reset()
     grown = await add_recipient(api, c, conv, d)  # any participant adds
     assert grown["name"] == "Crew" and grown["owner_id"] == a.id and grown["member_count"] == 4
     seen = await dm_events(capture_events)
     assert {u: [t for t, _ in evs] for u, evs in seen.items()} == {
         uid(a): ["DM_CHANNEL_UPDATE"], uid(b): ["DM_CHANNEL_UPDATE"], uid(c): ["DM_CHANNEL_UPDATE"],
         uid(d): ["DM_CHANNEL_CREATE"]}
-    capture_events.clear()
+    await capture_events.reset()
     assert (await add_recipient(api, a, conv, d))["member_count"] == 4  # already there: nothing changes
     assert await dm_events(capture_events) == {}
 
@@ -137,7 +137,7 @@ async def test_room_only_operations_on_a_conversation(api, client, accounts):
 async def test_owner_removes_from_a_group_of_four(api, accounts, rt, capture_events):
     a, b, c, d = await people(accounts, 4)
     conv = await group(api, a, b, c, d)
-    capture_events.clear()
+    await capture_events.reset()
     await remove_recipient(api, a, conv, c)
     assert await participant_ids(rt, conv) == {a.id, b.id, d.id}
     seen = await dm_events(capture_events)
@@ -169,7 +169,7 @@ async def test_owner_leaving_passes_ownership_to_the_earliest_joined(api, accoun
     conv = await group(api, a, b, c)
     await add_recipient(api, c, conv, e)
     await add_recipient(api, c, conv, d)  # joined after b and c, before nobody
-    capture_events.clear()
+    await capture_events.reset()
     await leave(api, a, conv)
     seen = await dm_events(capture_events)
     assert seen[uid(a)] == [("DM_CHANNEL_DELETE", {"id": conv["id"]})]
@@ -187,7 +187,7 @@ async def test_group_of_three_losing_one_becomes_a_one_to_one(api, client, accou
     assert r.status_code == 200, r.text
     icon = r.json()["channel"]["icon_file_id"]
     assert stored(settings, icon).exists()
-    capture_events.clear()
+    await capture_events.reset()
     await leave(api, c, conv)
     row = await conversation_row(rt, conv)
     low, high = sorted((int(a.id), int(b.id)))
@@ -212,7 +212,7 @@ async def test_leaving_a_conversation_of_two_deletes_it_with_messages_and_files(
     f = await attached(client, a, conv["id"])
     m = await post(client, a, conv["id"], "with a file", attachment_ids=[f["id"]])
     assert (await fetch(client, b, f["id"])).status_code == 200 and stored(settings, f["id"]).exists()
-    capture_events.clear()
+    await capture_events.reset()
     await leave(api, b, conv)
     seen = await dm_events(capture_events)
     assert seen == {uid(a): [("DM_CHANNEL_DELETE", {"id": conv["id"]})],
@@ -231,7 +231,7 @@ async def test_delete_channel_on_a_conversation_is_leaving(api, accounts, rt, ca
     await api.delete(f"/channels/{trio['id']}", d)
     assert await participant_ids(rt, trio) == {a.id, b.id, c.id}
     dm = await open_dm(api, a, b)
-    capture_events.clear()
+    await capture_events.reset()
     await api.delete(f"/channels/{dm['id']}", a)
     assert await conversation_row(rt, dm) is None
     assert set(await dm_events(capture_events)) == {uid(a), uid(b)}
@@ -243,7 +243,7 @@ async def test_delete_channel_on_a_conversation_is_leaving(api, accounts, rt, ca
 async def test_rename_by_the_owner_only(api, accounts, rt, capture_events):
     a, b, c, outsider = await people(accounts, 4)
     conv = await group(api, a, b, c)
-    capture_events.clear()
+    await capture_events.reset()
     renamed = await rename(api, a, conv, "  New name ")
     assert renamed["name"] == "New name"
     seen = await dm_events(capture_events)
@@ -267,7 +267,7 @@ async def test_icon_set_replaced_removed_and_served_to_participants_only(api, cl
                                                                         capture_events):
     a, b, c, outsider = await people(accounts, 4)
     conv = await group(api, a, b, c)
-    capture_events.clear()
+    await capture_events.reset()
     r = await upload(client, a, f"/channels/{conv['id']}/icon", png())
     assert r.status_code == 200, r.text
     first = r.json()["channel"]["icon_file_id"]

@@ -42,7 +42,7 @@ async def presences(log, of):
 async def test_rest_activity_after_being_offline_tells_the_friends_only(api, accounts, clock, capture_events):
     alice, bob, _ = await people(api, accounts)
     clock.advance(600)
-    capture_events.clear()
+    await capture_events.reset()
     await api.get("/users/@me", alice)  # first activity after 10 minutes: alice comes online
     [(receivers, d)] = await presences(capture_events, alice)
     assert receivers == {int(bob.id)}
@@ -60,7 +60,7 @@ async def test_rest_activity_after_being_offline_tells_the_friends_only(api, acc
 async def test_gateway_activity_after_being_offline_tells_the_friends(api, accounts, rt, clock, capture_events):
     alice, bob, _ = await people(api, accounts)
     clock.advance(600)
-    capture_events.clear()
+    await capture_events.reset()
     await presence.touch(rt, int(alice.id), in_client=True)  # IDENTIFY or a heartbeat
     [(receivers, d)] = await presences(capture_events, alice)
     assert receivers == {int(bob.id)} and d["user"]["status"] == "online"
@@ -73,7 +73,7 @@ async def test_gateway_activity_after_being_offline_tells_the_friends(api, accou
 
 async def test_status_custom_status_and_profile_changes_reach_friends(api, accounts, capture_events):
     alice, bob, _ = await people(api, accounts)
-    capture_events.clear()
+    await capture_events.reset()
     await set_status(api, alice, "dnd")
     [(receivers, d)] = await presences(capture_events, alice)
     assert receivers == {int(bob.id)} and d["user"]["status"] == "dnd"
@@ -92,7 +92,7 @@ async def test_status_custom_status_and_profile_changes_reach_friends(api, accou
 async def test_a_user_without_friends_announces_nothing(api, accounts, clock, capture_events):
     loner = await accounts.register("loner")
     await request_friend(api, loner, await accounts.register("maybe"))
-    capture_events.clear()
+    await capture_events.reset()
     await set_status(api, loner, "idle")
     clock.advance(600)
     await api.get("/users/@me", loner)
@@ -103,7 +103,7 @@ async def test_going_invisible_looks_like_going_offline_and_never_comes_online(
         api, accounts, rt, clock, capture_events):
     alice, bob, _ = await people(api, accounts)
     await api.patch("/users/@me", alice, json={"custom_status": "here"})
-    capture_events.clear()
+    await capture_events.reset()
     await set_status(api, alice, "invisible")
     [(receivers, d)] = await presences(capture_events, alice)
     assert receivers == {int(bob.id)}
@@ -127,7 +127,7 @@ async def test_the_sweeper_tells_the_friends_once_when_a_user_goes_offline(api, 
     await api.patch("/users/@me", alice, json={"custom_status": "brewing"})
     clock.advance(600)
     await presence.touch(rt, int(alice.id), in_client=True)
-    capture_events.clear()
+    await capture_events.reset()
     clock.advance(110)
     assert int(alice.id) not in await presence.sweep(rt)
     assert await presences(capture_events, alice) == []
@@ -148,7 +148,7 @@ async def test_a_blocked_ex_friend_and_a_removed_friend_hear_nothing_more(api, a
     await befriend(api, alice, carol)
     await block(api, bob, alice)
     await remove_relationship(api, carol, alice)
-    capture_events.clear()
+    await capture_events.reset()
     await set_status(api, alice, "idle")
     assert await presences(capture_events, alice) == []
 

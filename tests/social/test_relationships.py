@@ -54,7 +54,7 @@ def removes(found, receiver):
 async def test_a_request_by_username_is_outgoing_for_the_sender_and_incoming_for_the_other(
         api, accounts, capture_events):
     alice, bob = await pair(accounts)
-    capture_events.clear()
+    await capture_events.reset()
     sent = await request_friend(api, alice, bob)
     check_relationship(sent, bob, "outgoing")
     assert sent["user"]["username"] == "bob"
@@ -135,7 +135,7 @@ async def test_a_request_to_someone_who_asked_first_makes_friends(api, accounts,
     alice, bob = await pair(accounts)
     await request_friend(api, bob, alice)
     clock.advance(30)
-    capture_events.clear()
+    await capture_events.reset()
     friends = await request_friend(api, alice, bob)  # 201 with `friend`
     check_relationship(friends, bob, "friend")
     assert friends["since"] == iso(clock.now())
@@ -154,7 +154,7 @@ async def test_put_friend_accepts_an_incoming_request(api, accounts, capture_eve
     alice, bob = await pair(accounts)
     asked = await request_friend(api, alice, bob)
     clock.advance(90)
-    capture_events.clear()
+    await capture_events.reset()
     accepted = await set_relationship(api, bob, alice, "friend")
     check_relationship(accepted, alice, "friend")
     assert accepted["since"] == iso(clock.now()) != asked["since"]  # since: when the type was reached
@@ -170,7 +170,7 @@ async def test_put_friend_accepts_an_incoming_request(api, accounts, capture_eve
 
 async def test_put_friend_without_a_relation_sends_a_request(api, accounts, capture_events):
     alice, bob = await pair(accounts)
-    capture_events.clear()
+    await capture_events.reset()
     sent = await set_relationship(api, alice, bob, "friend")
     check_relationship(sent, bob, "outgoing")
     found = await events_of(capture_events)
@@ -183,12 +183,12 @@ async def test_put_friend_when_already_friends_or_asked_changes_nothing(api, acc
     alice, bob = await pair(accounts)
     sent = await request_friend(api, alice, bob)
     clock.advance(10)
-    capture_events.clear()
+    await capture_events.reset()
     again = await set_relationship(api, alice, bob, "friend")
     assert (again["type"], again["since"]) == ("outgoing", sent["since"])
     await set_relationship(api, bob, alice, "friend")
     clock.advance(10)
-    capture_events.clear()
+    await capture_events.reset()
     for a, b in ((alice, bob), (bob, alice)):
         same = await set_relationship(api, a, b, "friend")
         assert same["type"] == "friend"
@@ -208,7 +208,7 @@ async def test_blocking_ends_a_friendship_or_request_and_tells_the_other_only_of
         await request_friend(api, alice, bob)
     elif before == "incoming":
         await request_friend(api, bob, alice)
-    capture_events.clear()
+    await capture_events.reset()
     blocked = await block(api, alice, bob)
     check_relationship(blocked, bob, "blocked")
     found = await events_of(capture_events)
@@ -227,7 +227,7 @@ async def test_blocking_twice_changes_nothing(api, accounts, capture_events, clo
     alice, bob = await pair(accounts)
     first = await block(api, alice, bob)
     clock.advance(5)
-    capture_events.clear()
+    await capture_events.reset()
     assert await block(api, alice, bob) == first
     assert await events_of(capture_events) == []
 
@@ -248,7 +248,7 @@ async def test_the_blocked_user_may_block_back_and_each_unblock_lifts_only_their
         api, accounts, capture_events):
     alice, bob = await pair(accounts)
     await block(api, alice, bob)
-    capture_events.clear()
+    await capture_events.reset()
     await block(api, bob, alice)
     found = await events_of(capture_events)
     assert [(t, users) for t, users, _ in found] == [("RELATIONSHIP_ADD", (int(bob.id),))]
@@ -272,7 +272,7 @@ async def test_unblocking_leaves_no_relation(api, accounts, capture_events):
     alice, bob = await pair(accounts)
     await befriend(api, alice, bob)
     await block(api, alice, bob)
-    capture_events.clear()
+    await capture_events.reset()
     await remove_relationship(api, alice, bob)
     found = await events_of(capture_events)
     assert found == [("RELATIONSHIP_REMOVE", (int(alice.id),), {"id": bob.id, "type": "blocked"})]
@@ -292,7 +292,7 @@ async def test_delete_removes_both_sides_and_tells_both(api, accounts, capture_e
         await request_friend(api, bob, alice)  # alice declines bob's request
     else:
         await request_friend(api, alice, bob)  # alice cancels her request
-    capture_events.clear()
+    await capture_events.reset()
     await remove_relationship(api, alice, bob)
     mine, theirs = {"friend": ("friend", "friend"), "decline": ("incoming", "outgoing"),
                     "cancel": ("outgoing", "incoming")}[kind]
