@@ -91,16 +91,7 @@ async def count_channels(conn: AsyncConnection, guild_id: int) -> int:
 
 async def select_guild_overrides(conn: AsyncConnection, guild_id: int) -> dict[int, list[OverrideRow]]:
     """channel id -> its overrides, for every room of the guild in one query."""
-    stmt = (
-        select(permission_overrides)
-        .join(channels, channels.c.id == permission_overrides.c.channel_id)
-        .where(channels.c.guild_id == guild_id)
-        .order_by(permission_overrides.c.channel_id, permission_overrides.c.target_id)
-    )
-    result: dict[int, list[OverrideRow]] = defaultdict(list)
-    for row in (await conn.execute(stmt)).mappings():
-        result[row["channel_id"]].append(cast(OverrideRow, row))
-    return result
+    return await select_overrides_of_guilds(conn, [guild_id])
 
 
 async def select_channels_of_guilds(conn: AsyncConnection, guild_ids: list[int]) -> dict[int, list[ChannelRow]]:

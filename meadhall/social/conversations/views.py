@@ -18,15 +18,12 @@ from meadhall.accounts.queries import UserRow, select_users_by_ids
 from meadhall.accounts.views import user_summary
 from meadhall.auth.sessions import Principal
 from meadhall.core.clock import iso
+from meadhall.guilds.views import sid
 from meadhall.messages import queries as message_queries
 from meadhall.messages.hydrate import hydrate
 from meadhall.runtime import Runtime
 from meadhall.social.conversations import queries
 from meadhall.social.conversations.access import Conversation
-
-
-def _sid(value: int | None) -> str | None:
-    return None if value is None else str(value)
 
 
 def conversation_view(conv: Conversation, receiver_id: int, summaries: Mapping[int, dict[str, Any]],
@@ -38,14 +35,14 @@ def conversation_view(conv: Conversation, receiver_id: int, summaries: Mapping[i
     counterpart = None
     if not conv.is_group:
         counterpart = next((m for m in members if m["id"] != str(receiver_id)), None)
-    owner = _sid(channel["dm_owner_id"]) if conv.is_group else None
+    owner = sid(channel["dm_owner_id"]) if conv.is_group else None
     return {
         "id": str(channel["id"]),
         "type": "dm",
         "guild_id": None,
         "is_group": conv.is_group,
         "name": channel["name"] if conv.is_group else None,
-        "icon_file_id": _sid(channel["icon_file_id"]) if conv.is_group else None,
+        "icon_file_id": sid(channel["icon_file_id"]) if conv.is_group else None,
         "dm_owner_id": owner,
         "owner_id": owner,
         "member_count": len(conv.participants),
