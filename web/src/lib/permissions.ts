@@ -4,17 +4,7 @@
 
 import type { Channel, GuildSnapshot } from "./types";
 
-export const P = {
-  CREATE_INVITE: 1n << 0n,
-  ADMINISTRATOR: 1n << 3n,
-  MANAGE_CHANNELS: 1n << 4n,
-  MANAGE_GUILD: 1n << 5n,
-  ADD_REACTIONS: 1n << 6n,
-  VIEW_CHANNEL: 1n << 10n,
-  SEND_MESSAGES: 1n << 11n,
-  MANAGE_MESSAGES: 1n << 13n,
-  READ_MESSAGE_HISTORY: 1n << 16n,
-} as const;
+
 
 const ALL = (1n << 37n) - 1n;
 const NAMES = [
@@ -25,12 +15,21 @@ const NAMES = [
   "MOVE_MEMBERS", "USE_VAD", "CHANGE_NICKNAME", "MANAGE_NICKNAMES", "MANAGE_ROLES", "MANAGE_WEBHOOKS",
   "MANAGE_EMOJIS", "MANAGE_SOUNDS", "USE_SOUNDBOARD", "SEND_PRIVATE_MESSAGES", "MANAGE_CHANNEL_BACKGROUND",
   "MODERATE_MEMBERS", "VIDEO",
-];
+] as const;
+
+/** The 37 permissions by name, in bit order (P.KICK_MEMBERS = 1n << 1n, ...). */
+export const PERMISSION_NAMES: readonly string[] = NAMES;
+export const P = Object.fromEntries(NAMES.map((name, i) => [name, 1n << BigInt(i)])) as Record<(typeof NAMES)[number], bigint>;
+
+/** The permission names set in `value`, joined as the service writes them ("A|B"; "" for none). */
+export function names(value: bigint): string {
+  return NAMES.filter((_, i) => value & (1n << BigInt(i))).join("|");
+}
 
 export function bits(names: string): bigint {
   let value = 0n;
   for (const name of names.split("|")) {
-    const i = NAMES.indexOf(name.trim());
+    const i = PERMISSION_NAMES.indexOf(name.trim());
     if (i >= 0) value |= 1n << BigInt(i);
   }
   return value;

@@ -6,6 +6,7 @@ export type Route =
   | { name: "register"; next: string | null }
   | { name: "home"; conversationId: string | null }
   | { name: "room"; guildId: string; channelId: string | null }
+  | { name: "guildSettings"; guildId: string; section: string }
   | { name: "settings"; section: string }
   | { name: "admin"; section: string }
   | { name: "root" }
@@ -20,6 +21,7 @@ export function parseRoute(pathname: string, search = ""): Route {
   if (parts[0] === "register") return { name: "register", next: safeNext };
   if (parts[0] === "channels") {
     if (parts[1] === "@me" || parts.length === 1) return { name: "home", conversationId: parts[2] ?? null };
+    if (parts[2] === "settings") return { name: "guildSettings", guildId: parts[1], section: parts[3] ?? "overview" };
     return { name: "room", guildId: parts[1], channelId: parts[2] ?? null };
   }
   if (parts[0] === "settings") return { name: "settings", section: parts[1] ?? "profile" };

@@ -22,6 +22,33 @@ export interface User extends Omit<UserSummary, "status" | "deleted"> {
   status: "online" | "idle" | "dnd" | "invisible";
   totp_enabled: boolean;
   is_instance_admin: boolean;
+  locale?: string;
+  timezone?: string;
+  onboarding_completed_at?: string | null;
+  password_reset_required?: boolean;
+}
+
+/** A signed-in device (OpenAPI: listSessions). */
+export interface Session {
+  id: Id;
+  created_at: string;
+  last_used_at: string;
+  expires_at: string;
+  ip: string;
+  user_agent: string | null;
+  method: "password" | "passkey" | "cli";
+  current: boolean;
+  step_up_expires_at: string | null;
+}
+
+export interface SecurityEvent {
+  id: Id;
+  user_id: Id | null;
+  type: string;
+  ip: string;
+  user_agent: string | null;
+  data: Record<string, unknown>;
+  created_at: string;
 }
 
 export interface PermissionOverride {
@@ -40,6 +67,8 @@ export interface Channel {
   position: number;
   parent_id: Id | null;
   slowmode_seconds: number;
+  user_limit?: number | null;
+  background_file_id?: Id | null;
   permission_overrides: PermissionOverride[];
   last_message_id: Id | null;
   created_at: string;
@@ -54,6 +83,8 @@ export interface Role {
   permissions: string;
   hoist: boolean;
   is_default: boolean;
+  frame_id?: Id | null;
+  icon_id?: Id | null;
 }
 
 export interface Member {
@@ -84,6 +115,11 @@ export interface Guild {
   owner_id: Id;
   member_count: number;
   system_channel_id: Id | null;
+  banner_file_id?: Id | null;
+  splash_file_id?: Id | null;
+  public?: boolean;
+  public_invite_code?: string | null;
+  is_main?: boolean;
   created_at: string;
 }
 
@@ -195,6 +231,11 @@ export interface Invite {
   max_age_seconds: number;
   max_uses: number;
   expires_at: string | null;
+  inviter?: UserSummary | null;
+  uses?: number;
+  is_public?: boolean;
+  background_file_id?: Id | null;
+  created_at?: string;
 }
 
 export interface Ready {
@@ -206,4 +247,34 @@ export interface Ready {
   read_states: ReadState[];
   relationships?: RelationshipLists;
   presences?: Presence[];
+}
+
+export interface Ban {
+  user: UserSummary;
+  reason: string | null;
+  author: UserSummary | null;
+  created_at: string;
+}
+
+export interface AuditEntry {
+  id: Id;
+  action: string;
+  guild_id: Id | null;
+  actor_id: Id | null;
+  actor: UserSummary | null;
+  target_type: string | null;
+  target_id: Id | null;
+  reason: string | null;
+  data: Record<string, unknown>;
+  created_at: string;
+}
+
+export interface Template {
+  id: Id;
+  name: string;
+  description: string | null;
+  owner_id: Id;
+  source_guild_id: Id | null;
+  structure: Record<string, unknown>;
+  created_at: string;
 }
