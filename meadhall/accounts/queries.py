@@ -8,6 +8,7 @@ from typing import Any, TypedDict, cast
 
 from sqlalchemy import bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql import Select
 
 from meadhall.db.schema import backup_codes, users
 
@@ -46,6 +47,27 @@ class UserRow(TypedDict):
     deleted_at: datetime | None
 
 
+class SummaryRow(TypedDict):
+    """The columns of `users` a public summary reads (accounts.views.user_summary): lists of many users
+    select only these (a READY of 1,000 friends read every column, hashes and ciphertexts included)."""
+
+    id: int
+    username: str
+    display_name: str
+    bio: str
+    status: str
+    custom_status: str | None
+    custom_status_emoji: str | None
+    avatar_file_id: int | None
+    is_instance_admin: bool
+    last_seen_at: datetime
+    created_at: datetime
+    deleted_at: datetime | None
+
+
+SUMMARY_COLUMNS = tuple(users.c[name] for name in SummaryRow.__annotations__)
+
+
 class BackupCodeRow(TypedDict):
     """One row of `backup_codes`."""
 
@@ -74,6 +96,22 @@ async def select_users_by_ids(conn: AsyncConnection, user_ids: Iterable[int]) ->
         return {}
     rows = (await conn.execute(select(users).where(users.c.id.in_(ids)))).mappings()
     return {row["id"]: cast(UserRow, row) for row in rows}
+
+
+async def select_summary_rows(conn: AsyncConnection, user_ids: Iterable[int]) -> dict[int, SummaryRow]:
+    """user id -> the summary columns, for many users in one query (the participants of a conversation list)."""
+    ids = sorted(set(user_ids))
+    if not ids:
+        return {}
+    rows = (await conn.execute(select(*SUMMARY_COLUMNS).where(users.c.id.in_(ids)))).mappings()
+    return {row["id"]: cast(SummaryRow, row) for row in rows}
+
+
+async def select_summary_rows_with_ids_from(conn: AsyncConnection, ids: Select[Any]) -> dict[int, SummaryRow]:
+    """user id -> the summary columns of the users that a one-column statement selects (the participants of
+    a user's conversations: no list of 300 ids to expand and bind)."""
+    rows = (await conn.execute(select(*SUMMARY_COLUMNS).where(users.c.id.in_(ids.scalar_subquery())))).mappings()
+    return {row["id"]: cast(SummaryRow, row) for row in rows}
 
 
 async def select_user_by_username(conn: AsyncConnection, username_norm: str) -> UserRow | None:

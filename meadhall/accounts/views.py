@@ -89,6 +89,22 @@ def user_summary(row: UserColumns, now: datetime) -> dict[str, Any]:
     }
 
 
+class Summaries(dict[int, dict[str, Any]]):
+    """User id -> UserSummary, each made once for one answer at one instant: READY shows the same friend in
+    the friends list, the presences, conversations and last messages (1,000 friends: over a thousand
+    summaries saved). Never kept beyond the answer it was made for, so nothing can go stale."""
+
+    def __init__(self, now: datetime) -> None:
+        super().__init__()
+        self.now = now
+
+    def of(self, row: UserColumns) -> dict[str, Any]:
+        found = self.get(row["id"])
+        if found is None:
+            found = self[row["id"]] = user_summary(row, self.now)
+        return found
+
+
 def security_event_view(row: SecurityEventRow) -> dict[str, Any]:
     return {
         "id": str(row["id"]),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from meadhall.accounts import queries as account_queries
-from meadhall.accounts.views import user_private
+from meadhall.accounts.views import Summaries, user_private
 from meadhall.gateway.auth import GatewayIdentity
 from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.snapshot import snapshots_of_user
@@ -29,8 +29,11 @@ async def ready_payload(rt: Runtime, who: GatewayIdentity, gateway_session_id: s
         guild_rows = await guild_queries.select_guilds_of_user(uow.conn, who.user_id)
         guilds = await snapshots_of_user(uow, guild_rows, user, who.is_instance_admin)
         read_states = await read_state_views(uow.conn, who.user_id)
-        dm_channels = await conversation_list(uow.conn, who.user_id, uow.now)
-        relationships, presences = await ready_relationships(uow.conn, who.user_id, uow.now)
+        # Each user's summary is made once for the whole READY: a friend is in the friends list, the
+        # presences, and maybe in conversations and as the author of their last messages.
+        summaries = Summaries(uow.now)
+        dm_channels = await conversation_list(uow.conn, who.user_id, uow.now, summaries)
+        relationships, presences = await ready_relationships(uow.conn, who.user_id, summaries)
         calls = await ready_calls(uow.conn, who.user_id)
     return {
         "v": GATEWAY_VERSION,

@@ -7,6 +7,7 @@ from typing import Any
 
 from meadhall.accounts import queries as account_queries
 from meadhall.accounts.queries import UserRow
+from meadhall.accounts.views import user_summary
 from meadhall.auth.sessions import Principal
 from meadhall.db.uow import UnitOfWork
 from meadhall.guilds.access import GuildContext, guild_context_of_row, load_guild_context, visible_channels
@@ -27,10 +28,10 @@ async def snapshot_for(uow: UnitOfWork, gc: GuildContext) -> dict[str, Any]:
 
 
 def _snapshot(gc: GuildContext, channel_rows: list[ChannelRow], overrides: Mapping[int, list[OverrideRow]],
-              user: UserRow | None) -> dict[str, Any]:
+              user: UserRow | None, summary: dict[str, Any] | None = None) -> dict[str, Any]:
     member: dict[str, Any] | None = None
     if gc.member is not None and user is not None:
-        member = member_view(gc.member, user, sorted(gc.actor.role_ids), gc.now)
+        member = member_view(gc.member, user, sorted(gc.actor.role_ids), gc.now, summary)
     return {
         **guild_view(gc.guild),
         "roles": [role_view(r) for r in gc.role_rows],
@@ -60,9 +61,10 @@ async def snapshots_of_user(uow: UnitOfWork, guild_rows: list[GuildRow], user: U
     ids = [int(g["id"]) for g in guild_rows]
     rooms = await room_queries.select_channels_of_guilds(conn, ids)
     overrides = await room_queries.select_overrides_of_guilds(conn, ids)
+    summary = user_summary(user, uow.now)  # the member of every snapshot: made once
     out = []
     for guild in guild_rows:
         gc = await guild_context_of_row(conn, principal, guild, uow.now)
         if gc is not None:
-            out.append(_snapshot(gc, rooms.get(gc.guild_id, []), overrides, user))
+            out.append(_snapshot(gc, rooms.get(gc.guild_id, []), overrides, user, summary))
     return out

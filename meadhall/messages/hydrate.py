@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.accounts.views import user_summary
+from meadhall.accounts.views import Summaries, user_summary
 from meadhall.messages import queries
 from meadhall.messages.attachments import attachment_views
 from meadhall.messages.rows import MessageFields, MessageRow
@@ -61,15 +61,21 @@ async def _replied(conn: AsyncConnection, rows: Sequence[MessageFields]) -> dict
 
 
 async def assemble(conn: AsyncConnection, parts: PageParts, viewer_id: int, now: datetime, *,
-                   with_reactions: bool = True, known_users: dict[int, Any] | None = None) -> list[dict[str, Any]]:
+                   with_reactions: bool = True, known_users: dict[int, Any] | None = None,
+                   made: Summaries | None = None) -> list[dict[str, Any]]:
     """The viewer's Message objects: authors as they are now, reactions with the viewer's `me`, and replied
-    messages only where the viewer may see them. `known_users`: account rows read in this transaction."""
+    messages only where the viewer may see them. `known_users`: account rows read in this transaction;
+    `made`: summaries already made for the same answer (a conversation list's participants)."""
     if not parts.bases:
         return []
     known = known_users or {}
     authors = {**known, **await queries.select_authors(conn, parts.author_ids - known.keys())}
     # Keyed by `int | None`: a message without an author (system, webhook) looks up None and finds nothing.
-    summaries: dict[int | None, dict[str, Any]] = {uid: user_summary(row, now) for uid, row in authors.items()}
+    if made is None:
+        summaries: dict[int | None, dict[str, Any]] = {
+            uid: user_summary(authors[uid], now) for uid in parts.author_ids if uid in authors}
+    else:
+        summaries = {uid: made.of(authors[uid]) for uid in parts.author_ids if uid in authors}
     # Most messages never had a reaction: the flag (set by a trigger) spares a page the query.
     reacted = [k[0] for k in parts.keys if k[3]] if with_reactions else None
     reactions = await _reactions(conn, reacted, viewer_id) if reacted else {}
@@ -91,9 +97,11 @@ async def assemble(conn: AsyncConnection, parts: PageParts, viewer_id: int, now:
 
 async def hydrate(conn: AsyncConnection, rows: Sequence[MessageFields], viewer_id: int, now: datetime,
                   *, with_reactions: bool = True, with_attachments: bool = True,
-                  known_users: dict[int, Any] | None = None) -> list[dict[str, Any]]:
+                  known_users: dict[int, Any] | None = None, summaries: Summaries | None = None
+                  ) -> list[dict[str, Any]]:
     parts = await page_parts(conn, rows, with_attachments=with_attachments)
-    return await assemble(conn, parts, viewer_id, now, with_reactions=with_reactions, known_users=known_users)
+    return await assemble(conn, parts, viewer_id, now, with_reactions=with_reactions, known_users=known_users,
+                          made=summaries)
 
 
 async def _reactions(conn: AsyncConnection, message_ids: list[int], viewer_id: int) -> dict[int, list[dict[str, Any]]]:

@@ -118,9 +118,10 @@ async def announce_profile(uow: UnitOfWork, user_id: int) -> None:
         return
     held = await member_queries.select_role_ids_by_guild(uow.conn, user_id)
     audiences = await members_of_guilds(uow.conn, [m.member["guild_id"] for m in memberships])
+    summary = user_summary(memberships[0].user, uow.now)  # the same user in every guild: made once
     for m in memberships:
         guild_id = m.member["guild_id"]
-        view = member_view(m.member, m.user, held.get(guild_id, []), uow.now)
+        view = member_view(m.member, m.user, held.get(guild_id, []), uow.now, summary=summary)
         uow.emit(notify_member(EventType.MEMBER_UPDATE, view, audiences[guild_id]))
 
 

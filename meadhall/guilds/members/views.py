@@ -10,12 +10,13 @@ from meadhall.core.clock import as_utc, iso
 from meadhall.guilds.rows import MemberRow
 
 
-def member_view(member: MemberRow, user: UserColumns, role_ids: list[int], now: datetime
-                ) -> dict[str, Any]:
+def member_view(member: MemberRow, user: UserColumns, role_ids: list[int], now: datetime,
+                summary: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`summary`: the user's summary when the caller already made it (one user in many guilds)."""
     until = as_utc(member["timeout_until"])
     return {
         "guild_id": str(member["guild_id"]),
-        "user": user_summary(user, now),
+        "user": user_summary(user, now) if summary is None else summary,
         "nick": member["nick"],
         "roles": [str(r) for r in sorted(role_ids)],
         "joined_at": iso(member["joined_at"]),

@@ -10,8 +10,8 @@ from typing import Any, cast
 
 from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql import Select
 
-from meadhall.core.clock import as_utc
 from meadhall.db.schema import channels, dm_participants, messages, read_states
 from meadhall.guilds.rows import ChannelRow
 from meadhall.social.conversations.rows import ParticipantRow
@@ -80,8 +80,27 @@ async def select_participants_of_user_conversations(conn: AsyncConnection, user_
     for row in (await conn.execute(stmt)).mappings():
         out[row["channel_id"]].append(cast(ParticipantRow, row))
     for rows in out.values():
-        rows.sort(key=lambda r: (as_utc(r["joined_at"]), r["user_id"]))
+        # One database's values alike (all naive on SQLite, all aware on PostgreSQL): compared as they come.
+        rows.sort(key=_joined_order)
     return out
+
+
+def _joined_order(row: ParticipantRow) -> tuple[datetime, int]:
+    return row["joined_at"], row["user_id"]
+
+
+def participant_ids_of_user_conversations(user_id: int) -> Select[Any]:
+    """The ids of everybody in the user's conversations, the user included (a statement to select from)."""
+    mine = dm_participants.alias("mine")
+    return (select(dm_participants.c.user_id)
+            .join(mine, mine.c.channel_id == dm_participants.c.channel_id)
+            .where(mine.c.user_id == user_id))
+
+
+def last_message_ids_of_user_conversations(user_id: int) -> Select[Any]:
+    """The rooms' `last_message_id` of the user's conversations (a statement to select from)."""
+    return select(channels.c.last_message_id).where(channels.c.id.in_(_mine(user_id)), channels.c.type == "dm",
+                                                    channels.c.last_message_id.is_not(None))
 
 
 async def select_newest_private_ids(conn: AsyncConnection, channel_ids: Iterable[int], user_id: int) -> dict[int, int]:

@@ -14,13 +14,14 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.accounts.queries import UserRow, select_users_by_ids
-from meadhall.accounts.views import user_summary
+from meadhall.accounts.queries import select_summary_rows, select_summary_rows_with_ids_from
+from meadhall.accounts.views import Summaries, UserColumns
 from meadhall.auth.sessions import Principal
 from meadhall.core.clock import iso
 from meadhall.guilds.views import sid
 from meadhall.messages import queries as message_queries
 from meadhall.messages.hydrate import hydrate
+from meadhall.messages.rows import MessageRow
 from meadhall.runtime import Runtime
 from meadhall.social.conversations import queries
 from meadhall.social.conversations.access import Conversation
@@ -31,18 +32,20 @@ def conversation_view(conv: Conversation, receiver_id: int, summaries: Mapping[i
     """`summaries`: UserSummary of the participants (a participant without one is left out), made once per
     user for a whole list: the receiver and a friend in many groups appear in many conversations."""
     channel = conv.channel
-    members = [summaries[uid] for uid in conv.participant_ids if uid in summaries]
+    members = [summaries[p["user_id"]] for p in conv.participants if p["user_id"] in summaries]
+    is_group = bool(channel["is_group"])
     counterpart = None
-    if not conv.is_group:
-        counterpart = next((m for m in members if m["id"] != str(receiver_id)), None)
-    owner = sid(channel["dm_owner_id"]) if conv.is_group else None
+    if not is_group:
+        receiver = str(receiver_id)
+        counterpart = next((m for m in members if m["id"] != receiver), None)
+    owner = sid(channel["dm_owner_id"]) if is_group else None
     return {
         "id": str(channel["id"]),
         "type": "dm",
         "guild_id": None,
-        "is_group": conv.is_group,
-        "name": channel["name"] if conv.is_group else None,
-        "icon_file_id": sid(channel["icon_file_id"]) if conv.is_group else None,
+        "is_group": is_group,
+        "name": channel["name"] if is_group else None,
+        "icon_file_id": sid(channel["icon_file_id"]) if is_group else None,
         "dm_owner_id": owner,
         "owner_id": owner,
         "member_count": len(conv.participants),
@@ -58,43 +61,53 @@ def conversation_view(conv: Conversation, receiver_id: int, summaries: Mapping[i
 
 def _last_id(conv: Conversation, private: Mapping[int, int]) -> int | None:
     public = conv.channel["last_message_id"]
-    mine = private.get(conv.channel_id)
-    candidates = [i for i in (public, mine) if i is not None]
-    return max(candidates) if candidates else None
+    mine = private.get(conv.channel["id"])
+    if mine is None or (public is not None and public > mine):
+        return public
+    return mine
 
 
 async def conversation_views(conn: AsyncConnection, receiver_id: int, convs: Sequence[Conversation], now: datetime,
-                             users: Mapping[int, UserRow] | None = None) -> list[dict[str, Any]]:
-    """The receiver's views of these conversations, in the given order."""
+                             users: Mapping[int, UserColumns] | None = None, summaries: Summaries | None = None,
+                             public_last: Mapping[int, MessageRow] | None = None) -> list[dict[str, Any]]:
+    """The receiver's views of these conversations, in the given order. `summaries`: those already made for
+    the same answer (READY), filled with the ones made here; `public_last`: the rooms' last messages
+    already read (by id), the others are read here."""
     if not convs:
         return []
     if users is None:
-        users = await select_users_by_ids(conn, {uid for c in convs for uid in c.participant_ids})
+        users = await select_summary_rows(conn, {p["user_id"] for c in convs for p in c.participants})
+    made = Summaries(now) if summaries is None else summaries
     private = await queries.select_newest_private_ids(
         conn, [c.channel_id for c in convs if c.channel["has_private"]], receiver_id)
-    last_ids = {c.channel_id: _last_id(c, private) for c in convs}
-    rows = await message_queries.select_messages_in_rooms(
-        conn, [(cid, mid) for cid, mid in last_ids.items() if mid is not None])
-    ordered = sorted(rows.values(), key=lambda r: r["id"])
-    shown = await hydrate(conn, ordered, receiver_id, now, known_users=dict(users))
+    last_ids = [_last_id(c, private) for c in convs]
+    rows = dict(public_last or {})
+    rows.update(await message_queries.select_messages_in_rooms(
+        conn, [(c.channel_id, mid) for c, mid in zip(convs, last_ids, strict=True) if mid is not None and mid not in rows]))
+    ordered = sorted((rows[mid] for mid in {m for m in last_ids if m is not None} if mid in rows),
+                     key=lambda r: r["id"])
+    shown = await hydrate(conn, ordered, receiver_id, now, known_users=dict(users), summaries=made)
     by_id = {int(view["id"]): view for view in shown}
-    summaries = {uid: user_summary(row, now) for uid, row in users.items()}
-    out = []
-    for conv in convs:
-        last_id = last_ids[conv.channel_id]
-        out.append(conversation_view(conv, receiver_id, summaries, None if last_id is None else by_id.get(last_id),
-                                     now))
-    return out
+    for row in users.values():
+        made.of(row)
+    return [conversation_view(conv, receiver_id, made, None if last_id is None else by_id.get(last_id), now)
+            for conv, last_id in zip(convs, last_ids, strict=True)]
 
 
-async def conversation_list(conn: AsyncConnection, user_id: int, now: datetime) -> list[dict[str, Any]]:
-    """Every conversation of the user, newest activity first (GET /users/@me/channels, READY)."""
+async def conversation_list(conn: AsyncConnection, user_id: int, now: datetime, summaries: Summaries | None = None
+                            ) -> list[dict[str, Any]]:
+    """Every conversation of the user, newest activity first (GET /users/@me/channels, READY). The
+    participants' accounts and the rooms' last messages are selected through the user's own rows rather
+    than by lists of ids (300 conversations: two lists of 300 values to expand and bind)."""
     channels = await queries.select_conversations_of_user(conn, user_id)
     if not channels:
         return []
     participants = await queries.select_participants_of_user_conversations(conn, user_id)
+    users = await select_summary_rows_with_ids_from(conn, queries.participant_ids_of_user_conversations(user_id))
+    public_last = await message_queries.select_messages_with_ids_from(
+        conn, queries.last_message_ids_of_user_conversations(user_id))
     convs = [Conversation(ch, participants.get(int(ch["id"]), [])) for ch in channels]
-    views = await conversation_views(conn, user_id, convs, now)
+    views = await conversation_views(conn, user_id, convs, now, users, summaries, public_last)
     return sorted(views, key=_activity, reverse=True)
 
 
@@ -110,5 +123,5 @@ def _activity(view: dict[str, Any]) -> int:
 async def views_for(conn: AsyncConnection, conv: Conversation, receivers: Sequence[int], now: datetime
                     ) -> dict[int, dict[str, Any]]:
     """Each receiver's own view of one conversation (events: DM_CHANNEL_CREATE / UPDATE)."""
-    users = await select_users_by_ids(conn, conv.participant_ids)
+    users = await select_summary_rows(conn, conv.participant_ids)
     return {r: (await conversation_views(conn, r, [conv], now, users))[0] for r in receivers}

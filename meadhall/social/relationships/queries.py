@@ -10,7 +10,7 @@ from typing import TypedDict, cast
 from sqlalchemy import and_, delete, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.accounts.queries import UserRow
+from meadhall.accounts.queries import SUMMARY_COLUMNS, SummaryRow, UserRow
 from meadhall.core.text import escape_like
 from meadhall.db.schema import relationships, users
 
@@ -24,8 +24,8 @@ class RelationshipRow(TypedDict):
     since: datetime
 
 
-class RelatedUser(UserRow):
-    """A relationship of the listing user joined with the other user's row: the `users` columns plus the
+class RelatedUser(SummaryRow):
+    """A relationship of the listing user joined with the other user's summary columns, plus the
     relationship's own type and since, under names that no user column has."""
 
     rel_type: str
@@ -60,8 +60,9 @@ async def select_pair(conn: AsyncConnection, a: int, b: int) -> tuple[Relationsh
 
 
 async def select_related_users(conn: AsyncConnection, user_id: int) -> list[RelatedUser]:
-    """Every relationship of the user with the other user's row, oldest first, in one query."""
-    stmt = (select(users, relationships.c.type.label("rel_type"), relationships.c.since.label("rel_since"))
+    """Every relationship of the user with the other user's summary columns, oldest first, in one query (only
+    those columns: 1,000 friends' full rows were a third of the query's time)."""
+    stmt = (select(*SUMMARY_COLUMNS, relationships.c.type.label("rel_type"), relationships.c.since.label("rel_since"))
             .join(relationships, relationships.c.other_id == users.c.id)
             .where(relationships.c.user_id == user_id)
             .order_by(relationships.c.since, relationships.c.other_id))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from meadhall.accounts.views import UserColumns, user_summary
+from meadhall.accounts.views import Summaries, UserColumns, user_summary
 from meadhall.core.clock import iso
 from meadhall.social.relationships.queries import RelatedUser
 
@@ -22,8 +22,13 @@ def relationship_view(other: UserColumns, type_: str, since: datetime, now: date
             "style": None}
 
 
-def relationship_lists(rows: list[RelatedUser], now: datetime) -> dict[str, list[dict[str, Any]]]:
+def relationship_lists(rows: list[RelatedUser], now: datetime, summaries: Summaries | None = None
+                       ) -> dict[str, list[dict[str, Any]]]:
+    """`summaries`: those already made for the same answer (READY), filled with the ones made here."""
+    made = Summaries(now) if summaries is None else summaries
     lists: dict[str, list[dict[str, Any]]] = {name: [] for name in LISTS.values()}
     for row in rows:
-        lists[LISTS[row["rel_type"]]].append(relationship_view(row, row["rel_type"], row["rel_since"], now))
+        type_ = row["rel_type"]
+        lists[LISTS[type_]].append({"id": str(row["id"]), "type": type_, "user": made.of(row),
+                                    "since": iso(row["rel_since"]), "style": None})
     return lists
