@@ -121,6 +121,12 @@ export async function register(body: { username: string; email: string; password
   startGateway();
 }
 
+/** The person ended this session from the settings (sign out everywhere): back to sign-in at once,
+ * without waiting for the gateway to hear of it. */
+export function endSession(): void {
+  if (session.status === "signed-in") signedOut();
+}
+
 export async function signOut(): Promise<void> {
   try {
     await api.post("/auth/logout");
@@ -131,8 +137,11 @@ export async function signOut(): Promise<void> {
 
 // ---- servers and invitations ----------------------------------------------------------------------
 
-export async function createGuild(name: string): Promise<GuildSnapshot | null> {
-  const { guild } = await api.post<{ guild: { id: Id; system_channel_id: Id | null } }>("/guilds", { name });
+/** A new server, empty or from one of the person's templates (`personal:<id>`, OpenAPI: createGuild). */
+export async function createGuild(name: string, templateId?: string): Promise<GuildSnapshot | null> {
+  const body: Record<string, unknown> = { name };
+  if (templateId) body.template_id = templateId;
+  const { guild } = await api.post<{ guild: { id: Id; system_channel_id: Id | null } }>("/guilds", body);
   navigate(`/channels/${guild.id}/${guild.system_channel_id ?? ""}`);
   return store.guilds[guild.id] ?? null;
 }

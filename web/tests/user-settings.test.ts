@@ -1,0 +1,157 @@
+import { describe, expect, it } from "vitest";
+import { ApiError, configure } from "../src/lib/api";
+import { finishStepUp, stepUp, StepUpCancelled, withStepUp } from "../src/lib/stepup.svelte";
+import { clamp, drawRect, initialCrop, MAX_ZOOM, moveBy, outputSize, sourceRect, zoomTo } from "../src/settings/user/crop";
+import {
+  ago, codeBody, eventWords, fieldErrors, isWarning, LOCALE_PATTERN, localeChoices, methodWords, passwordRefusal,
+  summariseAgent, timeIn,
+} from "../src/settings/user/words";
+
+function answer(status: number, body: unknown): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+}
+
+describe("avatar crop", () => {
+  it("starts centred with the shorter side filling the view", () => {
+    const c = initialCrop(400, 200, 100);
+    const r = drawRect(c);
+    expect(r.h).toBe(100);
+    expect(r.w).toBe(200);
+    expect(r.x).toBe(-50);
+    expect(sourceRect(c)).toEqual({ sx: 100, sy: 0, size: 200 });
+  });
+
+  it("never lets the picture leave a corner of the square empty", () => {
+    const c = moveBy(initialCrop(400, 200, 100), 500, 500);
+    // Only the wide side can move: 50 view pixels either way.
+    expect(c.dx).toBe(50);
+    expect(c.dy).toBe(0);
+    const src = sourceRect(c);
+    expect(src.sx).toBe(0);
+    expect(moveBy(c, -1000, 0).dx).toBe(-50);
+    expect(sourceRect(moveBy(c, -1000, 0)).sx + sourceRect(c).size).toBe(400);
+  });
+
+  it("zooms around the centre and keeps the zoom within bounds", () => {
+    const c = initialCrop(300, 300, 150);
+    const z = zoomTo(c, 2);
+    expect(sourceRect(z)).toEqual({ sx: 75, sy: 75, size: 150 });
+    expect(zoomTo(c, 10).zoom).toBe(MAX_ZOOM);
+    expect(zoomTo(c, 0.2).zoom).toBe(1);
+    // A moved picture zoomed out again is pulled back inside the square.
+    const moved = moveBy(z, 60, 0);
+    expect(moved.dx).toBe(60);
+    expect(zoomTo(moved, 1).dx).toBe(0);
+    expect(clamp({ ...moved, zoom: 1 }).dx).toBe(0);
+  });
+
+  it("exports at most 512 pixels and never upscales", () => {
+    expect(outputSize(initialCrop(2000, 1500, 256))).toBe(512);
+    expect(outputSize(initialCrop(120, 80, 256))).toBe(80);
+    expect(outputSize(zoomTo(initialCrop(120, 80, 256), 4))).toBe(20);
+  });
+});
+
+describe("words of the user settings", () => {
+  it("names every security event type, with the failure reason", () => {
+    const types = ["register", "login.success", "login.failure", "login.locked", "passkey.login", "passkey.register",
+      "passkey.rename", "passkey.revoke", "2fa.enable", "2fa.disable", "2fa.backup_codes_regenerate",
+      "2fa.backup_code_used", "2fa.reset", "password.change", "password.reset", "step_up.success", "step_up.failure",
+      "session.revoke", "logout_all"];
+    for (const t of types) expect(eventWords(t)).not.toContain("Security event");
+    expect(eventWords("login.failure", { reason: "invalid_code" })).toBe("Failed sign-in attempt (wrong or reused code)");
+    expect(eventWords("something.new")).toBe("Security event “something.new”");
+    expect(isWarning("login.failure")).toBe(true);
+    expect(isWarning("login.success")).toBe(false);
+  });
+
+  it("summarises user agents", () => {
+    expect(summariseAgent("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/130.0.0.0 Safari/537.36"))
+      .toBe("Chrome (headless) on Linux");
+    expect(summariseAgent("Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0")).toBe("Firefox on Windows");
+    expect(summariseAgent("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1"))
+      .toBe("Safari on iOS");
+    expect(summariseAgent("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36 Edg/131.0"))
+      .toBe("Edge on Windows");
+    expect(summariseAgent("python-httpx/0.28.1")).toBe("Program (python-httpx)");
+    expect(summariseAgent(null)).toBe("Unknown device");
+    expect(methodWords("cli")).toBe("Command line");
+  });
+
+  it("tells a TOTP code from a backup code", () => {
+    expect(codeBody(" 123 456 ")).toEqual({ totp_code: "123456" });
+    expect(codeBody("abcd-efgh-1234")).toEqual({ backup_code: "abcd-efgh-1234" });
+    expect(codeBody("   ")).toBeNull();
+  });
+
+  it("offers valid locale tags and keeps an unusual current one", () => {
+    const choices = localeChoices("sr-Latn");
+    expect(choices[0].tag).toBe("sr-Latn");
+    for (const c of choices) expect(c.tag).toMatch(LOCALE_PATTERN);
+    expect(choices.find((c) => c.tag === "de")?.label).toContain("German");
+  });
+
+  it("tells the time in a zone, and nothing for an unknown zone", () => {
+    expect(timeIn("Europe/Berlin", new Date("2025-01-01T12:00:00Z"))).toMatch(/^(13|01).00/);
+    expect(timeIn("Mars/Olympus_Mons")).toBeNull();
+  });
+
+  it("says how long ago", () => {
+    const now = Date.parse("2025-01-01T12:00:00Z");
+    expect(ago("2025-01-01T11:59:30Z", now)).toBe("just now");
+    expect(ago("2025-01-01T11:55:00Z", now)).toBe("5 minutes ago");
+    expect(ago("2024-12-31T11:00:00Z", now)).toBe("1 day ago");
+  });
+
+  it("puts the refusals of a password and of a profile in words", () => {
+    const short = new ApiError(422, { code: "validation.failed", message: "Invalid", details: [{ field: "new_password", message: "too short" }] });
+    expect(passwordRefusal(short)).toContain("at least 10 characters");
+    const common = new ApiError(422, { code: "validation.failed", message: "Invalid", details: [{ field: "new_password", message: "too common" }] });
+    expect(passwordRefusal(common)).toContain("too common");
+    const profile = new ApiError(422, { code: "validation.failed", message: "Invalid",
+      details: [{ field: "body.timezone", message: "unknown time zone" }, { field: "display_name", message: "too long" }] });
+    expect(fieldErrors(profile)).toEqual({ timezone: "unknown time zone", display_name: "too long" });
+  });
+});
+
+describe("step-up", () => {
+  it("asks once when the service wants it, then retries the call", async () => {
+    const calls: string[] = [];
+    let stepped = false;
+    configure({ fetch: (async (url: string) => {
+      calls.push(url);
+      if (url.endsWith("/auth/password") && !stepped) {
+        return answer(403, { error: { code: "auth.step_up_required", message: "Re-verify your identity to continue" } });
+      }
+      return new Response(null, { status: 204 });
+    }) as typeof fetch });
+    const { api } = await import("../src/lib/api");
+    const done = withStepUp("Changing your password needs your current password.", () => api.post("/auth/password", { new_password: "x" }));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(stepUp.open).toBe(true);
+    expect(stepUp.reason).toContain("current password");
+    stepped = true;
+    finishStepUp(true);
+    await done;
+    expect(stepUp.open).toBe(false);
+    expect(calls.filter((u) => u.endsWith("/auth/password"))).toHaveLength(2);
+  });
+
+  it("gives up when the person cancels, and does not ask for other refusals", async () => {
+    let n = 0;
+    configure({ fetch: (async () => {
+      n++;
+      return answer(403, { error: { code: "auth.step_up_required", message: "Re-verify" } });
+    }) as typeof fetch });
+    const { api } = await import("../src/lib/api");
+    const done = withStepUp("why", () => api.post("/auth/2fa/backup-codes"));
+    await new Promise((r) => setTimeout(r, 0));
+    finishStepUp(false);
+    await expect(done).rejects.toBeInstanceOf(StepUpCancelled);
+    expect(n).toBe(1);
+
+    configure({ fetch: (async () => answer(403, { error: { code: "perm.denied", message: "Missing permission" } })) as typeof fetch });
+    await expect(withStepUp("why", () => api.post("/x"))).rejects.toMatchObject({ code: "perm.denied" });
+    expect(stepUp.open).toBe(false);
+  });
+});
