@@ -25,12 +25,15 @@ from meadhall.files.setup import install_files
 from meadhall.gateway.setup import install_gateway, start_gateway, stop_gateway
 from meadhall.guilds import routes as guild_routes
 from meadhall.guilds.audit import routes as audit_routes
+from meadhall.guilds.cosmetics import routes as cosmetic_routes
+from meadhall.guilds.emojis import routes as emoji_routes
 from meadhall.guilds.invites import routes as invite_routes
 from meadhall.guilds.members import routes as member_routes
 from meadhall.guilds.members import service as member_service
 from meadhall.guilds.moderation import routes as ban_routes
 from meadhall.guilds.roles import routes as role_routes
 from meadhall.guilds.rooms import routes as room_routes
+from meadhall.guilds.sounds import routes as sound_routes
 from meadhall.guilds.templates import routes as template_routes
 from meadhall.messages import guild_hooks
 from meadhall.messages import routes as message_routes
@@ -59,7 +62,7 @@ def api_routers() -> list[APIRouter]:
         message_routes.router, message_routes.reactions_and_pins, system_routes.api, guild_routes.me, account_routes.auth,
         account_routes.users, guild_routes.guilds, room_routes.guild_rooms, conversation_routes.any_channel,
         room_routes.rooms, member_routes.router,
-        role_routes.router, ban_routes.router,
+        role_routes.router, ban_routes.router, emoji_routes.router, sound_routes.router, cosmetic_routes.router,
         template_routes.templates, audit_routes.audit, invite_routes.router, account_routes.avatar, message_routes.files,
         file_routes.router,
         guild_routes.images, room_routes.images, invite_routes.images,

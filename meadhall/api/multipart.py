@@ -31,6 +31,8 @@ FILE_FIELD = "file"
 # Headers, boundaries and small form fields beside the file.
 FRAMING_ALLOWANCE = 64 * 1024
 MAX_PARTS = 16
+# Form fields beside the file (an emoji's `name`, a sound's `kind`): short text, kept whole.
+FIELD_MAX_BYTES = 1024
 _EXT_FILENAME = re.compile(r"""filename\*\s*=\s*([^;]+)""", re.IGNORECASE)
 
 
@@ -41,6 +43,9 @@ class FilePart:
     chunks: AsyncIterator[bytes]
     content_type: str
     filename: str
+    # The other form fields by name: those before the file part at once, those after it once `chunks` has
+    # been read to its end (the same dict, filled as the body is parsed).
+    fields: dict[str, str] = field(default_factory=dict)
 
 
 class _TooLarge(Exception):
@@ -56,6 +61,7 @@ class _Part:
     headers: dict[bytes, bytes] = field(default_factory=dict)
     name: str = ""
     is_file: bool = False
+    data: bytearray = field(default_factory=bytearray)
 
 
 class _Collector:
@@ -70,6 +76,7 @@ class _Collector:
         self.file_done = False
         self.pending: list[bytes] = []
         self.ended = False
+        self.fields: dict[str, str] = {}
 
     def callbacks(self) -> dict[str, Any]:
         return {
@@ -106,10 +113,16 @@ class _Collector:
     def on_part_data(self, data: bytes, start: int, end: int) -> None:
         if self.part.is_file:
             self.pending.append(data[start:end])
+        elif self.part.name:
+            self.part.data += data[start:end]
+            if len(self.part.data) > FIELD_MAX_BYTES:
+                raise _Malformed(f"the field {self.part.name} is longer than {FIELD_MAX_BYTES} bytes")
 
     def on_part_end(self) -> None:
         if self.part.is_file:
             self.file_done = True
+        elif self.part.name and self.part.name not in self.fields:
+            self.fields[self.part.name] = self.part.data.decode("utf-8", "replace")
 
     def on_end(self) -> None:
         self.ended = True
@@ -207,7 +220,7 @@ async def open_file_part(request: Request, limit: int) -> FilePart:
                 raise validation_error(FILE_FIELD, "the part named file is missing")
     part = body.collector.file_part
     content_type = part.headers.get(b"content-type", b"").decode("latin-1")
-    return FilePart(body.file_chunks(), content_type, _filename(part))
+    return FilePart(body.file_chunks(), content_type, _filename(part), body.collector.fields)
 
 
 def multipart_file(request: Request) -> Callable[[int], Awaitable[FilePart]]:

@@ -73,6 +73,7 @@ REGISTRY: dict[str, tuple[int, str]] = {
     "sound.not_found": (404, "Unknown sound"),
     "sound.name_taken": (409, "A sound with this name exists"),
     "sound.limit_reached": (409, "Sound limit reached"),
+    "sound.palette_event_taken": (409, "An interface sound for this event exists"),
     "cosmetic.not_found": (404, "Unknown cosmetic"),
     "cosmetic.limit_reached": (409, "At most 100 gallery items per server"),
     "webhook.not_found": (404, "Unknown webhook"),

@@ -12,6 +12,7 @@ PASSWORD_MAX_LENGTH = 256
 EMOJIS_PER_GUILD = 100
 SOUNDBOARD_SOUNDS_PER_GUILD = 30
 INTERFACE_SOUNDS_PER_GUILD = 30
+COSMETICS_PER_GUILD = 100
 GROUP_DM_MIN_INVITED = 2
 GROUP_DM_MAX_INVITED = 9
 CALL_RINGING_SECONDS = 60
@@ -42,6 +43,7 @@ MEANINGS: dict[str, str] = {
     "EMOJIS_PER_GUILD": "custom emojis of one server",
     "SOUNDBOARD_SOUNDS_PER_GUILD": "soundboard sounds of one server",
     "INTERFACE_SOUNDS_PER_GUILD": "interface sounds of one server",
+    "COSMETICS_PER_GUILD": "items (frames and icons) of one server's cosmetics gallery",
     "GROUP_DM_MIN_INVITED": "fewest users invited when a group conversation is created (3 participants)",
     "GROUP_DM_MAX_INVITED": "most users invited to a group conversation (10 participants)",
     "CALL_RINGING_SECONDS": "seconds a call rings before the unanswered are marked missed",

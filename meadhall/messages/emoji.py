@@ -15,6 +15,7 @@ from meadhall.api.openapi import ID_PATTERN
 from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError, permission_denied
 from meadhall.core.ids import parse_id
+from meadhall.guilds.emojis import queries as emoji_queries
 from meadhall.guilds.members import queries as member_queries
 from meadhall.messages.rooms import MessageRoom
 
@@ -167,10 +168,9 @@ def parse_emoji(raw: str) -> ParsedEmoji:
 
 
 async def find_custom_emoji(conn: AsyncConnection, emoji_id: int) -> CustomEmoji | None:
-    """The custom emoji with this id, in any guild. Custom emojis do not exist yet: the emoji issue adds
-    the `emojis` table and fills this in; until then every custom emoji is unknown."""
-    del conn, emoji_id
-    return None
+    """The custom emoji with this id, in any guild (docs/customisation.md); None when there is none."""
+    row = await emoji_queries.select_emoji_by_id(conn, emoji_id)
+    return None if row is None else CustomEmoji(row["id"], row["guild_id"], row["name"])
 
 
 async def check_custom_emoji_use(conn: AsyncConnection, room: MessageRoom, user_id: int, emoji: CustomEmoji) -> None:

@@ -7,6 +7,7 @@ by step and are never rewritten once shipped.
 from meadhall.db.schema.accounts import backup_codes, security_events, sessions, users
 from meadhall.db.schema.audit import audit_log, instance_settings
 from meadhall.db.schema.base import metadata
+from meadhall.db.schema.customisation import cosmetics, emojis, sounds, user_styles
 from meadhall.db.schema.files import files
 from meadhall.db.schema.guilds import (
     channels,
@@ -47,4 +48,8 @@ __all__ = [
     "dm_participants",
     "calls",
     "call_participants",
+    "emojis",
+    "sounds",
+    "cosmetics",
+    "user_styles",
 ]

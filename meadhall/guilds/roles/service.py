@@ -19,6 +19,7 @@ from meadhall.core.ids import parse_id
 from meadhall.db.uow import UnitOfWork
 from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.access import GuildContext, access_guild, require
+from meadhall.guilds.cosmetics.service import check_role_cosmetics
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.members.service import emit_member_updates, load_target
 from meadhall.guilds.roles import queries as role_queries
@@ -105,11 +106,15 @@ def _check_grant(gc: GuildContext, requested: int) -> None:
         raise permission_denied(None, f"A role may only carry permissions you hold; you lack {name}")
 
 
-def _check_cosmetics(fields: dict[str, Any]) -> None:
-    # The cosmetics gallery is not built yet: no frame or icon exists, so every id is unknown.
+async def _check_cosmetics(conn: AsyncConnection, gc: GuildContext, fields: dict[str, Any]) -> dict[str, Any]:
+    """The fields with `frame_id` / `icon_id` as integers, each a gallery item of its kind (404
+    `cosmetic.not_found` otherwise, docs/customisation.md)."""
+    await check_role_cosmetics(conn, gc.guild_id, fields)
+    out = dict(fields)
     for key in ("frame_id", "icon_id"):
-        if fields.get(key) is not None:
-            raise AppError("cosmetic.not_found")
+        if key in out and out[key] is not None:
+            out[key] = parse_id(out[key])
+    return out
 
 
 def _audit_changes(before: RoleRow, values: dict[str, Any]) -> dict[str, list[Any]]:
@@ -143,7 +148,7 @@ async def do_create_role(rt: Runtime, principal: Principal, raw_guild_id: str, b
     async with rt.uow() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
         require(gc, P.MANAGE_ROLES)
-        _check_cosmetics(body)
+        body = await _check_cosmetics(uow.conn, gc, body)
         _check_grant(gc, body["permissions"])
         # Concurrent creations would both take position 1 and both pass the count (PostgreSQL).
         await guild_queries.lock_guild(uow.conn, gc.guild_id)
@@ -153,8 +158,8 @@ async def do_create_role(rt: Runtime, principal: Principal, raw_guild_id: str, b
         shifted = [r for r in current if not r["is_default"] and r["position"] >= 1]
         await role_queries.update_role_positions_up(uow.conn, gc.guild_id, 1)
         row: RoleRow = {"id": uow.next_id(), "guild_id": gc.guild_id, "name": body["name"], "color": body["color"],
-               "position": 1, "permissions": body["permissions"], "hoist": body["hoist"], "frame_id": None,
-               "icon_id": None, "is_default": False, "created_at": uow.now}
+               "position": 1, "permissions": body["permissions"], "hoist": body["hoist"],
+               "frame_id": body["frame_id"], "icon_id": body["icon_id"], "is_default": False, "created_at": uow.now}
         await role_queries.insert_roles(uow.conn, [row])
         audience = await guild_members(uow.conn, gc.guild_id)
         view = role_view(row)
@@ -181,7 +186,7 @@ async def do_update_role(rt: Runtime, principal: Principal, raw_guild_id: str, r
                 raise AppError("role.default_role", "The default role cannot be renamed")
         else:
             _check_manageable(gc, role)
-        _check_cosmetics(fields)
+        fields = await _check_cosmetics(uow.conn, gc, fields)
         if "permissions" in fields:
             _check_grant(gc, fields["permissions"])
         diff = _audit_changes(role, fields)
