@@ -34,6 +34,7 @@ from meadhall.guilds.moderation import routes as ban_routes
 from meadhall.guilds.roles import routes as role_routes
 from meadhall.guilds.rooms import routes as room_routes
 from meadhall.guilds.sounds import routes as sound_routes
+from meadhall.guilds.styles import routes as style_routes
 from meadhall.guilds.templates import routes as template_routes
 from meadhall.messages import guild_hooks
 from meadhall.messages import routes as message_routes
@@ -59,7 +60,8 @@ def api_routers() -> list[APIRouter]:
     """The /api/v1 routers in matching order: the message routes, by far the busiest, come first;
     /users/@me/... comes before /users/{user_id} (literal segments win over `{id}` segments, api/routing.py)."""
     return [
-        message_routes.router, message_routes.reactions_and_pins, system_routes.api, guild_routes.me, account_routes.auth,
+        message_routes.router, message_routes.reactions_and_pins, system_routes.api, guild_routes.me, style_routes.router,
+        account_routes.auth,
         account_routes.users, guild_routes.guilds, room_routes.guild_rooms, conversation_routes.any_channel,
         room_routes.rooms, member_routes.router,
         role_routes.router, ban_routes.router, emoji_routes.router, sound_routes.router, cosmetic_routes.router,

@@ -29,6 +29,7 @@ from meadhall.guilds.members.events import notify_member, notify_member_remove
 from meadhall.guilds.members.views import member_view
 from meadhall.guilds.rows import GuildRow, MemberRow
 from meadhall.guilds.snapshot import snapshot_of
+from meadhall.guilds.styles.views import guild_style_views, user_guild_style_views
 from meadhall.realtime.audience import guild_members, members_of_guilds
 from meadhall.realtime.events import EventType
 from meadhall.runtime import Runtime
@@ -97,7 +98,9 @@ async def member_views(conn: AsyncConnection, guild_id: int, user_ids: Iterable[
         return {}
     rows = await member_queries.select_members_with_users(conn, guild_id, user_ids=ids, limit=len(ids))
     held = await member_queries.select_role_ids_by_member(conn, guild_id, ids)
-    return {r.member["user_id"]: member_view(r.member, r.user, held.get(r.member["user_id"], []), now) for r in rows}
+    styles = await guild_style_views(conn, guild_id, ids)
+    return {r.member["user_id"]: member_view(r.member, r.user, held.get(r.member["user_id"], []), now,
+                                             style=styles.get(r.member["user_id"])) for r in rows}
 
 
 async def emit_member_updates(uow: UnitOfWork, guild_id: int, user_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
@@ -112,16 +115,19 @@ async def emit_member_updates(uow: UnitOfWork, guild_id: int, user_ids: Iterable
 
 async def announce_profile(uow: UnitOfWork, user_id: int) -> None:
     """A user's public profile changed: MEMBER_UPDATE in every guild they belong to, read for all of them in
-    three queries (a member of 100 servers changing their custom status would otherwise pay 300)."""
+    four queries (a member of 100 servers changing their custom status would otherwise pay 300), two more
+    when the user set guild styles."""
     memberships = await member_queries.select_memberships_with_user(uow.conn, user_id)
     if not memberships:
         return
     held = await member_queries.select_role_ids_by_guild(uow.conn, user_id)
     audiences = await members_of_guilds(uow.conn, [m.member["guild_id"] for m in memberships])
     summary = user_summary(memberships[0].user, uow.now)  # the same user in every guild: made once
+    styles = await user_guild_style_views(uow.conn, user_id)
     for m in memberships:
         guild_id = m.member["guild_id"]
-        view = member_view(m.member, m.user, held.get(guild_id, []), uow.now, summary=summary)
+        view = member_view(m.member, m.user, held.get(guild_id, []), uow.now, summary=summary,
+                           style=styles.get(guild_id))
         uow.emit(notify_member(EventType.MEMBER_UPDATE, view, audiences[guild_id]))
 
 
@@ -159,8 +165,10 @@ async def access_members(rt: Runtime, principal: Principal, raw_guild_id: str, a
                                                 query_norm=query_norm)
         page = rows[:limit]
         held = await member_queries.select_role_ids_by_member(uow.conn, gc.guild_id, [r.member["user_id"] for r in page]) if page else {}
+        styles = await guild_style_views(uow.conn, gc.guild_id, [r.member["user_id"] for r in page])
     return {
-        "members": [member_view(r.member, r.user, held.get(r.member["user_id"], []), uow.now) for r in page],
+        "members": [member_view(r.member, r.user, held.get(r.member["user_id"], []), uow.now,
+                                style=styles.get(r.member["user_id"])) for r in page],
         "has_more": len(rows) > limit,
     }
 

@@ -11,8 +11,9 @@ from meadhall.guilds.rows import MemberRow
 
 
 def member_view(member: MemberRow, user: UserColumns, role_ids: list[int], now: datetime,
-                summary: dict[str, Any] | None = None) -> dict[str, Any]:
-    """`summary`: the user's summary when the caller already made it (one user in many guilds)."""
+                summary: dict[str, Any] | None = None, style: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`summary`: the user's summary when the caller already made it (one user in many guilds); `style`:
+    the member's guild-scope personal style (meadhall.guilds.styles.views), if any."""
     until = as_utc(member["timeout_until"])
     return {
         "guild_id": str(member["guild_id"]),
@@ -21,5 +22,5 @@ def member_view(member: MemberRow, user: UserColumns, role_ids: list[int], now: 
         "roles": [str(r) for r in sorted(role_ids)],
         "joined_at": iso(member["joined_at"]),
         "timeout_until": iso(until) if until is not None and until > now else None,
-        "style": None,
+        "style": style,
     }

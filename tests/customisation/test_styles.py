@@ -1,0 +1,145 @@
+"""Personal styles (OpenAPI: getMyStyles, setMyStyle, deleteMyStyle; docs/customisation.md): availability
+through held roles (the default role included), per-guild and friends scopes, items no longer available
+shown as null while the choice is kept, and who hears of a change (members / friends)."""
+
+from __future__ import annotations
+
+from tests.support.customisation import upload_cosmetic
+from tests.support.factories import make_admin
+from tests.support.guilds import give, make_guild, make_role
+from tests.support.http import Api, error
+from tests.support.personas import hall
+from tests.support.social import befriend
+
+STYLE_FIELDS = {"scope", "guild_id", "frame_id", "icon_id", "color", "updated_at"}
+
+
+async def styled_hall(client, accounts, rt):
+    """A hall with a frame and an icon; role `vip` (held by alice) shows both; bob holds nothing."""
+    h = await hall(client, accounts, rt)
+    frame = await upload_cosmetic(client, h.owner, h.id, "Frame", "frame")
+    icon = await upload_cosmetic(client, h.owner, h.id, "Icon", "icon")
+    spare = await upload_cosmetic(client, h.owner, h.id, "Spare", "frame")
+    vip = await make_role(client, h.owner, h.id, "vip", frame_id=frame["id"], icon_id=icon["id"])
+    await give(client, h.owner, h.id, h.a, vip["id"])
+    return h, frame, icon, spare, vip
+
+
+async def test_available_items_come_from_held_roles(client, accounts, rt):
+    h, frame, icon, spare, vip = await styled_hall(client, accounts, rt)
+    api = Api(client)
+    mine = await api.get("/users/@me/styles", h.a)
+    assert mine["styles"] == []
+    assert mine["available"]["guilds"] == {h.id: [frame, icon]}
+    assert mine["available"]["friends"] == [frame, icon]
+    assert (await api.get("/users/@me/styles", h.b))["available"] == {"friends": [], "guilds": {h.id: []}}
+    # The default role is held by every member.
+    await api.patch(f"/guilds/{h.id}/roles/{h.id}", h.owner, json={"frame_id": spare["id"]})
+    assert (await api.get("/users/@me/styles", h.b))["available"]["guilds"] == {h.id: [spare]}
+
+
+async def test_guild_scope_reaches_the_members_with_the_member_style(client, accounts, rt, capture_events):
+    h, frame, icon, spare, vip = await styled_hall(client, accounts, rt)
+    await capture_events.reset()
+    api = Api(client)
+    style = (await api.put("/users/@me/styles", h.a, expect=200, json={
+        "scope": "guild", "guild_id": h.id, "frame_id": frame["id"], "icon_id": icon["id"], "color": 0xFF8800}))["style"]
+    assert set(style) == STYLE_FIELDS
+    assert (style["scope"], style["guild_id"], style["frame_id"], style["icon_id"], style["color"]) == (
+        "guild", h.id, frame["id"], icon["id"], 0xFF8800)
+    await capture_events.settle()
+    [ev] = capture_events.of_type("MEMBER_UPDATE")
+    assert ev.data["user"]["id"] == h.a.id and ev.data["style"] == style
+    assert set(ev.users) == {int(x.id) for x in (h.owner, h.a, h.b)}
+    assert capture_events.of_type("PRESENCE_UPDATE") == []
+    member = (await api.get(f"/guilds/{h.id}/members/{h.a.id}", h.b))["member"]
+    assert member["style"] == style
+    assert (await api.get("/users/@me/styles", h.a))["styles"] == [style]
+
+
+async def test_items_must_be_available_in_the_scope(client, accounts, rt):
+    h, frame, icon, spare, vip = await styled_hall(client, accounts, rt)
+    api = Api(client)
+    for body, field in (({"frame_id": spare["id"]}, "frame_id"), ({"frame_id": icon["id"]}, "frame_id"),
+                        ({"icon_id": frame["id"]}, "icon_id"), ({"icon_id": "123"}, "icon_id")):
+        r = await api.request("PUT", "/users/@me/styles", h.a, json={"scope": "guild", "guild_id": h.id, **body},
+                              expect=None)
+        assert error(r) == (422, "validation.failed") and r.json()["error"]["details"][0]["field"] == field
+    r = await api.request("PUT", "/users/@me/styles", h.b, json={"scope": "guild", "guild_id": h.id,
+                                                                 "frame_id": frame["id"]}, expect=None)
+    assert error(r) == (422, "validation.failed")
+    r = await api.request("PUT", "/users/@me/styles", h.outsider, json={"scope": "guild", "guild_id": h.id},
+                          expect=None)
+    assert error(r) == (404, "guild.not_found")
+    r = await api.request("PUT", "/users/@me/styles", h.a, json={"scope": "guild"}, expect=None)
+    assert error(r) == (422, "validation.failed")
+    r = await api.request("PUT", "/users/@me/styles", h.a, json={"scope": "friends", "guild_id": h.id}, expect=None)
+    assert error(r) == (422, "validation.failed")
+    # An instance administrator sees the guild but is no member: no style there.
+    admin = await accounts.register("admin")
+    await make_admin(rt, admin)
+    r = await api.request("PUT", "/users/@me/styles", admin, json={"scope": "guild", "guild_id": h.id}, expect=None)
+    assert error(r) == (404, "guild.not_found")
+    # Color alone needs no item.
+    await api.put("/users/@me/styles", h.b, expect=200, json={"scope": "guild", "guild_id": h.id, "color": 5})
+
+
+async def test_friends_scope_reaches_friends_only(client, accounts, rt, capture_events):
+    h, frame, icon, spare, vip = await styled_hall(client, accounts, rt)
+    api = Api(client)
+    await befriend(api, h.a, h.outsider)
+    await capture_events.reset()
+    style = (await api.put("/users/@me/styles", h.a, expect=200,
+                           json={"scope": "friends", "frame_id": frame["id"]}))["style"]
+    assert (style["scope"], style["guild_id"], style["frame_id"], style["icon_id"]) == ("friends", None, frame["id"], None)
+    await capture_events.settle()
+    [ev] = capture_events.of_type("PRESENCE_UPDATE")
+    assert ev.users == (int(h.outsider.id),)
+    assert ev.data["user"]["id"] == h.a.id and ev.data["style"] == style
+    assert capture_events.of_type("MEMBER_UPDATE") == []
+    # An item of another guild of the user is available to friends too.
+    other = await make_guild(client, h.a, "Own place")
+    badge = await upload_cosmetic(client, h.a, other["id"], "Badge", "icon")
+    own = await make_role(client, h.a, other["id"], "me", icon_id=badge["id"])
+    await give(client, h.a, other["id"], h.a, own["id"])
+    both = (await api.put("/users/@me/styles", h.a, expect=200,
+                          json={"scope": "friends", "frame_id": frame["id"], "icon_id": badge["id"]}))["style"]
+    assert (both["frame_id"], both["icon_id"]) == (frame["id"], badge["id"])
+
+
+async def test_items_no_longer_available_show_as_null(client, accounts, rt):
+    h, frame, icon, spare, vip = await styled_hall(client, accounts, rt)
+    api = Api(client)
+    await api.put("/users/@me/styles", h.a, expect=200, json={"scope": "guild", "guild_id": h.id,
+                                                             "frame_id": frame["id"], "icon_id": icon["id"]})
+    await api.delete(f"/guilds/{h.id}/members/{h.a.id}/roles/{vip['id']}", h.owner)
+    [style] = (await api.get("/users/@me/styles", h.a))["styles"]
+    assert (style["frame_id"], style["icon_id"]) == (None, None)
+    assert (await api.get(f"/guilds/{h.id}/members/{h.a.id}", h.b))["member"]["style"]["frame_id"] is None
+    await give(client, h.owner, h.id, h.a, vip["id"])  # the stored choice was kept
+    [style] = (await api.get("/users/@me/styles", h.a))["styles"]
+    assert (style["frame_id"], style["icon_id"]) == (frame["id"], icon["id"])
+    await api.delete(f"/guilds/{h.id}/cosmetics/{icon['id']}", h.owner)
+    [style] = (await api.get("/users/@me/styles", h.a))["styles"]
+    assert (style["frame_id"], style["icon_id"]) == (frame["id"], None)
+
+
+async def test_delete_clears_one_scope_and_is_idempotent(client, accounts, rt, capture_events):
+    h, frame, icon, spare, vip = await styled_hall(client, accounts, rt)
+    api = Api(client)
+    await api.put("/users/@me/styles", h.a, expect=200, json={"scope": "guild", "guild_id": h.id, "color": 1})
+    await api.put("/users/@me/styles", h.a, expect=200, json={"scope": "friends", "color": 2})
+    await capture_events.reset()
+    await api.delete("/users/@me/styles", h.a, params={"scope": "guild", "guild_id": h.id})
+    await capture_events.settle()
+    [ev] = capture_events.of_type("MEMBER_UPDATE")
+    assert ev.data["user"]["id"] == h.a.id and ev.data["style"] is None
+    assert [s["scope"] for s in (await api.get("/users/@me/styles", h.a))["styles"]] == ["friends"]
+    await capture_events.reset()
+    await api.delete("/users/@me/styles", h.a, params={"scope": "guild", "guild_id": h.id})
+    await capture_events.settle()
+    assert capture_events.of_type("MEMBER_UPDATE") == []
+    await api.delete("/users/@me/styles", h.a, params={"scope": "friends"})
+    assert (await api.get("/users/@me/styles", h.a))["styles"] == []
+    r = await api.request("DELETE", "/users/@me/styles", h.a, params={"scope": "everywhere"}, expect=None)
+    assert error(r) == (422, "validation.failed")
