@@ -48,6 +48,8 @@ from meadhall.social.conversations import setup as conversation_setup
 from meadhall.social.relationships import routes as relationship_routes
 from meadhall.social.relationships import setup as relationship_setup
 from meadhall.system import routes as system_routes
+from meadhall.voice import routes as voice_routes
+from meadhall.voice.setup import install_voice
 from meadhall.web import docs as api_docs
 from meadhall.web import pages as web_pages
 
@@ -71,6 +73,7 @@ def api_routers() -> list[APIRouter]:
         relationship_routes.router,
         conversation_routes.conversations, conversation_routes.icons,
         call_routes.router,
+        voice_routes.router,
     ]
 
 
@@ -132,6 +135,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     relationship_setup.register()  # accounts know no friends: relationships name them for presence
     call_hooks.register()  # conversations know no calls: the call ends with its conversation through this hook
     install_call_jobs(rt)
+    install_voice(rt)  # guilds and calls know no voice rooms: their hooks, and the reconciliation job
     install_files(app, rt)
     # FastAPI's documented way to replace the document is to assign `app.openapi`; mypy refuses any
     # assignment to a method.

@@ -18,6 +18,8 @@ GROUP_DM_MAX_INVITED = 9
 CALL_RINGING_SECONDS = 60
 CALL_DISCONNECT_SECONDS = 120
 MEDIA_TOKEN_HOURS = 6
+VOICE_GHOST_SECONDS = 60
+MEDIA_WEBHOOK_JOURNAL_DAYS = 7
 PAGE_DEFAULT = 50
 PAGE_MAX = 100
 
@@ -49,6 +51,8 @@ MEANINGS: dict[str, str] = {
     "CALL_RINGING_SECONDS": "seconds a call rings before the unanswered are marked missed",
     "CALL_DISCONNECT_SECONDS": "seconds without any gateway connection after which a joined call participant leaves",
     "MEDIA_TOKEN_HOURS": "hours a media-server token stays valid",
+    "VOICE_GHOST_SECONDS": "seconds a voice participant may be missing from the media server before the reconciliation clears their voice state",
+    "MEDIA_WEBHOOK_JOURNAL_DAYS": "days a processed media-server webhook id is remembered (a repeat within them has no effect)",
     "PAGE_DEFAULT": "items of a list page when `limit` is not given",
     "PAGE_MAX": "largest `limit` of a list page",
     "ROOM_POSITION_MAX": "largest room position (stored as a 32-bit integer; larger answers 422)",

@@ -16,6 +16,7 @@ from meadhall.runtime import Runtime
 from meadhall.social.calls.service import ready_calls
 from meadhall.social.conversations.views import conversation_list
 from meadhall.social.relationships.ready import ready_relationships
+from meadhall.voice.service import fill_ready_voice_states
 
 GATEWAY_VERSION = 1
 
@@ -28,6 +29,7 @@ async def ready_payload(rt: Runtime, who: GatewayIdentity, gateway_session_id: s
             return None
         guild_rows = await guild_queries.select_guilds_of_user(uow.conn, who.user_id)
         guilds = await snapshots_of_user(uow, guild_rows, user, who.is_instance_admin)
+        await fill_ready_voice_states(rt, uow.conn, guilds, who.user_id, uow.now)
         read_states = await read_state_views(uow.conn, who.user_id)
         # Each user's summary is made once for the whole READY: a friend is in the friends list, the
         # presences, and maybe in conversations and as the author of their last messages.

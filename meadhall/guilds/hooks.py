@@ -13,6 +13,7 @@ from typing import Literal
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.db.uow import UnitOfWork
+from meadhall.runtime import Runtime
 
 NoticeType = Literal["channel_create", "member_join", "member_leave", "member_kick", "member_ban"]
 
@@ -62,3 +63,20 @@ async def takes_part_in_conversation(conn: AsyncConnection, user_id: int, channe
         if await check(conn, user_id, channel_id):
             return True
     return False
+
+
+# Who may be in the guild's voice rooms may have changed (a member left, was kicked or banned, timed out; a
+# room was deleted; roles or overrides changed; the guild was deleted). Called after the change committed;
+# the voice rooms, which sit above guilds, register what that means (voice/setup.py).
+AccessHook = Callable[[Runtime, int], Awaitable[None]]
+_access_hooks: dict[str, AccessHook] = {}
+
+
+def on_access_change(name: str, hook: AccessHook) -> None:
+    """Register (or replace, by name) a hook."""
+    _access_hooks[name] = hook
+
+
+async def access_changed(rt: Runtime, guild_id: int) -> None:
+    for hook in list(_access_hooks.values()):
+        await hook(rt, guild_id)

@@ -21,6 +21,7 @@ from meadhall.files.cleanup import drop_guild_files
 from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.access import access_guild, require
 from meadhall.guilds.events import notify_guild_create, notify_guild_delete, notify_guild_update
+from meadhall.guilds.hooks import access_changed
 from meadhall.guilds.invites.codes import delete_public_invite, insert_invite
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.members.service import check_membership_limit, do_remove_member
@@ -169,6 +170,7 @@ async def do_delete_guild(rt: Runtime, principal: Principal, raw_id: str) -> Non
         await guild_queries.delete_guild_row(uow.conn, gc.guild_id)
         await drop_guild_files(uow, rt.files, gc.guild_id)
         uow.emit(notify_guild_delete(gc.guild_id, "deleted", audience))
+    await access_changed(rt, gc.guild_id)  # voice participants leave the media server
 
 
 async def do_leave_guild(rt: Runtime, principal: Principal, raw_id: str) -> None:
@@ -180,6 +182,7 @@ async def do_leave_guild(rt: Runtime, principal: Principal, raw_id: str) -> None
         if guild["owner_id"] == principal.user_id:
             raise AppError("guild.owner_cannot_leave")
         await do_remove_member(uow, guild, principal.user_id, "left")
+    await access_changed(rt, guild["id"])
 
 
 async def snapshot(rt: Runtime, guild_id: int, user_id: int) -> dict[str, Any]:

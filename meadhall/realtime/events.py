@@ -113,7 +113,8 @@ DESCRIPTIONS: dict[EventType, tuple[str, str]] = {
     EventType.CALL_UPDATE: ("a call's status or a participant's state changes", "the conversation's participants"),
     EventType.CALL_DELETE: ("a call ends (ended, missed or declined)", "the conversation's participants"),
     EventType.VOICE_STATE_UPDATE: ("a user joins, leaves or moves between voice rooms, changes a voice flag, "
-                                   "or is muted, deafened or disconnected by a moderator", "the server's members"),
+                                   "or is muted, deafened or disconnected by a moderator",
+                                   "the server's members who may view that voice room"),
     EventType.SOUNDBOARD_PLAY: ("a soundboard sound is played", "the participants of that voice room"),
     EventType.SESSION_INVALIDATED: ("sessions are revoked: ban, administrator action, logout, logout everywhere, "
                                     "password change, session revoked; the connection then closes with 4010",

@@ -59,7 +59,10 @@ def backend() -> str:
 
 @pytest.fixture
 def settings_overrides() -> dict[str, Any]:
-    return {"RATE_LIMITS": {name: "1000000/1" for name in BUCKETS}}
+    # Voice on (calls and voice rooms answer more than 403 `voice.disabled`), with no media server listening:
+    # a media server that is down fails no request.
+    return {"RATE_LIMITS": {name: "1000000/1" for name in BUCKETS}, "MEDIA_API_KEY": "fuzz-media-key",
+            "MEDIA_API_SECRET": "fuzz-media-secret-0123456789abcdef0123", "MEDIA_API_URL": "http://127.0.0.1:9"}
 
 
 class Harness:

@@ -11,6 +11,8 @@ PostgreSQL database and Redis, as several nodes behind a reverse proxy would.
   oldest, on A, with 4013.
 - presence crosses nodes: a friend's coming online and status change, produced on A, reach a friend
   connected to B as PRESENCE_UPDATE, and a stranger connected to B gets none.
+- voice states live in Redis: a voice room joined through B is listed by A, announced to a client of A, and
+  left through A (the media server is down here, which fails no voice request).
 
 Needs TEST_DATABASE_URL and TEST_REDIS_URL (CI sets both); skipped otherwise. The database is shared
 with the in-process tests (which empty it per test) and Redis with anything else using it, and the
@@ -48,6 +50,7 @@ SECRET = "two-node-test-secret-0123456789abcdefghij"
 # `typing` (1 per 3 s per user, docs/reference/limits.md) made 1 per minute for both nodes: a slow machine cannot
 # refill it between the request on A and the one on B.
 RATE_LIMITS = {"typing": "1/60"}
+MEDIA_DOWN = "http://127.0.0.1:9"  # the discard port: no media server answers there
 
 
 class User:
@@ -87,6 +90,7 @@ class Cluster:
         r = http.post(f"{self.a.url}{API}/guilds", json={"name": "Two Halls"}, headers=self.alice.headers)
         assert r.status_code == 201, r.text
         self.room: str = r.json()["guild"]["system_channel_id"]
+        self.guild_id: str = r.json()["guild"]["id"]
         r = http.post(f"{self.a.url}{API}/channels/{self.room}/invites", json={}, headers=self.alice.headers)
         assert r.status_code == 201, r.text
         r = http.post(f"{self.b.url}{API}/invites/{r.json()['invite']['code']}", headers=self.bob.headers)
@@ -103,7 +107,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     def env(node_id: int) -> dict[str, str]:
         return clean_env(DATABASE_URL=TEST_DATABASE_URL, REDIS_URL=TEST_REDIS_URL, NODE_ID=str(node_id),
                          SECRET_KEY=SECRET, DATA_DIR=str(data_dir), LOG_LEVEL="warning", TRUST_PROXY="true",
-                         RATE_LIMITS=json.dumps(RATE_LIMITS))
+                         RATE_LIMITS=json.dumps(RATE_LIMITS), MEDIA_API_KEY="two-node-media-key",
+                         MEDIA_API_SECRET="two-node-media-secret-0123456789abcdef", MEDIA_API_URL=MEDIA_DOWN)
 
     nodes = [serve(root / "a", env(node_ids[0])), serve(root / "b", env(node_ids[1]))]
     try:
@@ -382,6 +387,31 @@ async def test_presence_produced_on_one_node_reaches_a_friend_on_the_other_and_n
     assert await presence_frames_before_marker(http, cluster.b, stranger, stranger_on_b) == []
 
 
+# ---------------------------------------------------------------- (g) voice states shared through Redis
+
+
+async def test_a_voice_state_made_on_one_node_is_seen_on_the_other(cluster, http, ws_clients):
+    alice, bob = cluster.alice, cluster.bob
+    r = await http.post(f"{cluster.a.url}{API}/guilds/{cluster.guild_id}/channels", headers=alice.headers,
+                        json={"type": "voice", "name": cluster.name("lounge")})
+    assert r.status_code == 201, r.text
+    lounge = r.json()["channel"]["id"]
+    alice_on_a = await identified(cluster.a, alice, ws_clients)
+
+    r = await http.post(f"{cluster.b.url}{API}/channels/{lounge}/voice/join", headers=bob.headers)
+    assert r.status_code == 200, r.text
+    frame = await alice_on_a.recv_until(lambda f: f["op"] == 0 and f["t"] == "VOICE_STATE_UPDATE"
+                                        and f["d"]["user_id"] == bob.id)
+    assert frame["d"]["channel_id"] == lounge
+    r = await http.get(f"{cluster.a.url}{API}/guilds/{cluster.guild_id}/voice-states", headers=alice.headers)
+    assert [(s["user_id"], s["channel_id"]) for s in r.json()["voice_states"]] == [(bob.id, lounge)]
+
+    r = await http.post(f"{cluster.a.url}{API}/channels/{lounge}/voice/leave", headers=bob.headers)
+    assert r.status_code == 204, r.text
+    r = await http.get(f"{cluster.b.url}{API}/guilds/{cluster.guild_id}/voice-states", headers=bob.headers)
+    assert r.json()["voice_states"] == []
+
+
 # ---------------------------------------------------------------- (e) a node stops (rolling restart)
 # Stops node A for good: keep this test last in the module.
 
@@ -406,3 +436,4 @@ async def test_when_a_node_stops_its_clients_resume_on_another_without_losing_an
     assert [(f["t"], f["s"]) for f in frames] == [("MESSAGE_CREATE", last_seq + 1), ("RESUMED", last_seq + 2)]
     assert frames[0]["d"]["id"] == during["id"]
     assert frames[1]["d"] == {"replayed": 1}
+

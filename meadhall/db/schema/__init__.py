@@ -22,6 +22,7 @@ from meadhall.db.schema.guilds import (
 )
 from meadhall.db.schema.messages import messages, reactions, read_states
 from meadhall.db.schema.social import call_participants, calls, dm_participants, relationships
+from meadhall.db.schema.voice import media_webhook_events
 
 __all__ = [
     "metadata",
@@ -52,4 +53,5 @@ __all__ = [
     "sounds",
     "cosmetics",
     "user_styles",
+    "media_webhook_events",
 ]

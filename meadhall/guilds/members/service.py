@@ -23,7 +23,7 @@ from meadhall.db.uow import UnitOfWork
 from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.access import GuildContext, access_guild, member_context, require
 from meadhall.guilds.events import notify_guild_create, notify_guild_delete
-from meadhall.guilds.hooks import GuildNotice, NoticeType, announce_in_room
+from meadhall.guilds.hooks import GuildNotice, NoticeType, access_changed, announce_in_room
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.members.events import notify_member, notify_member_remove
 from meadhall.guilds.members.views import member_view
@@ -232,6 +232,8 @@ async def do_update_member(rt: Runtime, principal: Principal, raw_guild_id: str,
             views = await emit_member_updates(uow, gc.guild_id, [target.user_id])
         else:
             views = await member_views(uow.conn, gc.guild_id, [target.user_id], uow.now)
+    if fields.get("timeout_until") is not None:
+        await access_changed(rt, gc.guild_id)  # a timeout disconnects from voice
     return {"member": views[target.user_id]}
 
 

@@ -18,6 +18,7 @@ from meadhall.core.clock import iso
 from meadhall.core.errors import AppError, permission_denied
 from meadhall.core.ids import parse_id
 from meadhall.guilds.access import access_guild, require
+from meadhall.guilds.hooks import access_changed
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.members.service import do_remove_member, load_target
 from meadhall.guilds.moderation import queries as ban_queries
@@ -94,6 +95,7 @@ async def do_ban_user(rt: Runtime, principal: Principal, raw_guild_id: str, raw_
             await do_remove_member(uow, gc.guild, user_id, "banned", actor_id=principal.user_id)
         await record(uow, "member.ban", actor_id=principal.user_id, target_type="user", target_id=user_id,
                      guild_id=gc.guild_id, reason=reason, data={"was_member": is_member})
+    await access_changed(rt, gc.guild_id)  # a banned member is disconnected from voice
 
 
 async def do_unban_user(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str) -> None:
@@ -119,3 +121,4 @@ async def do_kick_member(rt: Runtime, principal: Principal, raw_guild_id: str, r
         await do_remove_member(uow, gc.guild, target.user_id, "kicked", actor_id=principal.user_id)
         await record(uow, "member.kick", actor_id=principal.user_id, target_type="user", target_id=target.user_id,
                      guild_id=gc.guild_id)
+    await access_changed(rt, gc.guild_id)  # a kicked member is disconnected from voice

@@ -20,6 +20,7 @@ from meadhall.db.uow import UnitOfWork
 from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.access import GuildContext, access_guild, require
 from meadhall.guilds.cosmetics.service import check_role_cosmetics
+from meadhall.guilds.hooks import access_changed
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.members.service import emit_member_updates, load_target
 from meadhall.guilds.roles import queries as role_queries
@@ -205,6 +206,8 @@ async def do_update_role(rt: Runtime, principal: Principal, raw_guild_id: str, r
             uow.emit(notify_role(EventType.ROLE_UPDATE, role_view(role), await guild_members(uow.conn, gc.guild_id)))
             if watch is not None:
                 await watch.emit(uow)
+    if "permissions" in fields:
+        await access_changed(rt, gc.guild_id)  # who lost CONNECT_VOICE or VIEW_CHANNEL leaves voice
     return {"role": role_view(role)}
 
 
@@ -228,6 +231,7 @@ async def do_delete_role(rt: Runtime, principal: Principal, raw_guild_id: str, r
         await watch.emit(uow, rooms)
         await record(uow, "role.delete", actor_id=principal.user_id, target_type="role", target_id=role_id,
                      guild_id=gc.guild_id, data={"name": role["name"], "holders": len(holders)})
+    await access_changed(rt, gc.guild_id)
 
 
 # ---- reorder -----------------------------------------------------------------------------------
@@ -314,3 +318,4 @@ async def do_set_member_role(rt: Runtime, principal: Principal, raw_guild_id: st
                          data={"role_id": str(role["id"])})
             await emit_member_updates(uow, gc.guild_id, [target.user_id])
             await watch.emit(uow)
+    await access_changed(rt, gc.guild_id)  # a role's overrides may deny CONNECT_VOICE

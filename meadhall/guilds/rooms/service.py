@@ -26,7 +26,7 @@ from meadhall.guilds.access import (
     require_in,
     visible_channels,
 )
-from meadhall.guilds.hooks import GuildNotice, announce_in_room, takes_part_in_conversation
+from meadhall.guilds.hooks import GuildNotice, access_changed, announce_in_room, takes_part_in_conversation
 from meadhall.guilds.invites import queries as invite_queries
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.roles import queries as role_queries
@@ -245,6 +245,7 @@ async def do_delete_channel(rt: Runtime, principal: Principal, raw_id: str) -> N
             await _viewers_and_emit(uow, EventType.CHANNEL_UPDATE, gc, orphan["id"])
         await record(uow, "channel.delete", actor_id=principal.user_id, target_type="channel",
                      target_id=cc.channel_id, guild_id=gc.guild_id, data={"name": cc.channel["name"]})
+    await access_changed(rt, gc.guild_id)  # the room's voice participants are disconnected
 
 
 async def _rehome_public_invite(uow: UnitOfWork, gc: GuildContext, channel_id: int) -> None:
@@ -298,6 +299,7 @@ async def _change_override(rt: Runtime, principal: Principal, raw_id: str, raw_t
         await record(uow, action, actor_id=principal.user_id, target_type="channel", target_id=cc.channel_id,
                      guild_id=gc.guild_id, data=data)
         await _emit_visibility_change(uow, gc, cc, before)
+    await access_changed(rt, gc.guild_id)  # who lost CONNECT_VOICE or VIEW_CHANNEL leaves voice
 
 
 async def _emit_visibility_change(uow: UnitOfWork, gc: GuildContext, cc: ChannelContext, before: list[int]) -> None:

@@ -10,7 +10,10 @@ registered on the conversations' hook: it runs in the same transaction, before t
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from meadhall.db.uow import UnitOfWork
+from meadhall.runtime import Runtime
 from meadhall.social.calls import queries, transitions
 from meadhall.social.calls.transitions import load_live_calls
 from meadhall.social.conversations.hooks import ParticipantsLeft, on_participants_left
@@ -29,6 +32,23 @@ async def apply_participants_left(uow: UnitOfWork, change: ParticipantsLeft) -> 
         return
     for user_id in change.removed:
         await transitions.drop(uow, live, user_id)
+
+
+# One voice context at a time (docs/social.md, "Calls"): starting or joining a call takes the user out of a
+# guild voice room. Voice rooms sit above calls, so they register what that means (voice/setup.py).
+VoiceContextHook = Callable[[Runtime, int], Awaitable[None]]
+_voice_context_hooks: dict[str, VoiceContextHook] = {}
+
+
+def on_voice_context_taken(name: str, hook: VoiceContextHook) -> None:
+    """Register (or replace, by name: `create_app` may run more than once in a process) a hook."""
+    _voice_context_hooks[name] = hook
+
+
+async def voice_context_taken(rt: Runtime, user_id: int) -> None:
+    """After the call's transaction: the user is in a call now, and in no other voice context."""
+    for hook in list(_voice_context_hooks.values()):
+        await hook(rt, user_id)
 
 
 def register() -> None:

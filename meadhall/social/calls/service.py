@@ -27,6 +27,7 @@ from meadhall.runtime import Runtime
 from meadhall.social.blocks import check_not_blocked
 from meadhall.social.calls import queries, transitions
 from meadhall.social.calls.events import notify_call
+from meadhall.social.calls.hooks import voice_context_taken
 from meadhall.social.calls.transitions import LiveCall, load_live_calls
 from meadhall.social.calls.views import call_view
 from meadhall.social.conversations.access import (
@@ -123,6 +124,7 @@ async def do_start_call(rt: Runtime, principal: Principal, raw_channel_id: str, 
         live = await create_call_rows(uow, conv, me, media)
         uow.emit(notify_call(EventType.CALL_CREATE, live.view(), live.audience))
         joined = InCall(live.view(), me, await _display_name(uow.conn, me))
+    await voice_context_taken(rt, me)
     return _answer(rt, joined, rt.clock.now())
 
 
@@ -170,6 +172,7 @@ async def do_join_call(rt: Runtime, principal: Principal, raw_channel_id: str) -
             await _leave_other_calls(uow, others, me)
             await transitions.join(uow, live, me)
         joined = InCall(live.view(), me, await _display_name(uow.conn, me))
+    await voice_context_taken(rt, me)
     return _answer(rt, joined, rt.clock.now())
 
 
@@ -201,6 +204,36 @@ async def do_update_call_flags(rt: Runtime, principal: Principal, raw_channel_id
     async def change(uow: UnitOfWork, live: LiveCall) -> None:
         await transitions.set_flags(uow, live, principal.user_id, flags)
     return await _change(rt, principal, raw_channel_id, "joined", change)
+
+
+async def do_leave_joined_calls(rt: Runtime, user_id: int) -> None:
+    """One voice context at a time: joining a guild voice room leaves the call the user is joined in, with
+    that call's usual consequences."""
+    async with rt.read() as uow:
+        joined = await select_joined_calls(uow.conn, user_id)
+    for _, channel_id in joined:
+        await do_leave_call_room(rt, channel_id, user_id)
+
+
+async def do_leave_call_room(rt: Runtime, channel_id: int, user_id: int | None) -> bool:
+    """The user (None: everybody) is no longer in the media-server room of the conversation's ongoing call
+    (a media-server webhook, or a guild voice room joined): joined participants leave. Whether it changed."""
+    async with rt.uow() as uow:
+        await queries.lock_conversation(uow.conn, channel_id)
+        call = await queries.select_ongoing_call(uow.conn, channel_id)
+        if call is None:
+            return False
+        audience = tuple(p["user_id"] for p in await select_participants(uow.conn, channel_id))
+        lives = await load_live_calls(uow.conn, [call["id"]], {channel_id: audience})
+        if not lives:
+            return False
+        live = lives[0]
+        changed = False
+        for uid in [user_id] if user_id is not None else live.in_state("joined"):
+            if live.ongoing and live.state_of(uid) == "joined":
+                await transitions.leave(uow, live, uid)
+                changed = True
+        return changed
 
 
 async def access_call(rt: Runtime, principal: Principal, raw_channel_id: str) -> dict[str, Any]:

@@ -1,0 +1,1 @@
+"""Guild voice rooms on an external media server (docs/voice.md)."""

@@ -1,0 +1,95 @@
+"""The media server's administration side (docs/voice.md): LiveKit's RoomService at `MEDIA_API_URL`, through
+livekit-api's client, which signs each call with a token carrying `roomAdmin` for the room concerned.
+
+A media server that is down or refuses must not fail the request that changed a voice state: every call
+here logs and answers False instead of raising; the reconciliation job (voice/reconcile.py) applies the
+state later. Calls are short (a few seconds at most) so a hung server does not hold a request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import aiohttp
+import structlog
+from livekit import api as lk
+
+from meadhall.config import Settings
+from meadhall.integrations.livekit import CAMERA, MICROPHONE, SCREEN_SOURCES
+
+log = structlog.get_logger("meadhall.voice.media")
+
+TIMEOUT = aiohttp.ClientTimeout(total=3)
+_SOURCES = {MICROPHONE: lk.TrackSource.MICROPHONE, CAMERA: lk.TrackSource.CAMERA,
+            SCREEN_SOURCES[0]: lk.TrackSource.SCREEN_SHARE, SCREEN_SOURCES[1]: lk.TrackSource.SCREEN_SHARE_AUDIO}
+
+
+class MediaServer:
+    """One administration session per use: `async with MediaServer(settings) as media: ...`."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._api: Any = None
+
+    async def __aenter__(self) -> MediaServer:
+        if self.settings.voice_enabled:
+            self._api = lk.LiveKitAPI(url=self.settings.MEDIA_API_URL, api_key=self.settings.MEDIA_API_KEY,
+                                      api_secret=self.settings.MEDIA_API_SECRET, timeout=TIMEOUT, failover=False)
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        if self._api is not None:
+            await self._api.aclose()
+
+    async def _call(self, what: str, room: str, fn: Callable[[Any], Awaitable[Any]]) -> Any:
+        if self._api is None:
+            return None
+        try:
+            return await fn(self._api.room)
+        except lk.ServerError as err:
+            # A participant who already left is what we wanted.
+            if err.code == lk.ServerErrorCode.NOT_FOUND:
+                return None
+            log.warning("media server refused", call=what, room=room, code=err.code, error=err.message)
+        except Exception as err:
+            log.warning("media server unreachable", call=what, room=room, error=repr(err))
+        return False
+
+    async def remove(self, room: str, user_id: int) -> bool:
+        done = await self._call("RemoveParticipant", room, lambda rs: rs.remove_participant(
+            lk.RoomParticipantIdentity(room=room, identity=str(user_id))))
+        return done is not False
+
+    async def restrict(self, room: str, user_id: int, sources: tuple[str, ...], *, deafened: bool) -> bool:
+        """What the participant may publish and whether they hear: a server mute takes the microphone out of
+        `sources` (LiveKit unpublishes it), a server deafen stops their subscriptions."""
+        permission = lk.ParticipantPermission(
+            can_subscribe=not deafened, can_publish=bool(sources), can_publish_data=True,
+            can_publish_sources=[_SOURCES[s] for s in sources])
+        done = await self._call("UpdateParticipant", room, lambda rs: rs.update_participant(
+            lk.UpdateParticipantRequest(room=room, identity=str(user_id), permission=permission)))
+        return done is not False
+
+    async def move(self, room: str, user_id: int, destination: str) -> bool:
+        """MoveParticipant where the server offers it; else the participant is removed from the old room and
+        their client joins the new one with a fresh token (docs/voice.md, "Moves")."""
+        done = await self._call("MoveParticipant", room, lambda rs: rs.move_participant(
+            lk.MoveParticipantRequest(room=room, identity=str(user_id), destination_room=destination)))
+        if done is False:
+            return await self.remove(room, user_id)
+        return True
+
+    async def participants(self, room: str) -> list[str] | None:
+        """Identities in the room; None when the server could not be asked."""
+        found = await self._call("ListParticipants", room, lambda rs: rs.list_participants(
+            lk.ListParticipantsRequest(room=room)))
+        if found is False:
+            return None
+        return [] if found is None else [p.identity for p in found.participants]
+
+    async def rooms(self) -> list[str] | None:
+        found = await self._call("ListRooms", "*", lambda rs: rs.list_rooms(lk.ListRoomsRequest()))
+        if found is False:
+            return None
+        return [] if found is None else [r.name for r in found.rooms]

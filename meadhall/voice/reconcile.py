@@ -1,0 +1,105 @@
+"""The reconciliation job (docs/voice.md, "Reconciliation"), run by one node per period (the jobs' claim in the
+shared store): voice states and the media server's participant lists are brought to agree.
+
+1. States whose user may no longer be there (lost permission, left the guild, banned) are cleared, as after
+   any guild change (voice/removal.py): changes made by another process are caught here.
+2. A state whose user has been missing from the media server's room for longer than the grace period
+   (`VOICE_GHOST_SECONDS`, counted from when this job first saw them missing, or from the join if later) is
+   a ghost (a crashed client, a lost node): it is cleared.
+3. Anyone in a guild voice room on the media server without a voice state for it (left, moved, removed while
+   the media server was down) is removed there.
+
+A media server that cannot be asked changes nothing; the next run tries again.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import timedelta
+
+from meadhall.core.limits import MEDIA_WEBHOOK_JOURNAL_DAYS, VOICE_GHOST_SECONDS
+from meadhall.runtime import Runtime
+from meadhall.voice import queries
+from meadhall.voice import state as vs
+from meadhall.voice.media import MediaServer
+from meadhall.voice.removal import clear_state, revalidate_guild
+from meadhall.voice.store import VoiceState, voice_store
+from meadhall.voice.webhook import GUILD_ROOM
+
+RECONCILE_EVERY = 15.0
+JOURNAL_CLEANUP_EVERY = 3600.0
+_ABSENT_TTL = VOICE_GHOST_SECONDS * 20.0
+
+
+def _absent_key(state: VoiceState) -> str:
+    return f"voice:absent:{state.user_id}:{state.channel_id}"
+
+
+async def _states_by_room(rt: Runtime) -> dict[str, list[VoiceState]]:
+    store = voice_store(rt)
+    out: dict[str, list[VoiceState]] = defaultdict(list)
+    for guild_id in await store.guilds():
+        for raw in await store.in_guild(guild_id):
+            state = VoiceState.decode(raw)
+            out[vs.room_of(state)].append(state)
+    return out
+
+
+async def _ghosts(rt: Runtime, states: list[VoiceState], present: set[str]) -> int:
+    now = rt.clock.timestamp()
+    cleared = 0
+    for state in states:
+        key = _absent_key(state)
+        if state.user_id in present:
+            await rt.store.delete(key)
+            continue
+        first = await rt.store.get(key, now)
+        if first is None:
+            first = now
+            await rt.store.set(key, now, _ABSENT_TTL, now)
+        if now - max(float(first), state.joined_ts) >= VOICE_GHOST_SECONDS and await clear_state(rt, state):
+            await rt.store.delete(key)
+            cleared += 1
+    return cleared
+
+
+async def reconcile(rt: Runtime) -> dict[str, int]:
+    """One run; what it did (for logs and tests)."""
+    done = {"revoked": 0, "ghosts": 0, "removed": 0}
+    if not rt.settings.voice_enabled:
+        return done
+    for guild_id in await voice_store(rt).guilds():
+        done["revoked"] += await revalidate_guild(rt, guild_id)
+    by_room = await _states_by_room(rt)
+    async with MediaServer(rt.settings) as media:
+        listed = await media.rooms()
+        if listed is None:
+            return done
+        for room in sorted({r for r in listed if GUILD_ROOM.match(r)} | set(by_room)):
+            present = await media.participants(room)
+            if present is None:
+                continue
+            states = by_room.get(room, [])
+            done["ghosts"] += await _ghosts(rt, states, set(present))
+            allowed = {s.user_id for s in states}
+            for identity in present:
+                if identity not in allowed and identity.isdigit():
+                    done["removed"] += await media.remove(room, int(identity))
+    return done
+
+
+async def forget_old_webhooks(rt: Runtime) -> int:
+    cutoff = rt.clock.now() - timedelta(days=MEDIA_WEBHOOK_JOURNAL_DAYS)
+    async with rt.uow() as uow:
+        return await queries.delete_webhook_events_before(uow.conn, cutoff)
+
+
+def install_voice_jobs(rt: Runtime) -> None:
+    async def run() -> None:
+        await reconcile(rt)
+
+    async def journal() -> None:
+        await forget_old_webhooks(rt)
+
+    rt.jobs.add("voice-reconcile", RECONCILE_EVERY, run)
+    rt.jobs.add("media-webhook-journal", JOURNAL_CLEANUP_EVERY, journal)

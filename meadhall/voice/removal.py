@@ -1,0 +1,61 @@
+"""Who may no longer be in a guild's voice rooms leaves them (docs/voice.md, "Removal"): a member who left, was
+kicked or banned, is timed out (a timeout keeps only viewing), lost CONNECT_VOICE or VIEW_CHANNEL, an
+instance-banned or deleted account, a deleted room or guild. Each such state is cleared (VOICE_STATE_UPDATE
+with `channel_id` null) and the participant removed on the media server.
+
+Run after every guild change that may cause it (the guilds' access hook) and by the reconciliation job for
+changes made elsewhere; clearing is a compare-and-set, so two nodes doing it at once clear a state once.
+"""
+
+from __future__ import annotations
+
+from meadhall.core import permissions as perms
+from meadhall.guilds.rooms import queries as room_queries
+from meadhall.runtime import Runtime
+from meadhall.voice import queries
+from meadhall.voice import state as vs
+from meadhall.voice.service import finish_removal
+from meadhall.voice.store import VoiceState, voice_store
+
+NEEDED = perms.P.VIEW_CHANNEL | perms.P.CONNECT_VOICE
+
+
+async def unwelcome_states(rt: Runtime, guild_id: int) -> list[VoiceState]:
+    """The guild's voice states whose user may not be there any more."""
+    raws = await voice_store(rt).in_guild(guild_id)
+    if not raws:
+        return []
+    states = [VoiceState.decode(r) for r in raws]
+    async with rt.read() as uow:
+        guild = await vs.guild_state(uow.conn, guild_id)
+        rooms = {} if guild is None else {r["id"]: r for r in await room_queries.select_channels(uow.conn, guild_id)}
+        barred = await queries.select_barred_users(uow.conn, [int(s.user_id) for s in states])
+        now = uow.now
+    out = []
+    for s in states:
+        room = rooms.get(int(s.channel_id))
+        allowed = (guild is not None and room is not None and room["type"] == "voice"
+                   and int(s.user_id) not in barred
+                   and vs.mask_in(guild, int(s.user_id), int(s.channel_id), now) & NEEDED == NEEDED)
+        if not allowed:
+            out.append(s)
+    return out
+
+
+async def clear_state(rt: Runtime, state: VoiceState) -> bool:
+    """Clear this very state (not one the user has since moved to); whether this call cleared it."""
+    outcome = await voice_store(rt).cas(int(state.user_id), state.encode(), None)
+    if outcome != "ok":
+        return False
+    await finish_removal(rt, state)
+    return True
+
+
+async def revalidate_guild(rt: Runtime, guild_id: int) -> int:
+    """Clear the states that are no longer allowed; how many were cleared."""
+    if not rt.settings.voice_enabled:
+        return 0
+    cleared = 0
+    for state in await unwelcome_states(rt, guild_id):
+        cleared += await clear_state(rt, state)
+    return cleared
