@@ -10,7 +10,7 @@ from typing import Any, TypedDict, cast
 from sqlalchemy import and_, bindparam, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.db.schema import channels, files, guilds, invites, messages, users
+from meadhall.db.schema import channels, cosmetics, emojis, files, guilds, invites, messages, sounds, users
 
 MESSAGE = "message"
 
@@ -130,6 +130,9 @@ HOLDERS: dict[str, tuple[Any, str, Any]] = {
     "channel.background": (channels, "owner_id", channels.c.background_file_id),
     "channel.icon": (channels, "owner_id", channels.c.icon_file_id),
     "invite.background": (invites, "owner_key", invites.c.background_file_id),
+    "emoji": (emojis, "owner_id", emojis.c.file_id),
+    "sound": (sounds, "owner_id", sounds.c.file_id),
+    "cosmetic": (cosmetics, "owner_id", cosmetics.c.file_id),
 }
 
 

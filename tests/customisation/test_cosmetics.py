@@ -4,10 +4,11 @@ roles losing a deleted item (ROLE_UPDATE), and role create/update validating aga
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
-from meadhall.db.schema import files
-from tests.support.customisation import fill_cosmetics, upload_cosmetic
+from meadhall.db.schema import cosmetics, emojis, files, sounds
+from meadhall.files.cleanup import orphan_files
+from tests.support.customisation import fill_cosmetics, upload_cosmetic, upload_emoji, upload_sound
 from tests.support.factories import audit_rows
 from tests.support.files import gif, png_of_size, stored
 from tests.support.guilds import make_guild, make_role
@@ -118,3 +119,18 @@ async def test_delete_clears_roles_and_removes_the_file(client, accounts, rt, se
     assert entry["data"]["roles"] == [shown["id"]]
     r = await api.request("DELETE", f"/guilds/{h.id}/cosmetics/{frame['id']}", h.owner, expect=None)
     assert error(r) == (404, "cosmetic.not_found")
+
+
+async def test_maintenance_finds_collection_files_whose_holder_went(client, accounts, rt, clock):
+    h = await hall(client, accounts, rt)
+    kept = [await upload_emoji(client, h.owner, h.id, "kept"), await upload_sound(client, h.owner, h.id, "Kept"),
+            await upload_cosmetic(client, h.owner, h.id, "Kept")]
+    lost = [await upload_emoji(client, h.owner, h.id, "lost"), await upload_sound(client, h.owner, h.id, "Lost"),
+            await upload_cosmetic(client, h.owner, h.id, "Lost")]
+    async with rt.engine.begin() as conn:  # removed behind the service's back: their files stay
+        for table, item in zip((emojis, sounds, cosmetics), lost, strict=True):
+            await conn.execute(delete(table).where(table.c.id == int(item["id"])))
+    clock.advance(hours=25)
+    found = {f["id"] for f in (await orphan_files(rt))["files"]}
+    assert found == {item["file_id"] for item in lost}
+    assert not found & {item["file_id"] for item in kept}
