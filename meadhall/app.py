@@ -35,6 +35,7 @@ from meadhall.guilds.roles import routes as role_routes
 from meadhall.guilds.rooms import routes as room_routes
 from meadhall.guilds.sounds import routes as sound_routes
 from meadhall.guilds.styles import routes as style_routes
+from meadhall.guilds.styles import views as style_views
 from meadhall.guilds.templates import routes as template_routes
 from meadhall.messages import guild_hooks
 from meadhall.messages import routes as message_routes
@@ -132,6 +133,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     guild_hooks.register()
     conversation_setup.register()  # messages and files know no conversations: the room and the icon rule
     presence.install()  # REST activity and public profile changes reach friends as presence
+    presence.on_style_lookup(style_views.friends_style_views)  # accounts know no styles: guilds give them
     relationship_setup.register()  # accounts know no friends: relationships name them for presence
     call_hooks.register()  # conversations know no calls: the call ends with its conversation through this hook
     install_call_jobs(rt)

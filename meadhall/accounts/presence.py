@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -34,6 +35,24 @@ _TIMEOUT = PRESENCE_TIMEOUT.total_seconds()
 # user ids -> each one's friends, in one query for all of them (the sweeper asks for many users at once).
 FriendsLookup = Callable[[AsyncConnection, Sequence[int]], Awaitable[dict[int, list[int]]]]
 _friends_lookup: list[FriendsLookup] = []
+
+
+# user ids -> each one's `friends`-scope style (a Style object), for those who set one; filled by the guilds
+# layer, which owns styles (docs/customisation.md).
+StyleLookup = Callable[[AsyncConnection, Sequence[int]], Awaitable[dict[int, dict[str, Any]]]]
+_style_lookup: list[StyleLookup] = []
+
+
+def on_style_lookup(lookup: StyleLookup) -> None:
+    """Fill (or replace) the friends-scope style slot."""
+    _style_lookup[:] = [lookup]
+
+
+async def friends_styles(conn: AsyncConnection, user_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """The `style` of each user's PRESENCE_UPDATE (none before guilds register)."""
+    if not _style_lookup or not user_ids:
+        return {}
+    return await _style_lookup[0](conn, user_ids)
 
 
 def on_friends_lookup(lookup: FriendsLookup) -> None:
@@ -93,7 +112,8 @@ async def _came_online(rt: Runtime, user_id: int, *, write_seen: bool) -> None:
         row = await queries.select_user(uow.conn, user_id)
         if row is None or row["deleted_at"] is not None or row["status"] == "invisible":
             return
-        uow.emit(notify_presence(row, uow.now, receivers))
+        style = (await friends_styles(uow.conn, [user_id])).get(user_id)
+        uow.emit(notify_presence(row, uow.now, receivers, style))
 
 
 async def note_session_activity(rt: Runtime, user_id: int) -> None:
@@ -109,7 +129,8 @@ async def announce_profile(uow: UnitOfWork, user_id: int) -> None:
         return
     row = await queries.select_user(uow.conn, user_id)
     if row is not None and row["deleted_at"] is None:
-        uow.emit(notify_presence(row, uow.now, receivers))
+        style = (await friends_styles(uow.conn, [user_id])).get(user_id)
+        uow.emit(notify_presence(row, uow.now, receivers, style))
 
 
 def install() -> None:
@@ -162,7 +183,8 @@ async def sweep(rt: Runtime) -> list[int]:
     if went_offline:
         async with rt.uow() as uow:
             friends = await friends_of(uow.conn, [row["id"] for row in went_offline])
+            styles = await friends_styles(uow.conn, [row["id"] for row in went_offline if friends.get(row["id"])])
             for row in went_offline:
                 if friends.get(row["id"]):
-                    uow.emit(notify_went_offline(row, now, friends[row["id"]]))
+                    uow.emit(notify_went_offline(row, now, friends[row["id"]], styles.get(row["id"])))
     return [row["id"] for row in went_offline]

@@ -143,3 +143,22 @@ async def test_delete_clears_one_scope_and_is_idempotent(client, accounts, rt, c
     assert (await api.get("/users/@me/styles", h.a))["styles"] == []
     r = await api.request("DELETE", "/users/@me/styles", h.a, params={"scope": "everywhere"}, expect=None)
     assert error(r) == (422, "validation.failed")
+
+
+async def test_every_presence_update_carries_the_friends_style(client, accounts, rt, capture_events):
+    h, frame, icon, spare, vip = await styled_hall(client, accounts, rt)
+    api = Api(client)
+    await befriend(api, h.a, h.outsider)
+    style = (await api.put("/users/@me/styles", h.a, expect=200, json={"scope": "friends", "icon_id": icon["id"]}))
+    await capture_events.reset()
+    await api.patch("/users/@me", h.a, json={"custom_status": "brewing"})
+    await capture_events.settle()
+    [ev] = capture_events.of_type("PRESENCE_UPDATE")
+    assert ev.users == (int(h.outsider.id),)
+    assert ev.data["user"]["custom_status"] == "brewing" and ev.data["style"] == style["style"]
+    # A friend without a style is announced with null.
+    await capture_events.reset()
+    await api.patch("/users/@me", h.outsider, json={"custom_status": "away"})
+    await capture_events.settle()
+    [ev] = capture_events.of_type("PRESENCE_UPDATE")
+    assert ev.users == (int(h.a.id),) and ev.data["style"] is None

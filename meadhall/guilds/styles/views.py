@@ -3,12 +3,14 @@ available shown as null (the stored choice is kept, docs/customisation.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.core.clock import iso
+from meadhall.db.schema import user_styles
 from meadhall.guilds.cosmetics.queries import CosmeticRow, select_cosmetics_by_ids
 from meadhall.guilds.styles.queries import (
     FRIENDS,
@@ -61,3 +63,24 @@ async def user_guild_style_views(conn: AsyncConnection, user_id: int) -> dict[in
     items = await select_cosmetics_by_ids(conn, set().union(*held.values()) if held else set())
     return {guild_id: style_view(row, {i: items[i] for i in held.get((user_id, guild_id), set()) if i in items})
             for guild_id, row in rows.items()}
+
+
+async def friends_style_views(conn: AsyncConnection, user_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """user id -> friends-scope Style, for those of `user_ids` who set one (PRESENCE_UPDATE `style`): one
+    query when none did, three otherwise, whatever the number of users."""
+    ids = sorted(set(user_ids))
+    if not ids:
+        return {}
+    stmt = select(user_styles).where(user_styles.c.scope_key == FRIENDS, user_styles.c.user_id.in_(ids))
+    rows = {int(r["user_id"]): cast(StyleRow, r) for r in (await conn.execute(stmt)).mappings()}
+    if not rows:
+        return {}
+    held = await select_role_cosmetic_ids(conn, rows)
+    items = await select_cosmetics_by_ids(conn, set().union(*held.values()) if held else set())
+    out = {}
+    for user_id, row in rows.items():
+        # Items of every guild of the user, each shown only by roles of its own guild.
+        mine = {i for (u, g), found in held.items() if u == user_id for i in found
+                if i in items and items[i]["guild_id"] == g}
+        out[user_id] = style_view(row, {i: items[i] for i in mine})
+    return out
