@@ -162,3 +162,29 @@ async def test_every_presence_update_carries_the_friends_style(client, accounts,
     await capture_events.settle()
     [ev] = capture_events.of_type("PRESENCE_UPDATE")
     assert ev.users == (int(h.a.id),) and ev.data["style"] is None
+
+
+async def test_changes_of_role_cosmetics_and_the_gallery_refresh_styled_members(client, accounts, rt,
+                                                                              capture_events):
+    h, frame, icon, spare, vip = await styled_hall(client, accounts, rt)
+    api = Api(client)
+    await give(client, h.owner, h.id, h.b, vip["id"])
+    await api.put("/users/@me/styles", h.a, expect=200, json={"scope": "guild", "guild_id": h.id,
+                                                             "frame_id": frame["id"], "icon_id": icon["id"]})
+    await capture_events.reset()
+    # The role shows another frame: alice (styled holder) is announced with her frame gone; bob (no style) is not.
+    await api.patch(f"/guilds/{h.id}/roles/{vip['id']}", h.owner, json={"frame_id": spare["id"]})
+    await capture_events.settle()
+    [ev] = capture_events.of_type("MEMBER_UPDATE")
+    assert ev.data["user"]["id"] == h.a.id
+    assert (ev.data["style"]["frame_id"], ev.data["style"]["icon_id"]) == (None, icon["id"])
+    # A permission change alone announces nobody's style.
+    await capture_events.reset()
+    await api.patch(f"/guilds/{h.id}/roles/{vip['id']}", h.owner, json={"color": 3})
+    await capture_events.settle()
+    assert capture_events.of_type("MEMBER_UPDATE") == []
+    # Deleting the icon she chose announces her with null in its place.
+    await api.delete(f"/guilds/{h.id}/cosmetics/{icon['id']}", h.owner)
+    await capture_events.settle()
+    [ev] = capture_events.of_type("MEMBER_UPDATE")
+    assert ev.data["user"]["id"] == h.a.id and ev.data["style"]["icon_id"] is None

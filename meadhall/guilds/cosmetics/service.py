@@ -33,9 +33,11 @@ from meadhall.guilds.cosmetics.events import notify_cosmetics_update
 from meadhall.guilds.cosmetics.queries import CosmeticRow
 from meadhall.guilds.cosmetics.schemas import COSMETIC_KINDS
 from meadhall.guilds.cosmetics.views import cosmetic_view
+from meadhall.guilds.members.service import emit_member_updates
 from meadhall.guilds.roles import queries as role_queries
 from meadhall.guilds.roles.events import notify_role
 from meadhall.guilds.roles.views import role_view
+from meadhall.guilds.styles.queries import select_styled_members
 from meadhall.guilds.uploads import choice_field, receive_item, text_field
 from meadhall.realtime.audience import guild_members
 from meadhall.realtime.events import EventType
@@ -142,3 +144,6 @@ async def do_delete_cosmetic(rt: Runtime, principal: Principal, raw_guild_id: st
         for role in await role_queries.select_roles(uow.conn, gc.guild_id):
             if role["id"] in cleared:
                 uow.emit(notify_role(EventType.ROLE_UPDATE, role_view(role), audience))
+        # Members whose guild style chose it now show null in its place.
+        await emit_member_updates(uow, gc.guild_id, await select_styled_members(uow.conn, gc.guild_id,
+                                                                                item_id=row["id"]))

@@ -30,6 +30,7 @@ from meadhall.guilds.rooms import queries as room_queries
 from meadhall.guilds.rooms.events import notify_channel
 from meadhall.guilds.rooms.views import channel_view
 from meadhall.guilds.rows import RoleRow
+from meadhall.guilds.styles.queries import select_styled_members
 from meadhall.realtime.audience import GuildViewers, guild_members
 from meadhall.realtime.events import EventType
 from meadhall.runtime import Runtime
@@ -206,6 +207,11 @@ async def do_update_role(rt: Runtime, principal: Principal, raw_guild_id: str, r
             uow.emit(notify_role(EventType.ROLE_UPDATE, role_view(role), await guild_members(uow.conn, gc.guild_id)))
             if watch is not None:
                 await watch.emit(uow)
+            if "frame_id" in diff or "icon_id" in diff:
+                # What the holders may show changed: their guild styles may show other items now.
+                holders = None if role["is_default"] else await role_queries.select_role_holders(
+                    uow.conn, gc.guild_id, role["id"])
+                await emit_member_updates(uow, gc.guild_id, await select_styled_members(uow.conn, gc.guild_id, holders))
     if "permissions" in fields:
         await access_changed(rt, gc.guild_id)  # who lost CONNECT_VOICE or VIEW_CHANNEL leaves voice
     return {"role": role_view(role)}

@@ -79,3 +79,15 @@ async def select_role_cosmetic_ids(conn: AsyncConnection, user_ids: Iterable[int
             if item is not None:
                 out[(int(user_id), int(g))].add(int(item))
     return out
+
+
+async def select_styled_members(conn: AsyncConnection, guild_id: int, user_ids: Iterable[int] | None = None,
+                                item_id: int | None = None) -> list[int]:
+    """Members with a guild-scope style in this guild (among `user_ids`; choosing `item_id`, when given):
+    whose Member `style` may change when a role's cosmetics or the gallery change."""
+    stmt = select(user_styles.c.user_id).where(user_styles.c.scope_key == guild_id)
+    if user_ids is not None:
+        stmt = stmt.where(user_styles.c.user_id.in_(sorted(set(user_ids))))
+    if item_id is not None:
+        stmt = stmt.where(or_(user_styles.c.frame_id == item_id, user_styles.c.icon_id == item_id))
+    return sorted(int(u) for u in (await conn.execute(stmt)).scalars())
