@@ -111,7 +111,7 @@ async def select_summary_rows_with_ids_from(conn: AsyncConnection, ids: Select[A
     """user id -> the summary columns of the users that a one-column statement selects (the participants of
     a user's conversations: no list of 300 ids to expand and bind)."""
     rows = (await conn.execute(select(*SUMMARY_COLUMNS).where(users.c.id.in_(ids.scalar_subquery())))).mappings()
-    return {row["id"]: cast(SummaryRow, row) for row in rows}
+    return {row["id"]: cast(SummaryRow, row) for row in rows.all()}
 
 
 async def select_user_by_username(conn: AsyncConnection, username_norm: str) -> UserRow | None:

@@ -66,7 +66,7 @@ async def select_messages_with_ids_from(conn: AsyncConnection, ids: Select[Any])
     """message id -> row for the ids that a one-column statement selects (the last messages of a user's
     conversations, read through their rooms: no list of 300 ids to expand and bind)."""
     stmt = select(*_SHOWN).where(messages.c.id.in_(ids.scalar_subquery()))
-    return {r["id"]: cast(MessageRow, r) for r in (await conn.execute(stmt)).mappings()}
+    return {r["id"]: cast(MessageRow, r) for r in (await conn.execute(stmt)).mappings().all()}
 
 
 async def select_messages_in_rooms(conn: AsyncConnection, pairs: Iterable[tuple[int, int]]) -> dict[int, MessageRow]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from meadhall.accounts import presence
 from meadhall.gateway.auth import GatewayIdentity
 from meadhall.gateway.ready import ready_payload
+from tests.support.conversations import open_dm
+from tests.support.messages import post
 from tests.support.shapes import SUMMARY_FIELDS
 from tests.support.social import befriend, block, remove_relationship, request_friend, set_status
 
@@ -184,3 +186,37 @@ async def test_ready_costs_the_same_queries_for_one_friend_and_for_many(api, acc
         ready = await ready_payload(rt, GatewayIdentity(int(alice.id), 0, False), "gs")
     assert ready is not None and len(ready["relationships"]["friends"]) == 13 and len(ready["presences"]) == 13
     assert len(many) == len(one)
+
+
+async def test_ready_shows_a_friend_alike_in_every_part_and_as_the_profile_shows_them(api, accounts, rt):
+    """READY makes each user's summary once and shares it between its parts: a friend in the friends list,
+    the presences, a conversation and as the author of its last message reads the same everywhere, and
+    as GET /users/{id} shows them (after a profile change too)."""
+    alice, bob = await accounts.register("alice"), await accounts.register("bob")
+    await befriend(api, alice, bob)
+    await api.patch("/users/@me", bob, json={"display_name": "Bob B", "custom_status": "on a boat"}, expect=200)
+    conv = await open_dm(api, alice, bob)
+    await post(api.client, bob, conv["id"], "ahoy")
+    ready = await ready_payload(rt, GatewayIdentity(int(alice.id), 0, False), "gs")
+    assert ready is not None
+    profile = (await api.get(f"/users/{bob.id}", alice, expect=200))["user"]
+    [friend] = ready["relationships"]["friends"]
+    [presence] = ready["presences"]
+    [dm] = ready["dm_channels"]
+    shown = [friend["user"], presence["user"], dm["counterpart"], dm["last_message"]["author"],
+             next(m for m in dm["members"] if m["id"] == bob.id)]
+    assert all(s == profile for s in shown)
+    assert friend["user"]["display_name"] == "Bob B" and friend["user"]["custom_status"] == "on a boat"
+    assert dm["last_message"]["content"] == "ahoy"
+
+
+async def test_the_next_ready_shows_a_changed_profile_at_once(api, accounts, rt):
+    """Summaries are made once per READY and kept no longer: nothing of one READY reaches the next."""
+    alice, bob = await accounts.register("alice"), await accounts.register("bob")
+    await befriend(api, alice, bob)
+    before = await ready_payload(rt, GatewayIdentity(int(alice.id), 0, False), "gs")
+    await api.patch("/users/@me", bob, json={"display_name": "Changed"}, expect=200)
+    after = await ready_payload(rt, GatewayIdentity(int(alice.id), 0, False), "gs")
+    assert before is not None and after is not None
+    assert before["relationships"]["friends"][0]["user"]["display_name"] == "bob"
+    assert after["relationships"]["friends"][0]["user"]["display_name"] == "Changed"

@@ -30,7 +30,7 @@ from meadhall.guilds.members.views import member_view
 from meadhall.guilds.rows import GuildRow, MemberRow
 from meadhall.guilds.snapshot import snapshot_of
 from meadhall.guilds.styles.views import guild_style_views, user_guild_style_views
-from meadhall.realtime.audience import guild_members, members_of_guilds
+from meadhall.realtime.audience import guild_members, members_of_guilds_of_user
 from meadhall.realtime.events import EventType
 from meadhall.runtime import Runtime
 
@@ -121,7 +121,7 @@ async def announce_profile(uow: UnitOfWork, user_id: int) -> None:
     if not memberships:
         return
     held = await member_queries.select_role_ids_by_guild(uow.conn, user_id)
-    audiences = await members_of_guilds(uow.conn, [m.member["guild_id"] for m in memberships])
+    audiences = await members_of_guilds_of_user(uow.conn, user_id)
     summary = user_summary(memberships[0].user, uow.now)  # the same user in every guild: made once
     styles = await user_guild_style_views(uow.conn, user_id)
     for m in memberships:

@@ -3,7 +3,6 @@ conversation list needs for any number of conversations in a fixed number of sta
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, cast
@@ -63,30 +62,30 @@ def _mine(user_id: int) -> Any:
 
 async def select_conversations_of_user(conn: AsyncConnection, user_id: int) -> list[ChannelRow]:
     stmt = select(channels).where(channels.c.id.in_(_mine(user_id)), channels.c.type == "dm")
-    return cast("list[ChannelRow]", list((await conn.execute(stmt)).mappings()))
+    return cast("list[ChannelRow]", (await conn.execute(stmt)).mappings().all())
 
 
 async def select_participants_of_user_conversations(conn: AsyncConnection, user_id: int
                                                     ) -> dict[int, list[ParticipantRow]]:
     """channel id -> its participants (earliest joined first), for every conversation of the user.
 
-    A self-join from the user's own rows (index on user_id, then the primary key per conversation), ordered
-    here: an `IN (subquery)` with ORDER BY made SQLite walk and sort the whole table."""
+    A self-join from the user's own rows (index on user_id, then the primary key per conversation), sorted
+    by the database (an `IN (subquery)` with ORDER BY made SQLite walk and sort the whole table; the join
+    sorts only the user's few hundred rows) and read as plain tuples."""
     mine = dm_participants.alias("mine")
-    stmt = (select(dm_participants)
+    stmt = (select(dm_participants.c.channel_id, dm_participants.c.user_id, dm_participants.c.joined_at)
             .join(mine, mine.c.channel_id == dm_participants.c.channel_id)
-            .where(mine.c.user_id == user_id))
-    out: dict[int, list[ParticipantRow]] = defaultdict(list)
-    for row in (await conn.execute(stmt)).mappings():
-        out[row["channel_id"]].append(cast(ParticipantRow, row))
-    for rows in out.values():
-        # One database's values alike (all naive on SQLite, all aware on PostgreSQL): compared as they come.
-        rows.sort(key=_joined_order)
+            .where(mine.c.user_id == user_id)
+            .order_by(dm_participants.c.channel_id, dm_participants.c.joined_at, dm_participants.c.user_id))
+    out: dict[int, list[ParticipantRow]] = {}
+    for channel_id, member_id, joined_at in (await conn.execute(stmt)).all():
+        row: ParticipantRow = {"channel_id": channel_id, "user_id": member_id, "joined_at": joined_at}
+        found = out.get(channel_id)
+        if found is None:
+            out[channel_id] = [row]
+        else:
+            found.append(row)
     return out
-
-
-def _joined_order(row: ParticipantRow) -> tuple[datetime, int]:
-    return row["joined_at"], row["user_id"]
 
 
 def participant_ids_of_user_conversations(user_id: int) -> Select[Any]:
