@@ -3,6 +3,7 @@
 // pure functions over this shape so they are tested without a browser (web/tests/state.test.ts).
 
 import { compareIds, newer } from "./ids";
+import { applyVoiceEvent, applyVoiceReady } from "../voice/reduce";
 import type {
   Channel,
   Conversation,
@@ -17,6 +18,8 @@ import type {
   Role,
   User,
   UserSummary,
+  VoiceState,
+  Call,
 } from "./types";
 
 export interface MessageList {
@@ -41,6 +44,10 @@ export interface State {
   users: Record<Id, UserSummary>;
   /** other user's id -> what they are to the user (docs/social.md, "Relationships and blocking"). */
   relationships: Record<Id, Relationship>;
+  /** guild id -> user id -> who is in that server's voice rooms (docs/voice.md). */
+  voiceStates: Record<Id, Record<Id, VoiceState>>;
+  /** conversation id -> its ongoing call (docs/social.md, "Calls"). */
+  calls: Record<Id, Call>;
 }
 
 export const TYPING_MS = 10000;
@@ -59,6 +66,8 @@ export function createState(): State {
     typing: {},
     users: {},
     relationships: {},
+    voiceStates: {},
+    calls: {},
   };
 }
 
@@ -79,6 +88,7 @@ export function applyReady(state: State, ready: Ready): void {
   // After a new IDENTIFY events may have been missed: every cached room is fetched again when shown.
   for (const list of Object.values(state.messages)) list.fresh = false;
   state.typing = {};
+  applyVoiceReady(state, ready);
 }
 
 export function markStale(state: State): void {
@@ -341,6 +351,23 @@ export function applyEvent(state: State, type: string, d: any, now: number = Dat
       if (g) g.roles = g.roles.filter((r) => r.id !== d.role_id);
       break;
     }
+    // Each carries the server's whole list after an upload, rename or delete (docs/customisation.md).
+    case "GUILD_EMOJIS_UPDATE": {
+      const g = state.guilds[d.guild_id];
+      if (g) g.emojis = d.emojis ?? [];
+      break;
+    }
+    case "GUILD_SOUNDS_UPDATE": {
+      const g = state.guilds[d.guild_id];
+      // Without the list the known one is dropped, so whoever shows sounds reads them again.
+      if (g) g.sounds = Array.isArray(d.sounds) ? d.sounds : undefined;
+      break;
+    }
+    case "GUILD_COSMETICS_UPDATE": {
+      const g = state.guilds[d.guild_id];
+      if (g) g.cosmetics = d.cosmetics ?? [];
+      break;
+    }
     case "MESSAGE_CREATE":
       addMessage(state, d as Message);
       break;
@@ -396,6 +423,7 @@ export function applyEvent(state: State, type: string, d: any, now: number = Dat
       delete state.messages[d.id];
       break;
   }
+  applyVoiceEvent(state, type, d);
 }
 
 /** Whether a room holds a message newer than the user's read mark. */

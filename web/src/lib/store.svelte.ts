@@ -40,12 +40,27 @@ let openChannel: Id | null = null;
 
 export const loading = $state({ history: {} as Record<Id, boolean> });
 
+/** Modules that act on events beyond the store (voice: playing sounds, following moves) listen here. */
+const dispatchListeners: ((type: string, data: any) => void)[] = [];
+
+/** Called with each dispatch after it changed the store. */
+export function onDispatch(listener: (type: string, data: any) => void): void {
+  dispatchListeners.push(listener);
+}
+
 function handleDispatch(type: string, data: unknown): void {
   if (type === "SESSION_RESET") {
     markStale(store);
     return;
   }
   applyEvent(store, type, data);
+  for (const listener of dispatchListeners) {
+    try {
+      listener(type, data);
+    } catch (err) {
+      console.error(err);
+    }
+  }
   if (type === "READY") {
     session.status = "signed-in";
     if (openChannel) void loadLatest(openChannel);

@@ -94,6 +94,8 @@ export interface Member {
   roles: Id[];
   joined_at: string;
   timeout_until: string | null;
+  /** The member's guild-scope personal style (docs/customisation.md, "Personal styles"). */
+  style?: Style | null;
 }
 
 export interface Emoji {
@@ -105,6 +107,49 @@ export interface Emoji {
   /** `<:name:id>` */
   token?: string;
   animated?: boolean;
+  creator_id?: Id | null;
+  created_at?: string;
+}
+
+/** The interface events an interface sound may replace (docs/customisation.md, "Sounds"). */
+export type PaletteEvent =
+  | "message" | "mention" | "dm_message" | "voice_join" | "voice_leave" | "mute" | "unmute" | "deafen"
+  | "undeafen" | "call_ring" | "call_end" | "stream_start" | "stream_end";
+
+/** A soundboard or interface sound of a server (OpenAPI: listSounds). */
+export interface Sound {
+  id: Id;
+  guild_id: Id;
+  name: string;
+  /** A Unicode emoji or `<:name:id>`. */
+  emoji: string | null;
+  kind: "soundboard" | "interface";
+  palette_event: PaletteEvent | null;
+  /** Served at /files/<file_id>. */
+  file_id: Id;
+  duration_ms: number | null;
+  creator_id: Id | null;
+  created_at: string;
+}
+
+/** A frame or an icon of a server's cosmetics gallery (OpenAPI: listCosmetics). */
+export interface Cosmetic {
+  id: Id;
+  guild_id: Id;
+  kind: "frame" | "icon";
+  name: string;
+  file_id: Id;
+  created_at: string;
+}
+
+/** A personal style: how one looks to the members of a server or to one's friends (OpenAPI: getMyStyles). */
+export interface Style {
+  scope: "friends" | "guild";
+  guild_id: Id | null;
+  frame_id: Id | null;
+  icon_id: Id | null;
+  color: number | null;
+  updated_at: string;
 }
 
 export interface Guild {
@@ -127,7 +172,13 @@ export interface GuildSnapshot extends Guild {
   roles: Role[];
   channels: Channel[];
   emojis: Emoji[];
+  /** Soundboard and interface sounds (READY, GUILD_SOUNDS_UPDATE). */
+  sounds?: Sound[];
+  /** The frames and icons of the cosmetics gallery (READY, GUILD_COSMETICS_UPDATE). */
+  cosmetics?: Cosmetic[];
   member: Member;
+  /** Who is in the server's voice rooms (READY; empty in GUILD_CREATE, docs/voice.md). */
+  voice_states?: VoiceState[];
 }
 
 export interface Reaction {
@@ -247,6 +298,8 @@ export interface Ready {
   read_states: ReadState[];
   relationships?: RelationshipLists;
   presences?: Presence[];
+  /** The ongoing calls of the user's conversations (docs/social.md, "Calls"). */
+  calls?: Call[];
 }
 
 export interface Ban {
@@ -277,4 +330,77 @@ export interface Template {
   source_guild_id: Id | null;
   structure: Record<string, unknown>;
   created_at: string;
+}
+
+/** Who is in a voice room of a server, with their flags (OpenAPI: listVoiceStates; docs/voice.md). */
+export interface VoiceState {
+  guild_id: Id;
+  /** null in the VOICE_STATE_UPDATE that reports leaving. */
+  channel_id: Id | null;
+  user_id: Id;
+  member: Member | null;
+  microphone: boolean;
+  /** false: the participant deafened themselves. */
+  sound: boolean;
+  camera: boolean;
+  screen: boolean;
+  server_mute: boolean;
+  server_deafen: boolean;
+  joined_at: string;
+}
+
+export interface CallParticipant {
+  user_id: Id;
+  state: "ringing" | "joined" | "left" | "declined" | "missed";
+  microphone: boolean;
+  camera: boolean;
+  screen: boolean;
+  joined_at: string | null;
+  left_at: string | null;
+}
+
+/** A call in a direct conversation (OpenAPI: startCall; docs/social.md, "Calls"). */
+export interface Call {
+  id: Id;
+  channel_id: Id;
+  initiator_id: Id;
+  status: "ringing" | "active" | "ended" | "missed" | "declined";
+  media: "audio" | "video";
+  created_at: string;
+  started_at: string | null;
+  ended_at: string | null;
+  duration_seconds: number;
+  end_reason: string | null;
+  participants: CallParticipant[];
+}
+
+/** A room webhook (OpenAPI: createWebhook; docs/webhooks.md): `token` and `url` only in the answer that made them. */
+export interface Webhook {
+  id: Id;
+  guild_id: Id;
+  channel_id: Id;
+  name: string;
+  avatar: Id | null;
+  creator_id: Id;
+  created_at: string;
+  token: string | null;
+  url: string | null;
+}
+
+/** A link preview (OpenAPI: getLinkPreview): `card` only when `status` is `ok`. */
+export interface LinkPreview {
+  url: string;
+  status: "ok" | "empty" | "blocked" | "error";
+  card: { title: string | null; description: string | null; image_url: string | null; site_name: string | null } | null;
+  fetched_at: string;
+  expires_at: string;
+}
+
+/** One Web Push subscription of the signed-in person (OpenAPI: listPushSubscriptions). */
+export interface PushSubscriptionInfo {
+  id: Id;
+  endpoint: string;
+  created_at: string;
+  failure_count: number;
+  last_delivery_at: string | null;
 }

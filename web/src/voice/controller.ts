@@ -1,0 +1,617 @@
+// What the client does in voice: joining a voice room or a call with the service (OpenAPI: joinVoice,
+// startCall, joinCall), connecting to the media server with the answer's `url` and `token`, the own
+// flags, following the events about oneself (a moderator's mute, move or disconnection; the call
+// ending), the soundboard and the interface sounds (docs/voice.md, "For client authors"). Plain
+// TypeScript over injected parts, so it is tested without a browser (web/tests/voice.test.ts); the
+// screens use the reactive instance of session.svelte.ts.
+
+import { ApiError } from "../lib/api";
+import { applyEvent, type State } from "../lib/state";
+import type { Call, Id, VoiceState } from "../lib/types";
+import type { Connect, MediaLink, VideoFeed } from "./media";
+import type { Mixer } from "./mixer";
+import { applyVoiceList, ongoing, ownState, paletteEvents, participantOf, voiceName, type MediaPhase } from "./reduce";
+
+/** A sound of a server (OpenAPI: listSounds). */
+export interface Sound {
+  id: Id;
+  guild_id: Id;
+  name: string;
+  emoji: string | null;
+  kind: "soundboard" | "interface";
+  palette_event: string | null;
+  file_id: Id;
+  duration_ms?: number | null;
+}
+
+export type Flag = "microphone" | "sound" | "camera" | "screen";
+
+/** What the screens show; the reactive copy lives in session.svelte.ts. */
+export interface VoiceView {
+  kind: null | "room" | "call";
+  /** The server of the voice room (null in a call). */
+  guildId: Id | null;
+  /** The voice room, or the conversation of the call. */
+  channelId: Id | null;
+  phase: MediaPhase;
+  /** The last refusal or failure in words. */
+  error: string | null;
+  /** Something that happened to the user, in words (a moderator disconnected them, the call ended). */
+  notice: string | null;
+  pushToTalk: boolean;
+  talking: boolean;
+  /** In a call the sound is only the client's own (calls have no deafening). */
+  callSound: boolean;
+  speaking: Id[];
+  videos: VideoFeed[];
+  /** `<name> played <sound>`: the last soundboard sound heard. */
+  played: string | null;
+  busy: boolean;
+}
+
+export function createView(): VoiceView {
+  return {
+    kind: null,
+    guildId: null,
+    channelId: null,
+    phase: "idle",
+    error: null,
+    notice: null,
+    pushToTalk: false,
+    talking: false,
+    callSound: true,
+    speaking: [],
+    videos: [],
+    played: null,
+    busy: false,
+  };
+}
+
+export interface Requests {
+  get<T>(path: string, options?: { query?: Record<string, string | number | undefined> }): Promise<T>;
+  post<T>(path: string, body?: unknown, options?: { retries?: number }): Promise<T>;
+  patch<T>(path: string, body?: unknown): Promise<T>;
+  del<T>(path: string): Promise<T>;
+}
+
+export interface Deps {
+  state: State;
+  view: VoiceView;
+  api: Requests;
+  connect: Connect;
+  mixer: Mixer;
+  /** Whether a room is on screen now (a message there needs no sound). */
+  showing?: (channelId: Id) => boolean;
+}
+
+interface Credentials {
+  token: string;
+  url: string;
+}
+
+export interface Flags {
+  microphone: boolean;
+  sound: boolean;
+  camera: boolean;
+  screen: boolean;
+  serverMute: boolean;
+  serverDeafen: boolean;
+}
+
+const INTERFACE_VOLUME = 0.6;
+
+function words(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export class VoiceController {
+  private link: MediaLink | null = null;
+  /** Counts connections: an answer for an older one is dropped. */
+  private generation = 0;
+  /** The voice states of the user's room as last seen, to tell what changed (interface sounds). */
+  private seen: Record<Id, VoiceState> = {};
+  readonly soundboard: Record<Id, Sound[]> = {};
+  private interfaceSounds: Record<Id, Sound[]> = {};
+  private loadingInterface = new Set<Id>();
+
+  constructor(private readonly deps: Deps) {}
+
+  private voiceEnabledOnce: Promise<boolean> | null = null;
+
+  /** Whether the instance offers voice (`getMeta`), asked once. */
+  private voiceEnabled(): Promise<boolean> {
+    this.voiceEnabledOnce ??= this.deps.api
+      .get<{ voice_enabled?: boolean }>("/meta")
+      .then((meta) => meta.voice_enabled === true)
+      .catch(() => false);
+    return this.voiceEnabledOnce;
+  }
+
+  private get view(): VoiceView {
+    return this.deps.view;
+  }
+
+  private get me(): Id | undefined {
+    return this.deps.state.me?.id;
+  }
+
+  /** The current call of the user, when in one. */
+  call(): Call | undefined {
+    return this.view.kind === "call" && this.view.channelId ? this.deps.state.calls[this.view.channelId] : undefined;
+  }
+
+  /** The flags as the service knows them (the own voice state, or the own call entry). */
+  flags(): Flags {
+    const v = this.view;
+    if (v.kind === "room") {
+      const s = ownState(this.deps.state, v.guildId);
+      return {
+        microphone: !!s?.microphone,
+        sound: s ? s.sound : true,
+        camera: !!s?.camera,
+        screen: !!s?.screen,
+        serverMute: !!s?.server_mute,
+        serverDeafen: !!s?.server_deafen,
+      };
+    }
+    const p = participantOf(this.call(), this.me);
+    return {
+      microphone: !!p?.microphone,
+      sound: v.callSound,
+      camera: !!p?.camera,
+      screen: !!p?.screen,
+      serverMute: false,
+      serverDeafen: false,
+    };
+  }
+
+  // ---- joining and leaving -------------------------------------------------------------------------
+
+  async joinRoom(guildId: Id, channelId: Id): Promise<void> {
+    const v = this.view;
+    if (v.kind === "room" && v.channelId === channelId && v.phase !== "failed") return;
+    await this.dropMedia();
+    Object.assign(v, { kind: "room", guildId, channelId, phase: "joining", error: null, notice: null, played: null });
+    this.seen = {};
+    try {
+      const answer = await this.deps.api.post<Credentials & { voice_state: VoiceState; push_to_talk_required: boolean }>(
+        `/channels/${channelId}/voice/join`,
+      );
+      if (v.channelId !== channelId) return;
+      applyEvent(this.deps.state, "VOICE_STATE_UPDATE", answer.voice_state);
+      v.pushToTalk = answer.push_to_talk_required;
+      this.note(answer.voice_state);
+      void this.loadInterfaceSounds(guildId);
+      await this.connectMedia(answer);
+    } catch (err) {
+      if (v.channelId !== channelId) return;
+      this.reset();
+      v.error = words(err);
+    }
+  }
+
+  async startCall(conversationId: Id, media: "audio" | "video" = "audio"): Promise<void> {
+    await this.enterCall(conversationId, async () => {
+      try {
+        return await this.deps.api.post<Credentials & { call: Call }>(`/channels/${conversationId}/call`, { media });
+      } catch (err) {
+        // Someone started one meanwhile: join theirs.
+        if (err instanceof ApiError && err.code === "call.already_exists") {
+          return this.deps.api.post<Credentials & { call: Call }>(`/channels/${conversationId}/call/join`);
+        }
+        throw err;
+      }
+    });
+  }
+
+  async acceptCall(conversationId: Id): Promise<void> {
+    await this.enterCall(conversationId, () =>
+      this.deps.api.post<Credentials & { call: Call }>(`/channels/${conversationId}/call/join`),
+    );
+  }
+
+  private async enterCall(conversationId: Id, ask: () => Promise<Credentials & { call: Call }>): Promise<void> {
+    const v = this.view;
+    await this.dropMedia();
+    Object.assign(v, {
+      kind: "call", guildId: null, channelId: conversationId, phase: "joining", error: null, notice: null,
+      pushToTalk: false, callSound: true, played: null,
+    });
+    try {
+      const answer = await ask();
+      if (v.channelId !== conversationId) return;
+      applyEvent(this.deps.state, "CALL_UPDATE", answer.call);
+      await this.connectMedia(answer);
+    } catch (err) {
+      if (v.channelId !== conversationId) return;
+      this.reset();
+      v.error = words(err);
+    }
+  }
+
+  async declineCall(conversationId: Id): Promise<void> {
+    try {
+      const { call } = await this.deps.api.post<{ call: Call }>(`/channels/${conversationId}/call/decline`);
+      applyEvent(this.deps.state, "CALL_UPDATE", call);
+    } catch (err) {
+      this.view.error = words(err);
+    }
+  }
+
+  /** Leaves the voice room or the call: the service first, then the media server. */
+  async leave(): Promise<void> {
+    const v = this.view;
+    const { kind, channelId, guildId } = v;
+    if (!kind || !channelId) {
+      this.reset();
+      return;
+    }
+    if (kind === "room" && guildId) this.palette(guildId, "voice_leave");
+    await this.dropMedia();
+    this.reset();
+    try {
+      if (kind === "room" && guildId) {
+        await this.leaveListed(guildId, channelId);
+      } else {
+        const { call } = await this.deps.api.post<{ call: Call }>(`/channels/${channelId}/call/leave`);
+        applyEvent(this.deps.state, "CALL_UPDATE", call);
+      }
+    } catch (err) {
+      // Not listed any more is what leaving wanted.
+      if (!(err instanceof ApiError && (err.code === "call.invalid_state" || err.code === "call.not_found"))) v.error = words(err);
+    }
+  }
+
+  /** Takes the user out of a voice room the page is not connected to (listed from another tab or from
+   * before a reload); the list follows at once. */
+  async leaveListed(guildId: Id, channelId: Id): Promise<void> {
+    const me = this.me;
+    const mine = me ? this.deps.state.voiceStates[guildId]?.[me] : undefined;
+    if (mine && mine.channel_id === channelId) applyEvent(this.deps.state, "VOICE_STATE_UPDATE", { ...mine, channel_id: null });
+    await this.deps.api.post(`/channels/${channelId}/voice/leave`);
+  }
+
+  /** Forgets the voice context without telling the service (it already knows, or the session ended). */
+  reset(): void {
+    this.generation++;
+    const link = this.link;
+    this.link = null;
+    if (link) void link.disconnect().catch(() => undefined);
+    Object.assign(this.view, {
+      kind: null, guildId: null, channelId: null, phase: "idle", pushToTalk: false, talking: false,
+      speaking: [], videos: [], busy: false, callSound: true,
+    });
+    this.seen = {};
+  }
+
+  private async dropMedia(): Promise<void> {
+    this.generation++;
+    const link = this.link;
+    this.link = null;
+    this.view.speaking = [];
+    this.view.videos = [];
+    if (link) await link.disconnect().catch(() => undefined);
+  }
+
+  private async connectMedia(credentials: Credentials): Promise<void> {
+    const v = this.view;
+    const generation = ++this.generation;
+    v.phase = "connecting";
+    let link: MediaLink;
+    try {
+      link = await this.deps.connect(credentials.url, credentials.token, {
+        onDisconnected: () => {
+          if (generation !== this.generation) return;
+          this.link = null;
+          v.phase = "failed";
+          v.speaking = [];
+          v.videos = [];
+        },
+        onReconnecting: () => {
+          if (generation === this.generation) v.phase = "reconnecting";
+        },
+        onReconnected: () => {
+          if (generation === this.generation) v.phase = "connected";
+        },
+        onSpeakers: (ids) => {
+          if (generation === this.generation) v.speaking = ids;
+        },
+        onVideos: (feeds) => {
+          if (generation === this.generation) v.videos = feeds;
+        },
+      });
+    } catch {
+      if (generation === this.generation) v.phase = "failed";
+      return;
+    }
+    if (generation !== this.generation) {
+      await link.disconnect().catch(() => undefined);
+      return;
+    }
+    this.link = link;
+    v.phase = "connected";
+    await this.applyLocal();
+  }
+
+  /** Brings the media server in line with the flags: what is published and whether others are heard. */
+  async applyLocal(): Promise<void> {
+    const link = this.link;
+    if (!link) return;
+    const f = this.flags();
+    const v = this.view;
+    link.setSound(f.sound && !f.serverDeafen);
+    const talk = f.microphone && !f.serverMute && (!v.pushToTalk || v.talking);
+    try {
+      await link.setMicrophone(talk);
+    } catch (err) {
+      v.error = `Your microphone could not be used: ${words(err)}`;
+    }
+    try {
+      await link.setCamera(f.camera);
+    } catch (err) {
+      v.error = `Your camera could not be used: ${words(err)}`;
+      if (f.camera) await this.setFlag("camera", false, false);
+    }
+    try {
+      await link.setScreen(f.screen);
+    } catch (err) {
+      v.error = `Your screen could not be shared: ${words(err)}`;
+      if (f.screen) await this.setFlag("screen", false, false);
+    }
+  }
+
+  // ---- own flags -----------------------------------------------------------------------------------
+
+  async toggle(flag: Flag): Promise<void> {
+    const current = this.flags()[flag];
+    await this.setFlag(flag, !current, true);
+  }
+
+  async setFlag(flag: Flag, value: boolean, publish: boolean): Promise<void> {
+    const v = this.view;
+    if (!v.kind || !v.channelId) return;
+    v.error = null;
+    try {
+      if (v.kind === "room" && v.guildId) {
+        const { voice_state } = await this.deps.api.patch<{ voice_state: VoiceState }>(
+          `/guilds/${v.guildId}/voice-states/@me`,
+          { [flag]: value },
+        );
+        applyEvent(this.deps.state, "VOICE_STATE_UPDATE", voice_state);
+        this.note(voice_state);
+      } else if (flag === "sound") {
+        v.callSound = value;
+      } else {
+        const { call } = await this.deps.api.patch<{ call: Call }>(`/channels/${v.channelId}/call/@me`, { [flag]: value });
+        applyEvent(this.deps.state, "CALL_UPDATE", call);
+      }
+    } catch (err) {
+      v.error = words(err);
+      return;
+    }
+    if (publish) await this.applyLocal();
+  }
+
+  /** Push to talk: the microphone carries sound only while the Talk control is held. */
+  async hold(talking: boolean): Promise<void> {
+    if (this.view.talking === talking) return;
+    this.view.talking = talking;
+    await this.applyLocal();
+  }
+
+  // ---- moderation (OpenAPI: updateVoiceState, moveVoiceState, disconnectVoiceState) ----------------
+
+  async moderate(guildId: Id, userId: Id, change: { server_mute?: boolean; server_deafen?: boolean }): Promise<void> {
+    const { voice_state } = await this.deps.api.patch<{ voice_state: VoiceState }>(`/guilds/${guildId}/voice-states/${userId}`, change);
+    this.observe("VOICE_STATE_UPDATE", voice_state);
+  }
+
+  async move(guildId: Id, userId: Id, channelId: Id): Promise<void> {
+    const { voice_state } = await this.deps.api.post<{ voice_state: VoiceState }>(`/guilds/${guildId}/voice-states/${userId}/move`, {
+      channel_id: channelId,
+    });
+    this.observe("VOICE_STATE_UPDATE", voice_state);
+  }
+
+  async disconnect(guildId: Id, userId: Id): Promise<void> {
+    const known = this.deps.state.voiceStates[guildId]?.[userId];
+    await this.deps.api.del(`/guilds/${guildId}/voice-states/${userId}`);
+    if (known) this.observe("VOICE_STATE_UPDATE", { ...known, channel_id: null });
+  }
+
+  /** Applies an answer as its event would be, and acts on it like on the event. */
+  private observe(type: string, data: unknown): void {
+    applyEvent(this.deps.state, type, data);
+    this.onEvent(type, data);
+  }
+
+  // ---- sounds --------------------------------------------------------------------------------------
+
+  async loadSoundboard(guildId: Id): Promise<Sound[]> {
+    const { sounds } = await this.deps.api.get<{ sounds: Sound[] }>(`/guilds/${guildId}/sounds`, { query: { kind: "soundboard" } });
+    this.soundboard[guildId] = sounds;
+    return sounds;
+  }
+
+  private async loadInterfaceSounds(guildId: Id): Promise<void> {
+    if (this.interfaceSounds[guildId] || this.loadingInterface.has(guildId)) return;
+    this.loadingInterface.add(guildId);
+    try {
+      const { sounds } = await this.deps.api.get<{ sounds: Sound[] }>(`/guilds/${guildId}/sounds`, { query: { kind: "interface" } });
+      this.interfaceSounds[guildId] = sounds;
+    } catch {
+      // Interface sounds are a nicety: without the list the client stays quiet.
+    } finally {
+      this.loadingInterface.delete(guildId);
+    }
+  }
+
+  /** Plays a soundboard sound to the voice room; a refusal (429 included) comes back in words. */
+  async play(guildId: Id, soundId: Id): Promise<void> {
+    await this.deps.api.post(`/guilds/${guildId}/sounds/${soundId}/play`, undefined, { retries: 0 });
+  }
+
+  private hearing(): boolean {
+    const f = this.flags();
+    return f.sound && !f.serverDeafen;
+  }
+
+  /** The server's interface sound for a palette event (Appendix C.2 of the contract), when it has one. */
+  palette(guildId: Id, event: string): boolean {
+    if (this.view.kind && !this.hearing()) return false;
+    const sound = this.interfaceSounds[guildId]?.find((s) => s.palette_event === event);
+    if (!sound) return false;
+    this.deps.mixer.play(`/files/${sound.file_id}`, INTERFACE_VOLUME);
+    return true;
+  }
+
+  /** A voice state of the user's room: remembers it and plays what changed. */
+  private note(after: VoiceState): void {
+    const v = this.view;
+    if (v.kind !== "room" || after.guild_id !== v.guildId) return;
+    const before = this.seen[after.user_id];
+    if (after.channel_id === v.channelId) this.seen[after.user_id] = after;
+    else delete this.seen[after.user_id];
+    if (!before && after.user_id === this.me) return; // one's own arrival: the join itself
+    for (const event of paletteEvents(before, after, v.channelId, this.me)) this.palette(after.guild_id, event);
+  }
+
+  // ---- events --------------------------------------------------------------------------------------
+
+  /** Called with each gateway dispatch after the store applied it. */
+  onEvent(type: string, d: any): void {
+    const v = this.view;
+    switch (type) {
+      case "READY":
+        this.afterReady(d);
+        break;
+      case "GUILD_CREATE":
+        // A server joined mid-session carries no voice states: read them, but only where there is a voice
+        // room and the instance has voice at all (a refused request would be an error for nothing).
+        if (!(d.channels ?? []).some((c: { type: string }) => c.type === "voice")) break;
+        void this.voiceEnabled()
+          .then((enabled) => (enabled ? this.deps.api.get<{ voice_states: VoiceState[] }>(`/guilds/${d.id}/voice-states`) : null))
+          .then((answer) => answer && applyVoiceList(this.deps.state, d.id, answer.voice_states))
+          .catch(() => undefined);
+        break;
+      case "GUILD_DELETE":
+        if (v.kind === "room" && v.guildId === d.id) {
+          this.reset();
+          v.notice = "You are no longer in that server's voice room.";
+        }
+        break;
+      case "GUILD_SOUNDS_UPDATE":
+        if (Array.isArray(d.sounds)) {
+          this.soundboard[d.guild_id] = (d.sounds as Sound[]).filter((s) => s.kind === "soundboard");
+          this.interfaceSounds[d.guild_id] = (d.sounds as Sound[]).filter((s) => s.kind === "interface");
+        } else {
+          delete this.interfaceSounds[d.guild_id];
+        }
+        break;
+      case "VOICE_STATE_UPDATE":
+        this.onVoiceState(d as VoiceState);
+        break;
+      case "CALL_UPDATE":
+      case "CALL_DELETE":
+        this.onCall(d as Call);
+        break;
+      case "SOUNDBOARD_PLAY":
+        if (v.kind === "room" && d.channel_id === v.channelId && d.sound) {
+          v.played = `${voiceName(this.deps.state, d.guild_id, d.user_id)} played ${d.sound.name}`;
+          if (this.hearing()) this.deps.mixer.play(`/files/${d.sound.file_id}`);
+        }
+        break;
+      case "MESSAGE_CREATE": {
+        if (!d.guild_id || !d.author || d.author.id === this.me) break;
+        if (this.me && (d.mentions as Id[] | undefined)?.includes(this.me)) this.palette(d.guild_id, "mention");
+        else if (!this.deps.showing?.(d.channel_id)) this.palette(d.guild_id, "message");
+        break;
+      }
+    }
+  }
+
+  private afterReady(ready: { guilds?: { id: Id; sounds?: Sound[] }[] }): void {
+    for (const g of ready.guilds ?? []) {
+      if (!Array.isArray(g.sounds)) continue;
+      this.interfaceSounds[g.id] = g.sounds.filter((s) => s.kind === "interface");
+      this.soundboard[g.id] = g.sounds.filter((s) => s.kind === "soundboard");
+    }
+    const v = this.view;
+    if (v.kind === "room" && v.phase !== "joining") {
+      const mine = ownState(this.deps.state, v.guildId);
+      if (!mine || mine.channel_id !== v.channelId) {
+        this.reset();
+        v.notice = "You were disconnected from voice while offline.";
+      } else {
+        this.seen = {};
+        for (const s of Object.values(this.deps.state.voiceStates[v.guildId ?? ""] ?? {})) if (s.channel_id === v.channelId) this.seen[s.user_id] = s;
+      }
+    } else if (v.kind === "call" && v.phase !== "joining") {
+      if (participantOf(this.call(), this.me)?.state !== "joined") {
+        this.reset();
+        v.notice = "The call ended.";
+      }
+    }
+  }
+
+  private onVoiceState(s: VoiceState): void {
+    const v = this.view;
+    if (s.user_id === this.me && v.kind === "room" && s.guild_id === v.guildId && v.phase !== "joining") {
+      if (!s.channel_id) {
+        this.palette(s.guild_id, "voice_leave");
+        this.reset();
+        v.notice = "You were disconnected from the voice room.";
+        return;
+      }
+      if (s.channel_id !== v.channelId) {
+        // A moderator moved the user: the service answers a token for the new room without changing the state.
+        void this.followMove(s.guild_id, s.channel_id);
+        return;
+      }
+      this.note(s);
+      void this.applyLocal();
+      return;
+    }
+    if (s.user_id === this.me && v.kind === "room" && s.guild_id !== v.guildId && s.channel_id && v.phase !== "joining") {
+      // Joined another server's voice room elsewhere: this one was left by the service.
+      this.reset();
+      v.notice = "You joined voice somewhere else.";
+      return;
+    }
+    if (s.user_id === this.me && v.kind === "call" && s.channel_id && v.phase !== "joining") {
+      this.reset();
+      v.notice = "You joined a voice room, so the call was left.";
+      return;
+    }
+    this.note(s);
+  }
+
+  private async followMove(guildId: Id, channelId: Id): Promise<void> {
+    const v = this.view;
+    await this.dropMedia();
+    Object.assign(v, { channelId, phase: "joining", notice: "A moderator moved you to another voice room." });
+    this.seen = {};
+    try {
+      const answer = await this.deps.api.post<Credentials & { voice_state: VoiceState; push_to_talk_required: boolean }>(
+        `/channels/${channelId}/voice/join`,
+      );
+      if (v.channelId !== channelId || v.guildId !== guildId) return;
+      v.pushToTalk = answer.push_to_talk_required;
+      for (const s of Object.values(this.deps.state.voiceStates[guildId] ?? {})) if (s.channel_id === channelId) this.seen[s.user_id] = s;
+      await this.connectMedia(answer);
+    } catch (err) {
+      if (v.channelId !== channelId) return;
+      v.phase = "failed";
+      v.error = words(err);
+    }
+  }
+
+  private onCall(call: Call): void {
+    const v = this.view;
+    if (v.kind !== "call" || call.channel_id !== v.channelId || v.phase === "joining") return;
+    if (!ongoing(call) || participantOf(call, this.me)?.state !== "joined") {
+      this.reset();
+      v.notice = "The call ended.";
+    }
+  }
+}

@@ -1,0 +1,28 @@
+// The one voice session of the page: a reactive view the voice screens read, and the controller that
+// acts on it (controller.ts), fed with the gateway's events.
+
+import { api } from "../lib/api";
+import { onDispatch, session, store } from "../lib/store.svelte";
+import { VoiceController, createView } from "./controller";
+import { connectLiveKit } from "./media";
+import { pageMixer } from "./mixer";
+
+export const voice = $state(createView());
+
+export const controller = new VoiceController({
+  state: store,
+  view: voice,
+  api,
+  connect: connectLiveKit,
+  mixer: pageMixer(),
+  showing: (channelId) => document.visibilityState === "visible" && location.pathname.endsWith(`/${channelId}`),
+});
+
+onDispatch((type, data) => controller.onEvent(type, data));
+
+// Signing out ends the voice context with the session.
+$effect.root(() => {
+  $effect(() => {
+    if (session.status === "signed-out" && voice.kind) controller.reset();
+  });
+});
