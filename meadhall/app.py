@@ -40,6 +40,10 @@ from meadhall.guilds.templates import routes as template_routes
 from meadhall.messages import guild_hooks
 from meadhall.messages import routes as message_routes
 from meadhall.messages.attachments import check_fetch_attachment
+from meadhall.previews import routes as preview_routes
+from meadhall.previews.setup import install_previews
+from meadhall.push import routes as push_routes
+from meadhall.push.setup import install_push
 from meadhall.runtime import Runtime
 from meadhall.social.calls import hooks as call_hooks
 from meadhall.social.calls import routes as call_routes
@@ -75,6 +79,7 @@ def api_routers() -> list[APIRouter]:
         conversation_routes.conversations, conversation_routes.icons,
         call_routes.router,
         voice_routes.router,
+        preview_routes.router, push_routes.router,
     ]
 
 
@@ -146,6 +151,8 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     install_call_jobs(rt)
     install_voice(rt)  # guilds and calls know no voice rooms: their hooks, and the reconciliation job
     install_files(app, rt)
+    install_previews(rt)  # the link-preview cache's expiry job
+    install_push(rt)  # messages know no push: the send path's hook queues Web Push deliveries
     # FastAPI's documented way to replace the document is to assign `app.openapi`; mypy refuses any
     # assignment to a method.
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]

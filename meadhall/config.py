@@ -55,6 +55,9 @@ class Settings(BaseSettings):
         "Web Push key, PKCS#8 (PEM or base64url DER), the public key derived from it; unset = Web Push off"))
     VAPID_SUBJECT: str | None = Field(default=None, description=(
         "VAPID `sub` claim; unset = `mailto:admin@<DOMAIN>`"))
+    OUTBOUND_ALLOWED_NETWORKS: str = Field(default="", description=(
+        "comma-separated CIDRs (e.g. `10.1.2.0/24,127.0.0.2/32`) that the outbound address guard of link "
+        "previews and Web Push lets through although private or loopback (docs/outbound.md); empty = none"))
     MEDIA_API_KEY: str | None = Field(default=None, description=(
         "media-server (LiveKit) API key; voice is on when key and secret are set"))
     MEDIA_API_SECRET: str | None = Field(default=None, description=(
@@ -133,6 +136,17 @@ class Settings(BaseSettings):
         # would hand every signed-in session to every web site (docs/reference/configuration.md).
         if any(o.strip() == "*" for o in value.split(",")):
             raise ValueError("'*' is refused: list the allowed origins, e.g. https://chat.example.com")
+        return value
+
+    @field_validator("OUTBOUND_ALLOWED_NETWORKS")
+    @classmethod
+    def _outbound_networks(cls, value: str) -> str:
+        for part in value.split(","):
+            if part.strip():
+                try:
+                    ipaddress.ip_network(part.strip(), strict=False)
+                except ValueError:
+                    raise ValueError(f"{part.strip()!r} is not a CIDR such as 10.1.2.0/24") from None
         return value
 
     @field_validator("SECRET_KEY")

@@ -23,6 +23,7 @@ from meadhall.db.engine import create_engine
 from meadhall.db.migrate import migrate
 from meadhall.db.uow import UnitOfWork, unit_of_work
 from meadhall.filestore import FileStore, LocalFileStore
+from meadhall.integrations.outbound import Outbound, parse_networks
 from meadhall.metrics import Metrics
 from meadhall.realtime.bus import LocalBus, RedisBus
 from meadhall.realtime.jobs import Jobs
@@ -94,6 +95,9 @@ class Runtime:
         self.jobs = Jobs(self.store, self.clock)
         # File content under DATA_DIR/files (a shared volume when several nodes run).
         self.files: FileStore = LocalFileStore(settings.DATA_DIR / "files")
+        # The one way out for link previews and Web Push, behind the address guard (docs/outbound.md).
+        self.outbound = Outbound(parse_networks(settings.OUTBOUND_ALLOWED_NETWORKS),
+                                 user_agent=f"Meadhall (+{settings.PUBLIC_URL})")
         self.secret = settings.secret_key()
         self.keys = Keys.derive(self.secret)
         # argon2id, 64 MiB, 2 passes: ~190 ms per check on one core here (docs/benchmarks.md), above the

@@ -26,6 +26,7 @@ from meadhall.db.migrate import migrate
 from meadhall.realtime.events import Event
 from meadhall.runtime import Runtime
 from tests.support.http import Api
+from tests.support.outbound import confine
 from tests.support.personas import Accounts
 
 
@@ -156,6 +157,8 @@ async def rt(settings: Settings, clock: MovableClock, backend: str, request: pyt
     # and measured by `make bench`.
     runtime.password_hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
     runtime.code_hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    # Link previews and Web Push never reach past the loopback range, nor ask a real DNS server.
+    confine(runtime.outbound)
     await runtime.start(run_migrations=False)
     try:
         yield runtime

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from meadhall.cli import backup, bootstrap, files, users
+from meadhall.cli import backup, bootstrap, files, push, users
 from meadhall.cli.output import fail, run
 from meadhall.cli.settings import DataDir, settings_for
 from meadhall.config import ConfigError, Settings
@@ -96,6 +96,7 @@ users.register(app)
 bootstrap.register(app)
 files.register(app)
 backup.register(app)
+push.register(app)
 
 
 def main() -> None:

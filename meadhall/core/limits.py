@@ -34,6 +34,18 @@ DEFAULT_MEDIA_LIMITS = {
 ROOM_POSITION_MAX = 2_147_483_647
 # Read-state mention counts stop here; clients show "99+" above 99.
 MENTION_COUNT_MAX = 100
+# Outbound fetches: link previews (docs/outbound.md) and Web Push (docs/push.md).
+LINK_PREVIEW_URL_LENGTH = 2048
+LINK_PREVIEW_REDIRECTS = 3
+LINK_PREVIEW_SECONDS = 5
+LINK_PREVIEW_MAX_BYTES = 524_288
+LINK_PREVIEW_OK_SECONDS = 86_400
+LINK_PREVIEW_EMPTY_SECONDS = 3_600
+LINK_PREVIEW_ERROR_SECONDS = 600
+PUSH_SUBSCRIPTIONS_PER_USER = 10
+PUSH_TTL_SECONDS = 43_200
+PUSH_FAILURES_MAX = 5
+PUSH_BODY_LENGTH = 200
 
 # What each limit governs (the rows of docs/reference/limits.md).
 MEANINGS: dict[str, str] = {
@@ -57,6 +69,17 @@ MEANINGS: dict[str, str] = {
     "PAGE_MAX": "largest `limit` of a list page",
     "ROOM_POSITION_MAX": "largest room position (stored as a 32-bit integer; larger answers 422)",
     "MENTION_COUNT_MAX": "where a read state's mention count stops (clients show 99+ above 99)",
+    "LINK_PREVIEW_URL_LENGTH": "characters of the `url` of a link preview request",
+    "LINK_PREVIEW_REDIRECTS": "redirects a link preview fetch follows (each hop checked again)",
+    "LINK_PREVIEW_SECONDS": "seconds a link preview fetch may take in all, redirects included",
+    "LINK_PREVIEW_MAX_BYTES": "bytes of a page read for a link preview (512 KB)",
+    "LINK_PREVIEW_OK_SECONDS": "seconds an `ok` link preview is cached (1 day)",
+    "LINK_PREVIEW_EMPTY_SECONDS": "seconds an `empty` or `blocked` link preview is cached (1 hour)",
+    "LINK_PREVIEW_ERROR_SECONDS": "seconds an `error` link preview is cached (10 minutes)",
+    "PUSH_SUBSCRIPTIONS_PER_USER": "Web Push subscriptions of one user",
+    "PUSH_TTL_SECONDS": "seconds a push service keeps an undelivered Web Push message (12 hours)",
+    "PUSH_FAILURES_MAX": "consecutive failed deliveries after which a push subscription is removed",
+    "PUSH_BODY_LENGTH": "characters of the `body` of a Web Push payload",
 }
 # What each default media limit governs; the instance settings' `media_limits` replace these values.
 MEDIA_LIMIT_MEANINGS: dict[str, str] = {

@@ -68,6 +68,7 @@ _TABLE = [
     Bucket("webhooks.execute", 30, 60, "webhook"),
     Bucket("link_previews", 20, 60, "user"),
     Bucket("push.subscriptions", 10, 60, "user"),
+    Bucket("push.notifications", 20, 60, "user"),
     Bucket("instance.audit_export", 5, 60, "user"),
 ]
 BUCKETS: dict[str, Bucket] = {b.name: b for b in _TABLE}
@@ -108,6 +109,7 @@ APPLIES_TO: dict[str, str] = {
     "webhooks.execute": "`POST /webhooks/{id}/{token}`",
     "link_previews": "`GET /link-previews` fetches (cached answers are free)",
     "push.subscriptions": "creating and deleting Web Push subscriptions",
+    "push.notifications": "Web Push notifications sent to one user (the excess is dropped, not refused)",
     "instance.audit_export": "`GET /instance/audit-logs/export`",
 }
 # What a bucket's key counts by.

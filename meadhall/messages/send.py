@@ -28,6 +28,7 @@ from meadhall.messages.hydrate import audience_views, hydrate, hydrate_one
 from meadhall.messages.read_states import bump_mentions
 from meadhall.messages.rooms import MessageRoom, access_message_room
 from meadhall.messages.rows import MessageRow
+from meadhall.messages.sent_hooks import SentMessage, announce_sent, wanted
 from meadhall.runtime import Runtime
 
 P = perms.P
@@ -71,7 +72,8 @@ async def do_send_message(rt: Runtime, principal: Principal, raw_channel_id: str
         if draft.attachment_ids:
             await do_bind_attachments(uow.conn, room, principal.user_id, draft.attachment_ids, row["id"])
         # The insert trigger moves the room's `last_message_id` (db/dialect.py).
-        await bump_mentions(uow, room.channel_id, await _notified(uow, room, row))
+        notified = await _notified(uow, room, row)
+        await bump_mentions(uow, room.channel_id, notified)
         for limit in bypassed:
             await record(uow, "limits.bypass", actor_id=principal.user_id, target_type="channel",
                          target_id=room.channel_id, guild_id=room.guild_id,
@@ -85,6 +87,10 @@ async def do_send_message(rt: Runtime, principal: Principal, raw_channel_id: str
     if draft.nonce:
         await rt.store.set(_nonce_key(room.channel_id, principal.user_id, draft.nonce), row["id"], NONCE_TTL,
                            rt.now_ts())
+    if wanted():  # after commit: Web Push queues its work here and never delays the answer (docs/push.md)
+        conversation = audience if room.guild_id is None else []
+        announce_sent(rt, SentMessage(view, room.channel_id, room.guild_id, room.channel["name"],
+                                      principal.user_id, notified, conversation))
     return Sent(view, created=True)
 
 

@@ -42,6 +42,7 @@ from meadhall.core.crypto import token_digest
 from meadhall.core.errors import AppError
 from meadhall.core.ratelimit import BUCKETS
 from meadhall.runtime import Runtime
+from tests.support.outbound import VAPID, confine
 from tests.support.personas import PASSWORD
 
 # The run takes about 45 s alone (2 cores, about 4000 requests); under `pytest -n auto` it is one test on one worker.
@@ -62,7 +63,9 @@ def settings_overrides() -> dict[str, Any]:
     # Voice on (calls and voice rooms answer more than 403 `voice.disabled`), with no media server listening:
     # a media server that is down fails no request.
     return {"RATE_LIMITS": {name: "1000000/1" for name in BUCKETS}, "MEDIA_API_KEY": "fuzz-media-key",
-            "MEDIA_API_SECRET": "fuzz-media-secret-0123456789abcdef0123", "MEDIA_API_URL": "http://127.0.0.1:9"}
+            "MEDIA_API_SECRET": "fuzz-media-secret-0123456789abcdef0123", "MEDIA_API_URL": "http://127.0.0.1:9",
+            # Web Push on, so that subscriptions answer more than 403 `push.disabled`.
+            "VAPID_PRIVATE_KEY": VAPID["private_key"]}
 
 
 class Harness:
@@ -74,6 +77,7 @@ class Harness:
         # Cheap hashes, as in tests/conftest.py: the run registers and signs in many times.
         self.rt.password_hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
         self.rt.code_hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+        confine(self.rt.outbound)  # fuzzed link previews and push endpoints never leave the loopback range
         self.app = create_app(settings, self.rt)
         self.user_id: int | None = None
         self.token: str | None = None

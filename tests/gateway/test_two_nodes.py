@@ -13,6 +13,7 @@ PostgreSQL database and Redis, as several nodes behind a reverse proxy would.
   connected to B as PRESENCE_UPDATE, and a stranger connected to B gets none.
 - voice states live in Redis: a voice room joined through B is listed by A, announced to a client of A, and
   left through A (the media server is down here, which fails no voice request).
+- the link-preview cache lives in the database: an answer cached through A is B's answer too.
 
 Needs TEST_DATABASE_URL and TEST_REDIS_URL (CI sets both); skipped otherwise. The database is shared
 with the in-process tests (which empty it per test) and Redis with anything else using it, and the
@@ -22,6 +23,7 @@ service has no Redis key prefix setting: so every name here is unique per run, a
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
@@ -410,6 +412,22 @@ async def test_a_voice_state_made_on_one_node_is_seen_on_the_other(cluster, http
     assert r.status_code == 204, r.text
     r = await http.get(f"{cluster.b.url}{API}/guilds/{cluster.guild_id}/voice-states", headers=bob.headers)
     assert r.json()["voice_states"] == []
+
+
+# ---------------------------------------------------------------- (h) the link-preview cache lives in the database
+
+
+async def test_a_link_preview_cached_by_one_node_is_answered_by_the_other(cluster, http):
+    # A refused address: answered `blocked` without any connection, and cached for an hour in the database.
+    url = f"http://127.0.0.1:9/{uuid.uuid4().hex}"
+    r = await http.get(f"{cluster.a.url}{API}/link-previews", params={"url": url}, headers=cluster.alice.headers)
+    assert r.status_code == 200, r.text
+    first = r.json()
+    assert first["status"] == "blocked"
+    await asyncio.sleep(0.01)
+    r = await http.get(f"{cluster.b.url}{API}/link-previews", params={"url": url}, headers=cluster.bob.headers)
+    assert r.status_code == 200, r.text
+    assert r.json() == first  # the same row: fetched_at unchanged
 
 
 # ---------------------------------------------------------------- (e) a node stops (rolling restart)

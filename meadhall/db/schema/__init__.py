@@ -21,6 +21,7 @@ from meadhall.db.schema.guilds import (
     templates,
 )
 from meadhall.db.schema.messages import messages, reactions, read_states
+from meadhall.db.schema.outbound import link_previews, push_subscriptions
 from meadhall.db.schema.social import call_participants, calls, dm_participants, relationships
 from meadhall.db.schema.voice import media_webhook_events
 
@@ -54,4 +55,6 @@ __all__ = [
     "cosmetics",
     "user_styles",
     "media_webhook_events",
+    "link_previews",
+    "push_subscriptions",
 ]

@@ -1,0 +1,77 @@
+"""SQL of Web Push subscriptions (docs/push.md), always scoped by their user except where an endpoint is
+looked up to re-assign it or a delivery outcome is recorded by id."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, TypedDict
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from meadhall.db.schema import push_subscriptions as t
+
+
+class SubscriptionRow(TypedDict):
+    id: int
+    user_id: int
+    endpoint: str
+    p256dh: str
+    auth: str
+    created_at: datetime
+    failure_count: int
+    last_delivery_at: datetime | None
+
+
+def _row(mapping: Any) -> SubscriptionRow:
+    return SubscriptionRow(**mapping)  # type: ignore[typeddict-item]  # the table's columns
+
+
+async def select_subscriptions(conn: AsyncConnection, user_id: int) -> list[SubscriptionRow]:
+    rows = await conn.execute(select(t).where(t.c.user_id == user_id).order_by(t.c.id))
+    return [_row(r) for r in rows.mappings()]
+
+
+async def select_subscriptions_of(conn: AsyncConnection, user_ids: list[int]) -> list[SubscriptionRow]:
+    rows = await conn.execute(select(t).where(t.c.user_id.in_(user_ids)).order_by(t.c.id))
+    return [_row(r) for r in rows.mappings()]
+
+
+async def count_subscriptions(conn: AsyncConnection, user_id: int) -> int:
+    return int((await conn.execute(select(func.count()).select_from(t).where(t.c.user_id == user_id))).scalar_one())
+
+
+async def select_by_endpoint(conn: AsyncConnection, endpoint: str) -> SubscriptionRow | None:
+    row = (await conn.execute(select(t).where(t.c.endpoint == endpoint))).mappings().first()
+    return None if row is None else _row(row)
+
+
+async def insert_subscription(conn: AsyncConnection, row: SubscriptionRow) -> None:
+    await conn.execute(t.insert().values(dict(row)))
+
+
+async def update_subscription_owner(conn: AsyncConnection, subscription_id: int, user_id: int, p256dh: str,
+                                    auth: str, now: datetime) -> None:
+    """An endpoint subscribed again (by its owner or someone else on the same browser) starts afresh."""
+    await conn.execute(update(t).where(t.c.id == subscription_id).values(
+        user_id=user_id, p256dh=p256dh, auth=auth, created_at=now, failure_count=0, last_delivery_at=None))
+
+
+async def delete_user_subscription(conn: AsyncConnection, user_id: int, endpoint: str) -> bool:
+    result = await conn.execute(delete(t).where(t.c.user_id == user_id, t.c.endpoint == endpoint))
+    return bool(result.rowcount)
+
+
+async def delete_subscription(conn: AsyncConnection, subscription_id: int) -> None:
+    await conn.execute(delete(t).where(t.c.id == subscription_id))
+
+
+async def update_delivered(conn: AsyncConnection, subscription_id: int, now: datetime) -> None:
+    await conn.execute(update(t).where(t.c.id == subscription_id).values(failure_count=0, last_delivery_at=now))
+
+
+async def update_failed(conn: AsyncConnection, subscription_id: int) -> int | None:
+    """One more consecutive failure; the new count (None when the subscription is gone)."""
+    await conn.execute(update(t).where(t.c.id == subscription_id).values(failure_count=t.c.failure_count + 1))
+    count = (await conn.execute(select(t.c.failure_count).where(t.c.id == subscription_id))).scalar_one_or_none()
+    return None if count is None else int(count)
