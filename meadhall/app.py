@@ -40,6 +40,7 @@ from meadhall.guilds.templates import routes as template_routes
 from meadhall.messages import guild_hooks
 from meadhall.messages import routes as message_routes
 from meadhall.messages.attachments import check_fetch_attachment
+from meadhall.messages.webhooks import routes as webhook_routes
 from meadhall.previews import routes as preview_routes
 from meadhall.previews.setup import install_previews
 from meadhall.push import routes as push_routes
@@ -80,6 +81,7 @@ def api_routers() -> list[APIRouter]:
         call_routes.router,
         voice_routes.router,
         preview_routes.router, push_routes.router,
+        webhook_routes.router, webhook_routes.execution,
     ]
 
 

@@ -13,6 +13,7 @@ EMOJIS_PER_GUILD = 100
 SOUNDBOARD_SOUNDS_PER_GUILD = 30
 INTERFACE_SOUNDS_PER_GUILD = 30
 COSMETICS_PER_GUILD = 100
+WEBHOOKS_PER_ROOM = 15
 GROUP_DM_MIN_INVITED = 2
 GROUP_DM_MAX_INVITED = 9
 CALL_RINGING_SECONDS = 60
@@ -58,6 +59,7 @@ MEANINGS: dict[str, str] = {
     "SOUNDBOARD_SOUNDS_PER_GUILD": "soundboard sounds of one server",
     "INTERFACE_SOUNDS_PER_GUILD": "interface sounds of one server",
     "COSMETICS_PER_GUILD": "items (frames and icons) of one server's cosmetics gallery",
+    "WEBHOOKS_PER_ROOM": "webhooks of one text room",
     "GROUP_DM_MIN_INVITED": "fewest users invited when a group conversation is created (3 participants)",
     "GROUP_DM_MAX_INVITED": "most users invited to a group conversation (10 participants)",
     "CALL_RINGING_SECONDS": "seconds a call rings before the unanswered are marked missed",

@@ -10,7 +10,18 @@ from typing import Any, TypedDict, cast
 from sqlalchemy import and_, bindparam, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.db.schema import channels, cosmetics, emojis, files, guilds, invites, messages, sounds, users
+from meadhall.db.schema import (
+    channels,
+    cosmetics,
+    emojis,
+    files,
+    guilds,
+    invites,
+    messages,
+    sounds,
+    users,
+    webhooks,
+)
 
 MESSAGE = "message"
 
@@ -133,6 +144,7 @@ HOLDERS: dict[str, tuple[Any, str, Any]] = {
     "emoji": (emojis, "owner_id", emojis.c.file_id),
     "sound": (sounds, "owner_id", sounds.c.file_id),
     "cosmetic": (cosmetics, "owner_id", cosmetics.c.file_id),
+    "webhook": (webhooks, "owner_id", webhooks.c.avatar_file_id),
 }
 
 

@@ -118,3 +118,21 @@ async def client_asset(name: str) -> Response:
     if not path.is_file():
         raise AppError("route.not_found")
     return FileResponse(path, media_type=_ASSET_TYPES[suffix], headers=ASSET_HEADERS)
+
+
+SERVICE_WORKER = "sw.js"
+SERVICE_WORKER_HEADERS = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
+
+
+@assets.get("/sw.js", response_class=Response,
+            responses={200: {"description": "The service worker, never cached (a new build is picked up at once)",
+                             "content": {"text/javascript": {}}},
+                       **errors("route.not_found")},
+            summary="Service worker of the web client",
+            description="Shows Web Push notifications; served at the root so that its scope is the whole client.")
+async def client_service_worker() -> Response:
+    client = built_client()
+    path = None if client is None else client.assets.parent / SERVICE_WORKER
+    if path is None or not path.is_file():
+        raise AppError("route.not_found")
+    return FileResponse(path, media_type=_ASSET_TYPES[".js"], headers=SERVICE_WORKER_HEADERS)

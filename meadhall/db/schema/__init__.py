@@ -24,6 +24,7 @@ from meadhall.db.schema.messages import messages, reactions, read_states
 from meadhall.db.schema.outbound import link_previews, push_subscriptions
 from meadhall.db.schema.social import call_participants, calls, dm_participants, relationships
 from meadhall.db.schema.voice import media_webhook_events
+from meadhall.db.schema.webhooks import webhooks
 
 __all__ = [
     "metadata",
@@ -57,4 +58,5 @@ __all__ = [
     "media_webhook_events",
     "link_previews",
     "push_subscriptions",
+    "webhooks",
 ]
