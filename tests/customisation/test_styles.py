@@ -188,3 +188,34 @@ async def test_changes_of_role_cosmetics_and_the_gallery_refresh_styled_members(
     await capture_events.settle()
     [ev] = capture_events.of_type("MEMBER_UPDATE")
     assert ev.data["user"]["id"] == h.a.id and ev.data["style"]["icon_id"] is None
+
+
+async def test_friends_see_the_style_in_relationships_and_ready(client, accounts, rt):
+    """The friends-scope style travels with the friendship: GET /users/@me/relationships and READY (its
+    relationships and presences) carry it for friends, never for a pending request or a block."""
+    from meadhall.gateway.auth import GatewayIdentity
+    from meadhall.gateway.ready import ready_payload
+
+    h, frame, icon, spare, vip = await styled_hall(client, accounts, rt)
+    api = Api(client)
+    await befriend(api, h.a, h.outsider)
+    style = (await api.put("/users/@me/styles", h.a, expect=200,
+                           json={"scope": "friends", "frame_id": frame["id"]}))["style"]
+    lists = await api.get("/users/@me/relationships", h.outsider)
+    [friend] = lists["friends"]
+    assert friend["id"] == h.a.id and friend["style"] == style
+    ready = await ready_payload(rt, GatewayIdentity(int(h.outsider.id), 0, False), "gs")
+    assert ready is not None and ready["relationships"] == lists
+    assert [p["style"] for p in ready["presences"] if p["user"]["id"] == h.a.id] == [style]
+    # The other way round: alice sees the outsider, who set no style, with none.
+    mine = await api.get("/users/@me/relationships", h.a)
+    assert [f["style"] for f in mine["friends"]] == [None]
+    # A pending request shows no style, even of someone who set one.
+    await api.delete(f"/users/@me/relationships/{h.a.id}", h.outsider, expect=204)
+    await api.post("/users/@me/relationships", h.a, expect=201, json={"username": h.outsider["user"]["username"]})
+    [incoming] = (await api.get("/users/@me/relationships", h.outsider))["incoming"]
+    assert incoming["style"] is None
+    # Accepting makes friends again: the acceptor's answer carries the new friend's style.
+    accepted = (await api.put(f"/users/@me/relationships/{h.a.id}", h.outsider, expect=200,
+                              json={"type": "friend"}))["relationship"]
+    assert accepted["type"] == "friend" and accepted["style"] == style

@@ -9,17 +9,20 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.accounts.presence import friends_styles
 from meadhall.accounts.views import Summaries
 from meadhall.social.relationships.queries import select_related_users
-from meadhall.social.relationships.views import relationship_lists
+from meadhall.social.relationships.views import friend_ids, relationship_lists
 
 
 async def ready_relationships(conn: AsyncConnection, user_id: int, summaries: Summaries
                               ) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
     """(READY `relationships`, READY `presences`); `summaries`: shared with READY's other parts."""
     rows = await select_related_users(conn, user_id)
-    lists = relationship_lists(rows, summaries.now, summaries)
-    # The presences reuse the summaries of the friends list (READY of 1,000 friends: half its build time).
-    presences = [{"user": rel["user"], "style": None} for rel in lists["friends"]
+    styles = await friends_styles(conn, friend_ids(rows))
+    lists = relationship_lists(rows, summaries.now, summaries, styles)
+    # The presences reuse the summaries and styles of the friends list (READY of 1,000 friends: half its
+    # build time).
+    presences = [{"user": rel["user"], "style": rel["style"]} for rel in lists["friends"]
                  if rel["user"]["status"] != "offline"]
     return lists, presences

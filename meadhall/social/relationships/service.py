@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from meadhall.accounts.presence import friends_styles
 from meadhall.accounts.queries import UserRow
 from meadhall.auth.sessions import Principal
 from meadhall.core.errors import AppError, validation_error
@@ -20,7 +21,7 @@ from meadhall.runtime import Runtime
 from meadhall.social.relationships import queries
 from meadhall.social.relationships.events import notify_relationship_add, notify_relationship_remove
 from meadhall.social.relationships.queries import RelationshipRow
-from meadhall.social.relationships.views import relationship_lists, relationship_view
+from meadhall.social.relationships.views import friend_ids, relationship_lists, relationship_view
 
 PENDING_OR_FRIEND = ("friend", "incoming", "outgoing")
 
@@ -28,7 +29,8 @@ PENDING_OR_FRIEND = ("friend", "incoming", "outgoing")
 async def access_relationships(rt: Runtime, principal: Principal) -> dict[str, Any]:
     async with rt.read() as uow:
         rows = await queries.select_related_users(uow.conn, principal.user_id)
-    return relationship_lists(rows, uow.now)
+        styles = await friends_styles(uow.conn, friend_ids(rows))
+    return relationship_lists(rows, uow.now, styles=styles)
 
 
 # ---- friend requests ---------------------------------------------------------------------------
@@ -61,7 +63,8 @@ async def do_update_relationship(rt: Runtime, principal: Principal, raw_user_id:
             return await _block(uow, me, other, mine, theirs)
         _check_requestable(mine, theirs)
         if mine is not None and mine["type"] in ("friend", "outgoing"):
-            return relationship_view(other, mine["type"], mine["since"], uow.now)
+            style = (await friends_styles(uow.conn, [other["id"]])).get(other["id"])
+            return relationship_view(other, mine["type"], mine["since"], uow.now, style)
         return await _befriend(uow, me, other, mine)
 
 
@@ -83,9 +86,10 @@ async def _befriend(uow: UnitOfWork, me: UserRow, other: UserRow, mine: Relation
         mine_type, theirs_type = "outgoing", "incoming"
         await queries.insert_relationship_row(uow.conn, _row(me["id"], other["id"], "outgoing", now))
         await queries.insert_relationship_row(uow.conn, _row(other["id"], me["id"], "incoming", now))
-    view = relationship_view(other, mine_type, now, now)
+    styles = await friends_styles(uow.conn, [me["id"], other["id"]]) if mine_type == "friend" else {}
+    view = relationship_view(other, mine_type, now, now, styles.get(other["id"]))
     uow.emit(notify_relationship_add(me["id"], view),
-             notify_relationship_add(other["id"], relationship_view(me, theirs_type, now, now)))
+             notify_relationship_add(other["id"], relationship_view(me, theirs_type, now, now, styles.get(me["id"]))))
     return view
 
 
