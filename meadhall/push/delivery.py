@@ -30,8 +30,9 @@ from meadhall.runtime import Runtime
 
 log = structlog.get_logger("meadhall.push")
 
-CONCURRENT = 8  # deliveries in flight per process; a slow push service holds one slot for at most 5 s
+CONCURRENT = 8  # posts in flight per process; a slow push service holds one slot for at most 5 s
 MAX_QUEUED = 1000  # notifications waiting beyond this are dropped (and logged), never buffered without bound
+CHUNK = 500  # recipients whose subscriptions are read in one query (an @everyone of a large server)
 SECONDS = 5.0
 GONE = {404, 410}
 
@@ -66,8 +67,7 @@ class Deliveries:
 
     async def _run(self, notice: Notice) -> None:
         try:
-            async with self.slots:
-                await deliver_notice(self.rt, notice)
+            await deliver_notice(self.rt, notice, self.slots)
         except Exception:
             log.exception("push delivery failed")
 
@@ -109,20 +109,25 @@ def message_payload(sent: SentMessage) -> dict[str, Any]:
             "url": f"/channels/{place}/{sent.channel_id}/{message['id']}", "tag": f"channel:{sent.channel_id}"}
 
 
-async def deliver_notice(rt: Runtime, notice: Notice) -> None:
-    wanted: list[int] = []
-    for user_id in notice.recipients:
-        if notice.check_online and await in_client(rt, user_id):
-            continue
-        decision = await rt.limiter.hit("push.notifications", f"u{user_id}", rt.now_ts())
-        if decision.allowed:
-            wanted.append(user_id)
-    if not wanted:
-        return
-    async with rt.read() as uow:
-        subscriptions = await queries.select_subscriptions_of(uow.conn, wanted)
+async def deliver_notice(rt: Runtime, notice: Notice, slots: asyncio.Semaphore) -> None:
     body = json.dumps(notice.payload, separators=(",", ":")).encode()
-    await asyncio.gather(*(deliver(rt, sub, body) for sub in subscriptions))
+    for start in range(0, len(notice.recipients), CHUNK):
+        # Subscriptions first: most recipients of an @everyone have none, and cost nothing more then.
+        async with rt.read() as uow:
+            subscriptions = await queries.select_subscriptions_of(uow.conn, notice.recipients[start:start + CHUNK])
+        wanted: set[int] = set()
+        for user_id in sorted({sub["user_id"] for sub in subscriptions}):
+            if notice.check_online and await in_client(rt, user_id):
+                continue
+            decision = await rt.limiter.hit("push.notifications", f"u{user_id}", rt.now_ts())
+            if decision.allowed:
+                wanted.add(user_id)
+
+        async def one(sub: SubscriptionRow) -> None:
+            async with slots:
+                await deliver(rt, sub, body)
+
+        await asyncio.gather(*(one(sub) for sub in subscriptions if sub["user_id"] in wanted))
 
 
 async def deliver(rt: Runtime, sub: SubscriptionRow, body: bytes) -> bool:

@@ -9,6 +9,7 @@ from typing import Any, TypedDict
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.db import dialect
 from meadhall.db.schema import push_subscriptions as t
 
 
@@ -46,8 +47,10 @@ async def select_by_endpoint(conn: AsyncConnection, endpoint: str) -> Subscripti
     return None if row is None else _row(row)
 
 
-async def insert_subscription(conn: AsyncConnection, row: SubscriptionRow) -> None:
-    await conn.execute(t.insert().values(dict(row)))
+async def insert_subscription(conn: AsyncConnection, row: SubscriptionRow) -> bool:
+    """False when the endpoint was stored meanwhile (the same browser subscribing twice at once)."""
+    result = await conn.execute(dialect.insert_ignore(conn, t, dict(row)))
+    return bool(result.rowcount)
 
 
 async def update_subscription_owner(conn: AsyncConnection, subscription_id: int, user_id: int, p256dh: str,

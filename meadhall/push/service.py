@@ -73,7 +73,12 @@ async def do_subscribe(rt: Runtime, principal: Principal, endpoint: str, p256dh:
         else:
             row = SubscriptionRow(id=uow.next_id(), user_id=principal.user_id, endpoint=endpoint, p256dh=p256dh,
                                   auth=auth, created_at=uow.now, failure_count=0, last_delivery_at=None)
-            await queries.insert_subscription(uow.conn, row)
+            if not await queries.insert_subscription(uow.conn, row):
+                raced = await queries.select_by_endpoint(uow.conn, endpoint)
+                if raced is not None:  # the other request won: this one's keys are as new
+                    await queries.update_subscription_owner(uow.conn, raced["id"], principal.user_id, p256dh,
+                                                            auth, uow.now)
+                    row = SubscriptionRow(**{**row, "id": raced["id"]})
     return {"subscription": subscription_view(row)}
 
 

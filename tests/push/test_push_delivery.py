@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from meadhall.push.delivery import deliveries_of
-from tests.support.conversations import open_dm
+from tests.support.conversations import group, open_dm
 from tests.support.messages import post
 from tests.support.outbound import PAGE_HOST, VAPID, Browser, vapid_claims
 from tests.support.personas import hall
@@ -69,6 +69,33 @@ async def test_mentions_in_a_guild_room_notify_only_the_mentioned(api, client, a
     assert payload["message_id"] == mention["id"] and payload["guild_id"] == h.id
     assert payload["title"] == f"{h.owner['user']['display_name']} in #general"
     assert payload["url"] == f"/channels/{h.id}/{h.general}/{mention['id']}"
+
+
+async def test_everyone_by_a_holder_of_mention_everyone_notifies_every_viewer(api, client, accounts, rt,
+                                                                              push_service):
+    h = await hall(client, accounts, rt)
+    await subscribe(api, h.a, push_service, "/alice")
+    await subscribe(api, h.b, push_service, "/bob")
+    await subscribe(api, h.outsider, push_service, "/outsider")
+
+    await post(client, h.owner, h.general, "@everyone meeting in the hall")
+    await delivered(rt)
+
+    assert sorted(r["path"] for r in push_service.received()) == ["/alice", "/bob"]
+
+
+async def test_a_group_conversation_notifies_every_other_participant(api, client, accounts, rt, push_service):
+    alice, bob, carol = [await accounts.register(n) for n in ("alice", "bob", "carol")]
+    conv = await group(api, alice, bob, carol, name="Mead club")
+    devices = {who.id: await subscribe(api, who, push_service, f"/{who.id}") for who in (alice, bob, carol)}
+
+    await post(client, alice, conv["id"], "who brings the honey?")
+    await delivered(rt)
+
+    assert sorted(r["path"] for r in push_service.received()) == sorted([f"/{bob.id}", f"/{carol.id}"])
+    payload = devices[bob.id].decrypt(push_service.received(f"/{bob.id}")[0]["body"])
+    assert payload["title"] == f"{alice['user']['display_name']} in Mead club"
+    assert payload["url"].startswith(f"/channels/@me/{conv['id']}/")
 
 
 async def test_no_push_for_own_messages_nor_while_a_client_is_open(api, client, accounts, rt, push_service,

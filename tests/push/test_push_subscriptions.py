@@ -3,6 +3,7 @@ createPushSubscription, deletePushSubscription), and the `vapid-keys` command.""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 
@@ -132,3 +133,13 @@ def test_vapid_keys_prints_a_usable_pair_and_writes_nothing(tmp_path):
     assert public_key_b64(load_private_key(out["private_key"])) == out["public_key"]
     assert len(out["public_key"]) == 87  # 65 bytes, base64url without padding
     assert list(tmp_path.iterdir()) == []
+
+
+async def test_the_same_browser_subscribing_twice_at_once_keeps_one_subscription(api, accounts):
+    alice = await accounts.register("alice")
+    body = subscription()
+
+    answers = await asyncio.gather(*(api.post("/push/subscriptions", alice, json=body, expect=201) for _ in range(2)))
+
+    assert answers[0]["subscription"]["id"] == answers[1]["subscription"]["id"]
+    assert len((await api.get("/push/subscriptions", alice))["subscriptions"]) == 1
