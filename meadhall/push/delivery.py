@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from py_vapid import Vapid02
 from pywebpush import WebPusher
 
 from meadhall.accounts.presence import in_client
+from meadhall.accounts.queries import select_summary_rows
 from meadhall.core.limits import PUSH_BODY_LENGTH, PUSH_FAILURES_MAX, PUSH_TTL_SECONDS
 from meadhall.integrations.outbound import OutboundBlocked, OutboundFailed
 from meadhall.messages.sent_hooks import SentMessage
@@ -35,13 +37,15 @@ MAX_QUEUED = 1000  # notifications waiting beyond this are dropped (and logged),
 CHUNK = 500  # recipients whose subscriptions are read in one query (an @everyone of a large server)
 SECONDS = 5.0
 GONE = {404, 410}
+_MENTION = re.compile(r"<@!?(\d{1,20})>")
 
 
 @dataclass(frozen=True)
 class Notice:
     recipients: list[int]
-    payload: dict[str, Any]
+    payload: dict[str, Any]  # its `body` is the whole content until `_finish` names the mentioned and clips it
     check_online: bool = True
+    mentioned: tuple[int, ...] = ()
 
 
 class Deliveries:
@@ -88,33 +92,45 @@ def on_message_sent(rt: Runtime, sent: SentMessage) -> None:
         return
     recipients = sorted({*sent.conversation, *sent.mentioned} - {sent.author_id})
     if recipients:
-        deliveries_of(rt).put(Notice(recipients, message_payload(sent)))
+        mentioned = tuple(int(m) for m in sent.message.get("mentions") or ())
+        deliveries_of(rt).put(Notice(recipients, message_payload(sent), mentioned=mentioned))
 
 
 def message_payload(sent: SentMessage) -> dict[str, Any]:
     """What the service worker receives (docs/push.md, "Payload")."""
     message = sent.message
-    author = message.get("author") or {}
-    name = author.get("display_name") or author.get("username") or "Someone"
+    author = message.get("author") or message.get("webhook") or {}  # a webhook's message shows its snapshot
+    name = author.get("display_name") or author.get("username") or author.get("name") or "Someone"
     if sent.guild_id is not None:
         title = f"{name} in #{sent.channel_name}" if sent.channel_name else name
     else:
         title = f"{name} in {sent.channel_name}" if sent.channel_name else name
     body = (message.get("content") or "").strip() or "sent an attachment"
-    if len(body) > PUSH_BODY_LENGTH:
-        body = body[:PUSH_BODY_LENGTH - 1] + "…"
     place = str(sent.guild_id) if sent.guild_id is not None else "@me"
     return {"type": "message", "message_id": str(message["id"]), "channel_id": str(sent.channel_id),
             "guild_id": None if sent.guild_id is None else str(sent.guild_id), "title": title, "body": body,
             "url": f"/channels/{place}/{sent.channel_id}/{message['id']}", "tag": f"channel:{sent.channel_id}"}
 
 
+def _finish(payload: dict[str, Any], names: dict[int, str]) -> bytes:
+    """The JSON sent: `<@id>` tokens written as `@name` (a notification cannot look names up), the body
+    clipped to its length."""
+    body = _MENTION.sub(lambda m: f"@{names[int(m.group(1))]}" if int(m.group(1)) in names else m.group(0),
+                        payload["body"])
+    if len(body) > PUSH_BODY_LENGTH:
+        body = body[:PUSH_BODY_LENGTH - 1] + "…"
+    return json.dumps({**payload, "body": body}, separators=(",", ":")).encode()
+
+
 async def deliver_notice(rt: Runtime, notice: Notice, slots: asyncio.Semaphore) -> None:
-    body = json.dumps(notice.payload, separators=(",", ":")).encode()
+    body = b""
     for start in range(0, len(notice.recipients), CHUNK):
         # Subscriptions first: most recipients of an @everyone have none, and cost nothing more then.
         async with rt.read() as uow:
             subscriptions = await queries.select_subscriptions_of(uow.conn, notice.recipients[start:start + CHUNK])
+            if subscriptions and not body:
+                rows = await select_summary_rows(uow.conn, notice.mentioned) if notice.mentioned else {}
+                body = _finish(notice.payload, {i: r["display_name"] or r["username"] for i, r in rows.items()})
         wanted: set[int] = set()
         for user_id in sorted({sub["user_id"] for sub in subscriptions}):
             if notice.check_online and await in_client(rt, user_id):
@@ -123,11 +139,13 @@ async def deliver_notice(rt: Runtime, notice: Notice, slots: asyncio.Semaphore) 
             if decision.allowed:
                 wanted.add(user_id)
 
-        async def one(sub: SubscriptionRow) -> None:
-            async with slots:
-                await deliver(rt, sub, body)
+        await asyncio.gather(*(_deliver_in_slot(rt, slots, sub, body) for sub in subscriptions
+                               if sub["user_id"] in wanted))
 
-        await asyncio.gather(*(one(sub) for sub in subscriptions if sub["user_id"] in wanted))
+
+async def _deliver_in_slot(rt: Runtime, slots: asyncio.Semaphore, sub: SubscriptionRow, body: bytes) -> None:
+    async with slots:
+        await deliver(rt, sub, body)
 
 
 async def deliver(rt: Runtime, sub: SubscriptionRow, body: bytes) -> bool:

@@ -228,3 +228,20 @@ async def test_send_me_a_test_reaches_every_device_even_with_a_client_open(api, 
     payloads: list[dict[str, Any]] = [phone.decrypt(push_service.received("/phone")[0]["body"]),
                                       laptop.decrypt(push_service.received("/laptop")[0]["body"])]
     assert all(p["type"] == "test" and p["url"] == "/" and p["tag"] == "test" for p in payloads)
+
+
+async def test_a_webhook_message_notifies_the_mentioned_under_the_webhooks_name(api, client, accounts, rt,
+                                                                              push_service):
+    h = await hall(client, accounts, rt)
+    device = await subscribe(api, h.a, push_service, "/alice")
+    await subscribe(api, h.owner, push_service, "/owner")
+    hook = (await api.post(f"/channels/{h.general}/webhooks", h.owner, json={"name": "Deploys"}, expect=201))["webhook"]
+
+    r = await client.post(f"/api/v1/webhooks/{hook['id']}/{hook['token']}", json={"content": f"<@{h.a.id}> shipped"})
+    assert r.status_code == 201, r.text
+    await delivered(rt)
+
+    [request] = push_service.received()  # the creator is not the author: no push for them
+    payload = device.decrypt(request["body"])
+    assert payload["title"] == "Deploys in #general"
+    assert payload["body"] == f"@{h.a['user']['display_name']} shipped"  # a notification cannot look names up
