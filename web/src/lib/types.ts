@@ -201,6 +201,8 @@ export interface ReferencedMessage {
   author: UserSummary | null;
   content: string;
   kind: string;
+  /** The snapshot of the webhook that posted it, if a webhook did. */
+  webhook?: { id: Id; name: string; avatar: string | null } | null;
 }
 
 export interface Message {
@@ -217,6 +219,8 @@ export interface Message {
   reply_to_id: Id | null;
   referenced_message: ReferencedMessage | null;
   mentions: Id[];
+  /** The author lacked EMBED_LINKS when sending: no link preview cards. */
+  suppress_embeds?: boolean;
   reactions: Reaction[];
   pinned: boolean;
   created_at: string;
