@@ -85,7 +85,11 @@ async def fetch_card(rt: Runtime, url: str) -> tuple[str, dict[str, Any] | None]
     if answer.content_type != "text/html" or answer.status != 200:
         return "empty", None
     card = parse_card(answer.body, answer.charset, answer.url, rt.outbound.allowed)
-    return ("ok", card) if card is not None else ("empty", None)
+    if card is None:
+        return "empty", None
+    if card["image_url"] is not None and not await rt.outbound.allows(card["image_url"]):
+        card["image_url"] = None  # e.g. a name resolving to a private address: checked, never fetched
+    return "ok", card
 
 
 def preview_view(row: PreviewRow) -> dict[str, Any]:

@@ -29,7 +29,7 @@ async def slow(_request):
 ROUTES = {
     "/twitter": html('<head><title>T</title><meta name="twitter:title" content="Tweet title">'
                      '<meta name="twitter:description" content="Tweet text">'
-                     '<meta name="twitter:image" content="https://img.example/t.png"></head>'),
+                     '<meta name="twitter:image" content="https://page.test/t.png"></head>'),
     "/plain-html": html('<head><title>  Just a\n title </title><meta name="description" content="Described">'
                         '</head>'),
     "/no-metadata": html("<p>nothing to say</p>"),
@@ -40,6 +40,9 @@ ROUTES = {
     "/image-inside": html('<title>I</title><meta property="og:image" content="http://127.0.0.1/secret.png">'),
     "/image-metadata": html('<title>I</title><meta property="og:image" content="http://169.254.169.254/x.png">'),
     "/image-other-scheme": html('<title>I</title><meta property="og:image" content="javascript:alert(1)">'),
+    "/image-localhost": html('<title>I</title><meta property="og:image" content="http://localhost/x.png">'),
+    "/image-name-inside": html('<title>I</title><meta property="og:image" content="http://canary.test/x.png">'),
+    "/image-unknown-name": html('<title>I</title><meta property="og:image" content="http://nowhere.test/x.png">'),
     "/big": html(f"<head><title>Head title</title></head>{PAD}<meta property=\"og:title\" content=\"Too far\">"),
     "/latin1": web.Response,  # replaced below
     "/r1": redirect("/r2"), "/r2": redirect("/r3"), "/r3": redirect("/plain-html"),
@@ -74,7 +77,7 @@ def lifetime(body) -> float:
     return (parse(body["expires_at"]) - parse(body["fetched_at"])).total_seconds()
 
 
-async def test_twitter_card_then_title_and_description(api, accounts, site):
+async def test_twitter_card_then_title_and_description(api, accounts, site, names):
     alice = await accounts.register("alice")
 
     tweet = await preview(api, alice, site.url("/twitter"))
@@ -82,7 +85,7 @@ async def test_twitter_card_then_title_and_description(api, accounts, site):
     latin = await preview(api, alice, site.url("/latin1"))
 
     assert tweet["card"] == {"title": "Tweet title", "description": "Tweet text", "site_name": None,
-                             "image_url": "https://img.example/t.png"}
+                             "image_url": "https://page.test/t.png"}
     assert plain["card"] == {"title": "Just a title", "description": "Described", "site_name": None,
                              "image_url": None}
     assert latin["card"]["title"] == "Café à la carte"
@@ -121,14 +124,16 @@ async def test_only_the_first_512_kb_are_read(api, accounts, site):
     assert body["card"]["title"] == "Head title"  # the og:title past 512 KB was never read
 
 
-@pytest.mark.parametrize("path", ["/image-inside", "/image-metadata", "/image-other-scheme"])
-async def test_an_image_url_the_guard_refuses_is_left_out_and_never_fetched(api, accounts, site, path):
+@pytest.mark.parametrize("path", ["/image-inside", "/image-metadata", "/image-other-scheme", "/image-localhost",
+                                  "/image-name-inside", "/image-unknown-name"])
+async def test_an_image_url_the_guard_refuses_is_left_out_and_never_fetched(api, accounts, site, names, canary, path):
     alice = await accounts.register("alice")
 
     body = await preview(api, alice, site.url(path))
 
     assert body["status"] == "ok" and body["card"]["image_url"] is None
     assert site.paths() == [path]
+    assert canary.connections == 0
 
 
 async def test_answers_are_cached_for_their_lives(api, accounts, site, clock):

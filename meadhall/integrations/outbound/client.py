@@ -112,6 +112,23 @@ class Outbound:
                 raise RefusedURL(reason)
         return target
 
+    async def allows(self, url: str | URL) -> bool:
+        """Whether the guard would let a request to `url` through, judged without connecting: its scheme and
+        literal address, and every address its name resolves to (a URL handed on to clients, such as a
+        preview's image, must not name what the service itself refuses)."""
+        try:
+            target = self.target(url)
+        except RefusedURL:
+            return False
+        host = target.raw_host or ""
+        if self.refused(host) is None:
+            return True  # a literal address the rules allow
+        try:
+            results = await self.resolve(host, target.port or 0, socket.AF_UNSPEC)
+        except OSError:
+            return False
+        return bool(results) and all(self.refused(r["host"]) is None for r in results)
+
     def _socket_factory(self, attempt: _Attempt) -> Callable[[Any], socket.socket]:
         def make(addr_info: Any) -> socket.socket:
             family, type_, proto, _, sockaddr = addr_info
