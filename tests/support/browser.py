@@ -70,3 +70,17 @@ async def serious_axe_violations(page: Any) -> list[str]:
     return [f"{v['id']} ({v['impact']}): {v['help']} — "
             + "; ".join(f"{n['target']}: {n.get('failureSummary', '')}" for n in v["nodes"][:3])
             for v in results if v["impact"] in ("serious", "critical")]
+
+
+async def open_page(browser: Any, login: str, path: str, **options: Any) -> tuple[Any, Any, list[str]]:
+    """A new signed-in context and page of `login` at `path`: (context, page, console errors)."""
+    context = await signed_in_context(browser, ORIGIN, login, PASSWORD, **options)
+    page = await context.new_page()
+    errors = watch_errors(page)
+    await page.goto(f"{ORIGIN}{path}")
+    return context, page, errors
+
+
+def only_expected(errors: list[str]) -> list[str]:
+    """Console errors other than the refused requests the scenario provokes on purpose."""
+    return [e for e in errors if not any(code in e for code in ("401", "403", "404", "409", "422"))]

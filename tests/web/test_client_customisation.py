@@ -16,12 +16,10 @@ from PIL import Image, ImageDraw
 
 from tests.support.browser import (
     ORIGIN,
-    PASSWORD,
     needs_chromium,
     needs_client,
+    open_page,
     serious_axe_violations,
-    signed_in_context,
-    watch_errors,
 )
 from tests.support.customisation import upload_cosmetic, upload_emoji, upload_sound, wav
 from tests.support.factories import add_member
@@ -68,14 +66,6 @@ def backend() -> str:
 @pytest.fixture
 def settings_overrides() -> dict[str, Any]:
     return {"PUBLIC_URL": ORIGIN, "RATE_LIMITS": {"auth.register": "1000/60", "global": "10000/60", "uploads": "1000/60"}}
-
-
-async def open_page(browser: Any, login: str, path: str, **options: Any) -> tuple[Any, Any, list[str]]:
-    context = await signed_in_context(browser, ORIGIN, login, PASSWORD, **options)
-    page = await context.new_page()
-    errors = watch_errors(page)
-    await page.goto(f"{ORIGIN}{path}")
-    return context, page, errors
 
 
 def only_expected(errors: list[str]) -> list[str]:

@@ -13,12 +13,11 @@ import pytest
 
 from tests.support.browser import (
     ORIGIN,
-    PASSWORD,
     needs_chromium,
     needs_client,
+    only_expected,
+    open_page,
     serious_axe_violations,
-    signed_in_context,
-    watch_errors,
 )
 
 pytestmark = [needs_chromium, needs_client]
@@ -37,16 +36,6 @@ def backend() -> str:
 def settings_overrides() -> dict[str, Any]:
     return {"PUBLIC_URL": ORIGIN, "RATE_LIMITS": {"auth.register": "1000/60", "global": "10000/60",
                                                   "relationships": "1000/60", "dm.open": "1000/60"}}
-
-
-
-
-async def open_page(browser: Any, login: str, path: str, **options: Any) -> tuple[Any, Any, list[str]]:
-    context = await signed_in_context(browser, ORIGIN, login, PASSWORD, **options)
-    page = await context.new_page()
-    errors = watch_errors(page)
-    await page.goto(f"{ORIGIN}{path}")
-    return context, page, errors
 
 
 async def befriend(client: Any, a: Any, b: Any) -> None:
@@ -70,11 +59,6 @@ def conversations(page: Any) -> Any:
 
 def article(page: Any, text: str) -> Any:
     return page.get_by_role("log", name="Messages").get_by_role("article").filter(has_text=text)
-
-
-def only_expected(errors: list[str]) -> list[str]:
-    """Console errors other than the refused requests the scenario provokes on purpose."""
-    return [e for e in errors if not any(code in e for code in ("401", "403", "404", "409", "422"))]
 
 
 async def test_friends_added_accepted_and_chatting_live(site, browser, client, accounts):

@@ -13,12 +13,11 @@ import pytest
 
 from tests.support.browser import (
     ORIGIN,
-    PASSWORD,
     needs_chromium,
     needs_client,
+    only_expected,
+    open_page,
     serious_axe_violations,
-    signed_in_context,
-    watch_errors,
 )
 from tests.support.factories import add_member
 from tests.support.guilds import give, make_guild, make_role, room
@@ -39,19 +38,6 @@ def backend() -> str:
 @pytest.fixture
 def settings_overrides() -> dict[str, Any]:
     return {"PUBLIC_URL": ORIGIN, "RATE_LIMITS": {"auth.register": "1000/60", "global": "10000/60"}}
-
-
-async def open_page(browser: Any, login: str, path: str, **options: Any) -> tuple[Any, Any, list[str]]:
-    context = await signed_in_context(browser, ORIGIN, login, PASSWORD, **options)
-    page = await context.new_page()
-    errors = watch_errors(page)
-    await page.goto(f"{ORIGIN}{path}")
-    return context, page, errors
-
-
-def only_expected(errors: list[str]) -> list[str]:
-    """Console errors other than the refused requests the scenario provokes on purpose."""
-    return [e for e in errors if not any(code in e for code in ("401", "403", "404", "409", "422"))]
 
 
 def section_nav(page: Any) -> Any:

@@ -19,9 +19,8 @@ from tests.support.browser import (
     PASSWORD,
     needs_chromium,
     needs_client,
+    open_page,
     serious_axe_violations,
-    signed_in_context,
-    watch_errors,
 )
 from tests.support.factories import add_member
 from tests.support.guilds import make_guild
@@ -54,14 +53,6 @@ def png(width: int, height: int) -> bytes:
 
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
-
-
-async def open_page(browser: Any, login_name: str, path: str, **options: Any) -> tuple[Any, Any, list[str]]:
-    context = await signed_in_context(browser, ORIGIN, login_name, PASSWORD, **options)
-    page = await context.new_page()
-    errors = watch_errors(page)
-    await page.goto(f"{ORIGIN}{path}")
-    return context, page, errors
 
 
 def only_expected(errors: list[str]) -> list[str]:

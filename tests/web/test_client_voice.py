@@ -14,12 +14,10 @@ import pytest
 
 from tests.support.browser import (
     ORIGIN,
-    PASSWORD,
     needs_chromium,
     needs_client,
+    open_page,
     serious_axe_violations,
-    signed_in_context,
-    watch_errors,
 )
 from tests.support.customisation import upload_sound
 from tests.support.factories import add_member
@@ -46,14 +44,6 @@ def settings_overrides() -> dict[str, Any]:
     return {**voice_settings(closed_port_url()), "PUBLIC_URL": ORIGIN,
             "RATE_LIMITS": {"auth.register": "1000/60", "global": "10000/60", "voice": "1000/60",
                             "calls": "1000/60", "uploads": "1000/60"}}
-
-
-async def open_page(browser: Any, login: str, path: str, **options: Any) -> tuple[Any, Any, list[str]]:
-    context = await signed_in_context(browser, ORIGIN, login, PASSWORD, **options)
-    page = await context.new_page()
-    errors = watch_errors(page)
-    await page.goto(f"{ORIGIN}{path}")
-    return context, page, errors
 
 
 def unexpected(errors: list[str]) -> list[str]:

@@ -23,9 +23,8 @@ from tests.support.browser import (
     PASSWORD,
     needs_chromium,
     needs_client,
+    open_page,
     serious_axe_violations,
-    signed_in_context,
-    watch_errors,
 )
 from tests.support.factories import add_member
 from tests.support.guilds import make_guild, override
@@ -81,14 +80,6 @@ async def page_server() -> AsyncIterator[str]:
     finally:
         server.close()
         await server.wait_closed()
-
-
-async def open_page(browser: Any, login: str, path: str, **options: Any) -> tuple[Any, Any, list[str]]:
-    context = await signed_in_context(browser, ORIGIN, login, PASSWORD, **options)
-    page = await context.new_page()
-    errors = watch_errors(page)
-    await page.goto(f"{ORIGIN}{path}")
-    return context, page, errors
 
 
 def only_expected(errors: list[str]) -> list[str]:
