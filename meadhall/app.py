@@ -13,6 +13,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from meadhall import __version__
 from meadhall.accounts import presence, profile
 from meadhall.accounts import routes as account_routes
+from meadhall.accounts.passkeys import routes as passkey_routes
 from meadhall.api.errors import install_error_handlers
 from meadhall.api.middleware import RequestMiddleware
 from meadhall.api.openapi import build_openapi
@@ -69,7 +70,7 @@ def api_routers() -> list[APIRouter]:
     /users/@me/... comes before /users/{user_id} (literal segments win over `{id}` segments, api/routing.py)."""
     return [
         message_routes.router, message_routes.reactions_and_pins, system_routes.api, guild_routes.me, style_routes.router,
-        account_routes.auth,
+        passkey_routes.router, account_routes.auth,
         account_routes.users, guild_routes.guilds, room_routes.guild_rooms, conversation_routes.any_channel,
         room_routes.rooms, member_routes.router,
         role_routes.router, ban_routes.router, emoji_routes.router, sound_routes.router, cosmetic_routes.router,

@@ -202,6 +202,15 @@ class Settings(BaseSettings):
         return f"{scheme}://{rest.split('/', 1)[0]}"
 
     @property
+    def passkeys_enabled(self) -> bool:
+        """WebAuthn needs a host name as its RP ID: a DOMAIN that is an IP address turns passkeys off."""
+        try:
+            ipaddress.ip_address(self.DOMAIN.strip("[]"))
+        except ValueError:
+            return True
+        return False
+
+    @property
     def public_host(self) -> str:
         """`host[:port]` of PUBLIC_URL."""
         return self.public_origin.split("://", 1)[1]

@@ -11,6 +11,7 @@ async def test_meta_shape_and_ratelimit_headers(client):
     assert body["version"] == "1.0.0"
     assert body["features"] == {
         "registration_enabled": True, "voice_enabled": False, "web_push_enabled": False, "unfurl_enabled": True,
+        "passkeys_enabled": True,
     }
     assert "voice_url" not in body
     assert body["limits"]["message_length"] == 4000

@@ -9,6 +9,7 @@ from meadhall.accounts import profile, signin, twofactor
 from meadhall.accounts import schemas as s
 from meadhall.accounts.avatar import Avatar
 from meadhall.accounts.field_schemas import EMAIL_LENGTHS, TOO_COMMON
+from meadhall.accounts.passkeys import signin as passkey_signin
 from meadhall.api.deps import RuntimeDep
 from meadhall.api.multipart import multipart_file
 from meadhall.api.openapi import errors, rules
@@ -94,9 +95,14 @@ async def revoke_session(rt: RuntimeDep, session_id: str, principal: PrincipalDe
 
 @auth.post(
     "/step-up", response_model=s.StepUpResponse, dependencies=[limited("auth.step_up")],
-    responses=errors("auth.invalid_credentials", "auth.2fa_required", "auth.invalid_code"),
+    responses=errors("auth.invalid_credentials", "auth.2fa_required", "auth.invalid_code", "auth.passkey_failed",
+                     "auth.ceremony_invalid", "auth.passkey_unsupported"),
 )
 async def step_up(rt: RuntimeDep, body: s.StepUpRequest, principal: PrincipalDep, client: ClientInfo) -> dict:
+    if body.by_passkey:
+        assert body.ceremony_id is not None and body.credential is not None
+        return await passkey_signin.do_step_up_by_passkey(rt, principal, body.ceremony_id, body.credential, client)
+    assert body.password is not None
     return await signin.do_step_up(rt, principal, body.password, body.totp_code, body.backup_code, client)
 
 

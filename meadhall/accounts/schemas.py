@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -55,9 +55,29 @@ class LoginRequest(BaseModel):
 
 
 class StepUpRequest(BaseModel):
-    password: Password
+    """The password (and a second factor when 2FA is on), or a passkey: `ceremony_id` of
+    `POST /auth/passkeys/login/options` and the `credential` one of the caller's keys made for it."""
+
+    model_config = ConfigDict(json_schema_extra={"anyOf": [
+        {"required": ["password"], "properties": {"password": {"type": "string"}}},
+        {"required": ["ceremony_id", "credential"],
+         "properties": {"ceremony_id": {"type": "string"}, "credential": {"type": "object"}}}]})
+
+    password: Password | None = None
     totp_code: Code | None = None
     backup_code: Code | None = None
+    ceremony_id: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = None
+    credential: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _one_way(self) -> StepUpRequest:
+        if self.password is None and (self.ceremony_id is None or self.credential is None):
+            raise ValueError("password, or ceremony_id and credential, is required")
+        return self
+
+    @property
+    def by_passkey(self) -> bool:
+        return self.ceremony_id is not None and self.credential is not None
 
 
 class PasswordRequest(BaseModel):

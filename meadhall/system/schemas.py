@@ -17,6 +17,7 @@ class Features(BaseModel):
     voice_enabled: bool
     web_push_enabled: bool
     unfurl_enabled: bool
+    passkeys_enabled: bool
 
 
 class Limits(BaseModel):

@@ -28,6 +28,7 @@ async def meta(rt: Runtime) -> dict[str, Any]:
             "voice_enabled": s.voice_enabled,
             "web_push_enabled": s.web_push_enabled,
             "unfurl_enabled": s.UNFURL_ENABLED,
+            "passkeys_enabled": s.passkeys_enabled,
         },
         "limits": {
             "message_length": limits.MESSAGE_LENGTH,

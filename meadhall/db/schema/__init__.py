@@ -22,6 +22,7 @@ from meadhall.db.schema.guilds import (
 )
 from meadhall.db.schema.messages import messages, reactions, read_states
 from meadhall.db.schema.outbound import link_previews, push_subscriptions
+from meadhall.db.schema.passkeys import passkeys
 from meadhall.db.schema.social import call_participants, calls, dm_participants, relationships
 from meadhall.db.schema.voice import media_webhook_events
 from meadhall.db.schema.webhooks import webhooks
@@ -59,4 +60,5 @@ __all__ = [
     "link_previews",
     "push_subscriptions",
     "webhooks",
+    "passkeys",
 ]

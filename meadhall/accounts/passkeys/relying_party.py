@@ -1,0 +1,138 @@
+"""The WebAuthn relying party over py_webauthn: the options a browser gets and the checks of its answer.
+
+RP ID = DOMAIN, origin = the origin of PUBLIC_URL. User presence is required, user verification is
+`preferred` and not required; a signature counter that does not increase (one of the two non-zero)
+refuses (py_webauthn's rule). Every failure is 401 `auth.passkey_failed`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from webauthn import (
+    base64url_to_bytes,
+    generate_authentication_options,
+    generate_registration_options,
+    options_to_json,
+    verify_authentication_response,
+    verify_registration_response,
+)
+from webauthn.helpers import bytes_to_base64url, parse_authentication_credential_json
+from webauthn.helpers.cose import COSEAlgorithmIdentifier
+from webauthn.helpers.exceptions import WebAuthnException
+from webauthn.helpers.structs import (
+    AttestationConveyancePreference,
+    AuthenticatorSelectionCriteria,
+    AuthenticatorTransport,
+    PublicKeyCredentialDescriptor,
+    ResidentKeyRequirement,
+    UserVerificationRequirement,
+)
+from webauthn.registration.verify_registration_response import VerifiedRegistration
+
+from meadhall.accounts.passkeys.ceremonies import TIMEOUT_MS
+from meadhall.core.errors import AppError
+from meadhall.runtime import Runtime
+
+ALGORITHMS = [COSEAlgorithmIdentifier.ECDSA_SHA_256, COSEAlgorithmIdentifier.RSASSA_PKCS1_v1_5_SHA_256]
+_TRANSPORTS = {t.value: t for t in AuthenticatorTransport}
+# What malformed input makes py_webauthn (and the CBOR and base64 decoding under it) raise.
+_REFUSALS = (WebAuthnException, ValueError, TypeError, KeyError, IndexError, AttributeError)
+
+
+def check_enabled(rt: Runtime) -> None:
+    if not rt.settings.passkeys_enabled:
+        raise AppError("auth.passkey_unsupported")
+
+
+def b64(data: bytes) -> str:
+    return bytes_to_base64url(data)
+
+
+def unb64(text: str) -> bytes:
+    return base64url_to_bytes(text)
+
+
+def descriptors(rows: list[Any]) -> list[PublicKeyCredentialDescriptor]:
+    return [
+        PublicKeyCredentialDescriptor(
+            id=unb64(r["credential_id"]),
+            transports=[_TRANSPORTS[t] for t in r["transports"] if t in _TRANSPORTS] or None,
+        )
+        for r in rows
+    ]
+
+
+def registration_options(rt: Runtime, challenge: bytes, handle: bytes, username: str, display_name: str,
+                         exclude: list[Any]) -> dict[str, Any]:
+    options = generate_registration_options(
+        rp_id=rt.settings.DOMAIN,
+        rp_name=rt.settings.DOMAIN,
+        user_id=handle,
+        user_name=username,
+        user_display_name=display_name,
+        challenge=challenge,
+        timeout=TIMEOUT_MS,
+        attestation=AttestationConveyancePreference.NONE,
+        authenticator_selection=AuthenticatorSelectionCriteria(
+            resident_key=ResidentKeyRequirement.PREFERRED,
+            user_verification=UserVerificationRequirement.PREFERRED,
+        ),
+        exclude_credentials=descriptors(exclude),
+        supported_pub_key_algs=ALGORITHMS,
+    )
+    return dict(json.loads(options_to_json(options)))
+
+
+def authentication_options(rt: Runtime, challenge: bytes, allow: list[Any]) -> dict[str, Any]:
+    options = generate_authentication_options(
+        rp_id=rt.settings.DOMAIN,
+        challenge=challenge,
+        timeout=TIMEOUT_MS,
+        allow_credentials=descriptors(allow),
+        user_verification=UserVerificationRequirement.PREFERRED,
+    )
+    return dict(json.loads(options_to_json(options)))
+
+
+def verify_registration(rt: Runtime, credential: dict[str, Any], challenge: str) -> VerifiedRegistration:
+    try:
+        return verify_registration_response(
+            credential=credential,
+            expected_challenge=unb64(challenge),
+            expected_rp_id=rt.settings.DOMAIN,
+            expected_origin=rt.settings.public_origin,
+            require_user_presence=True,
+            require_user_verification=False,
+            supported_pub_key_algs=ALGORITHMS,
+        )
+    except _REFUSALS:
+        raise AppError("auth.passkey_failed") from None
+
+
+def presented(credential: dict[str, Any]) -> tuple[str, str | None]:
+    """The credential id (base64url, normalised) and the user handle an authentication answer names."""
+    try:
+        parsed = parse_authentication_credential_json(credential)
+        handle = parsed.response.user_handle
+        return b64(parsed.raw_id), (b64(handle) if handle else None)
+    except _REFUSALS:
+        raise AppError("auth.passkey_failed") from None
+
+
+def verify_authentication(rt: Runtime, credential: dict[str, Any], challenge: str, public_key: bytes,
+                          sign_count: int) -> tuple[int, bool]:
+    """The new signature counter and the backup state, or 401 `auth.passkey_failed`."""
+    try:
+        verified = verify_authentication_response(
+            credential=credential,
+            expected_challenge=unb64(challenge),
+            expected_rp_id=rt.settings.DOMAIN,
+            expected_origin=rt.settings.public_origin,
+            credential_public_key=public_key,
+            credential_current_sign_count=sign_count,
+            require_user_verification=False,
+        )
+    except _REFUSALS:
+        raise AppError("auth.passkey_failed") from None
+    return verified.new_sign_count, verified.credential_backed_up
