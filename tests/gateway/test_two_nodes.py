@@ -14,6 +14,8 @@ PostgreSQL database and Redis, as several nodes behind a reverse proxy would.
 - voice states live in Redis: a voice room joined through B is listed by A, announced to a client of A, and
   left through A (the media server is down here, which fails no voice request).
 - the link-preview cache lives in the database: an answer cached through A is B's answer too.
+- a passkey ceremony (registration and sign-in) started on A is finished on B, and is then used up on A
+  too (ceremonies live in Redis).
 
 Needs TEST_DATABASE_URL and TEST_REDIS_URL (CI sets both); skipped otherwise. The database is shared
 with the in-process tests (which empty it per test) and Redis with anything else using it, and the
@@ -39,6 +41,7 @@ from websockets.asyncio.client import connect
 from tests.support.gateway import WAIT, GatewayClient
 from tests.support.isolation import clean_env
 from tests.support.processes import Node, serve, stop, wait_healthy
+from tests.support.webauthn import Authenticator
 
 TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL") or None
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL") or None
@@ -428,6 +431,36 @@ async def test_a_link_preview_cached_by_one_node_is_answered_by_the_other(cluste
     r = await http.get(f"{cluster.b.url}{API}/link-previews", params={"url": url}, headers=cluster.bob.headers)
     assert r.status_code == 200, r.text
     assert r.json() == first  # the same row: fetched_at unchanged
+
+
+# ---------------------------------------------------------------- passkey ceremonies
+
+
+async def test_a_passkey_ceremony_started_on_one_node_finishes_on_the_other(cluster, http):
+    """Ceremonies live in Redis: options from A, verification on B, and the used ceremony is refused on A.
+    Each node's WebAuthn origin is its own PUBLIC_URL here (http://localhost:<port>), so the authenticator
+    answers for B's."""
+    alice = cluster.alice
+    key = Authenticator(origin=f"http://localhost:{cluster.b.port}")
+    r = await http.post(f"{cluster.a.url}{API}/auth/step-up", json={"password": PASSWORD}, headers=alice.headers)
+    assert r.status_code == 200, r.text
+    r = await http.post(f"{cluster.a.url}{API}/auth/passkeys/register/options", headers=alice.headers)
+    assert r.status_code == 200, r.text
+    ceremony = r.json()
+    body = {"ceremony_id": ceremony["ceremony_id"], "credential": key.create(ceremony["options"])}
+    r = await http.post(f"{cluster.b.url}{API}/auth/passkeys/register/verify", json=body, headers=alice.headers)
+    assert r.status_code == 201, r.text
+    r = await http.post(f"{cluster.a.url}{API}/auth/passkeys/register/verify", json=body, headers=alice.headers)
+    assert (r.status_code, r.json()["error"]["code"]) == (401, "auth.ceremony_invalid")
+
+    r = await http.post(f"{cluster.a.url}{API}/auth/passkeys/login/options", json={})
+    ceremony = r.json()
+    body = {"ceremony_id": ceremony["ceremony_id"], "credential": key.get(ceremony["options"])}
+    r = await http.post(f"{cluster.b.url}{API}/auth/passkeys/login/verify", json=body)
+    assert r.status_code == 200, r.text
+    assert r.json()["user"]["id"] == alice.id and r.json()["session"]["method"] == "passkey"
+    r = await http.post(f"{cluster.a.url}{API}/auth/passkeys/login/verify", json=body)
+    assert (r.status_code, r.json()["error"]["code"]) == (401, "auth.ceremony_invalid")
 
 
 # ---------------------------------------------------------------- (e) a node stops (rolling restart)
