@@ -41,6 +41,15 @@ export interface Session {
   step_up_expires_at: string | null;
 }
 
+/** A passkey of the account (OpenAPI: listPasskeys); `backed_up` when it is synced beyond one device. */
+export interface Passkey {
+  id: Id;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+  backed_up: boolean;
+}
+
 export interface SecurityEvent {
   id: Id;
   user_id: Id | null;
