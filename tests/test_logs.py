@@ -155,14 +155,19 @@ async def test_bodies_are_never_logged(client: httpx.AsyncClient, logs: LogCaptu
     assert BODY_SECRET not in logs.raw
 
 
-async def test_unknown_route_logs_no_concrete_path(client: httpx.AsyncClient, logs: LogCapture) -> None:
+@pytest.mark.parametrize(("path", "status"), [
+    (f"/api/v1/no-such-thing/1/{PATH_SECRET}", 404),
+    # A webhook's token travels in its path: a wrong method on the execution route must not log it either.
+    (f"/api/v1/webhooks/1/{PATH_SECRET}", 405),
+])
+async def test_unknown_route_logs_no_concrete_path(client: httpx.AsyncClient, logs: LogCapture, path: str,
+                                                   status: int) -> None:
     logs.configure("info")
-    r = await client.get(f"/api/v1/webhooks/1/{PATH_SECRET}", params={"token": QUERY_SECRET},
-                         headers={"Authorization": f"Bearer {BEARER}"})
-    assert r.status_code == 404
+    r = await client.get(path, params={"token": QUERY_SECRET}, headers={"Authorization": f"Bearer {BEARER}"})
+    assert r.status_code == status
     access = access_lines(logs.lines())
     assert len(access) == 1
-    assert access[0]["status"] == 404 and access[0]["request_id"] == r.headers["x-request-id"]
+    assert access[0]["status"] == status and access[0]["request_id"] == r.headers["x-request-id"]
     for secret in SECRETS:
         assert secret not in logs.raw
 

@@ -475,7 +475,7 @@ describe("the voice controller", () => {
   });
 
   it("after a server with a voice room is joined mid-session its voice states are read", async () => {
-    const t = setup({ answers: { "GET /meta": () => ({ voice_enabled: true }),
+    const t = setup({ answers: { "GET /meta": () => ({ features: { voice_enabled: true } }),
       [`GET /guilds/${G}/voice-states`]: () => ({ voice_states: [vs("5", ROOM)] }) } });
     const onEvent = vi.spyOn(t.api, "get");
     t.controller.onEvent("GUILD_CREATE", { id: G, channels: [{ id: ROOM, type: "voice" }] });
@@ -486,7 +486,7 @@ describe("the voice controller", () => {
   });
 
   it("nothing is asked when the instance has no voice or the server no voice room", async () => {
-    const t = setup({ answers: { "GET /meta": () => ({ voice_enabled: false }) } });
+    const t = setup({ answers: { "GET /meta": () => ({ features: { voice_enabled: false } }) } });
     const get = vi.spyOn(t.api, "get");
     t.controller.onEvent("GUILD_CREATE", { id: G, channels: [{ id: "9", type: "text" }] });
     t.controller.onEvent("GUILD_CREATE", { id: G, channels: [{ id: ROOM, type: "voice" }] });

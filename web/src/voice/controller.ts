@@ -121,8 +121,8 @@ export class VoiceController {
   /** Whether the instance offers voice (`getMeta`), asked once. */
   private voiceEnabled(): Promise<boolean> {
     this.voiceEnabledOnce ??= this.deps.api
-      .get<{ voice_enabled?: boolean }>("/meta")
-      .then((meta) => meta.voice_enabled === true)
+      .get<{ features?: { voice_enabled?: boolean } }>("/meta")
+      .then((meta) => meta.features?.voice_enabled === true)
       .catch(() => false);
     return this.voiceEnabledOnce;
   }
