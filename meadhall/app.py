@@ -14,6 +14,12 @@ from meadhall import __version__
 from meadhall.accounts import presence, profile
 from meadhall.accounts import routes as account_routes
 from meadhall.accounts.passkeys import routes as passkey_routes
+from meadhall.admin.audit import routes as admin_audit_routes
+from meadhall.admin.deletion import routes as admin_deletion_routes
+from meadhall.admin.guilds import routes as admin_guild_routes
+from meadhall.admin.settings import routes as admin_settings_routes
+from meadhall.admin.stats import routes as admin_stats_routes
+from meadhall.admin.users import routes as admin_user_routes
 from meadhall.api.errors import install_error_handlers
 from meadhall.api.middleware import RequestMiddleware
 from meadhall.api.openapi import build_openapi
@@ -83,6 +89,8 @@ def api_routers() -> list[APIRouter]:
         voice_routes.router,
         preview_routes.router, push_routes.router,
         webhook_routes.router, webhook_routes.execution,
+        admin_user_routes.router, admin_deletion_routes.router, admin_guild_routes.router,
+        admin_settings_routes.router, admin_audit_routes.router, admin_stats_routes.router,
     ]
 
 

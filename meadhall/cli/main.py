@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from meadhall.cli import backup, bootstrap, files, push, users
+from meadhall.cli import audit_verify, backup, bootstrap, doctor, files, push, users
 from meadhall.cli.output import fail, run
 from meadhall.cli.settings import DataDir, settings_for
 from meadhall.config import ConfigError, Settings
@@ -97,6 +97,8 @@ bootstrap.register(app)
 files.register(app)
 backup.register(app)
 push.register(app)
+audit_verify.register(app)
+doctor.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,1 @@
+"""Instance administration: audit (docs/admin.md)."""

@@ -1,0 +1,1 @@
+"""Instance administration: deletion (docs/admin.md)."""

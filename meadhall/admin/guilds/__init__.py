@@ -1,0 +1,1 @@
+"""Instance administration: guilds (docs/admin.md)."""

@@ -1,0 +1,1 @@
+"""Instance administration: settings (docs/admin.md)."""

@@ -1,0 +1,1 @@
+"""Instance administration: stats (docs/admin.md)."""

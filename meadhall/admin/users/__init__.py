@@ -1,0 +1,1 @@
+"""Instance administration: users (docs/admin.md)."""
