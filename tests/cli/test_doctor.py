@@ -5,11 +5,15 @@ names the variable and the fix. Only loopback addresses are contacted."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
+import shutil
 import sqlite3
+import subprocess
+import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -19,7 +23,7 @@ import pytest
 
 from meadhall.db.migrate import shipped_revisions
 from meadhall.push.keys import generate_keys
-from tests.support.isolation import TEST_REDIS_URL, fresh_postgres
+from tests.support.isolation import TEST_REDIS_URL, clean_env, fresh_postgres
 from tests.support.livekit_standin import StandIn, closed_port_url
 from tests.support.voice import MEDIA_KEY, MEDIA_SECRET
 
@@ -94,6 +98,19 @@ async def test_readable_report_without_json(cli, good):
     assert lines[-1] == "1 error(s), 0 warning(s): exit code 14"
     ok = await cli("doctor", env=good)
     assert ok.exit_code == 0 and ok.stdout.splitlines()[-1] == "no errors, 0 warning(s)"
+
+
+async def test_installed_command_prints_one_json_object_and_exits_with_the_class_code(good, settings):
+    """As an operator runs it: a process of its own, the JSON alone on stdout, the class's exit status."""
+    values = {**good, "DATA_DIR": str(settings.DATA_DIR), "DATABASE_URL": settings.DATABASE_URL,
+              "OUTBOUND_ALLOWED_NETWORKS": "::/0"}
+    env = clean_env(**{k: v for k, v in values.items() if v})
+    done = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "meadhall.cli.main", "doctor", "--json"],
+                                   env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 14, done.stderr
+    out = json.loads(done.stdout)
+    assert done.stdout.count("\n") == 1 and out["status"] == "problems" and out["exit_code"] == 14
+    assert [c["check"] for c in out["checks"] if c["severity"] == "error"] == ["outbound_networks"]
 
 
 async def test_voice_and_push_off_are_not_problems(cli, good):
@@ -215,6 +232,16 @@ async def test_data_dir_without_write_permission(cli, good, settings):
     assert code == 11 and finding(out, "storage", "data_dir_writable")["severity"] == "error"
 
 
+@pytest.mark.parametrize("free, severity, code", [(50 * 2**20, "error", 11), (500 * 2**20, "warning", 0)])
+async def test_little_free_space(cli, good, monkeypatch, free, severity, code):
+    real = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: real(path)._replace(free=free))
+    got, out = await doctor(cli, good)
+    assert got == code
+    assert problems(out) == [("storage", "free_space", severity)]
+    assert finding(out, "storage", "free_space")["message"].startswith(f"{free // 2**20} MiB free under DATA_DIR")
+
+
 async def test_generated_key_file_is_checked_when_secret_key_is_unset(cli, good, settings):
     key = settings.DATA_DIR / "secret.key"
     key.write_text(secrets.token_urlsafe(48))
@@ -239,32 +266,52 @@ async def test_unreachable_database(cli, good):
     assert "DATABASE_URL" in found["fix"]
 
 
+class LazyDatabase:
+    """An empty PostgreSQL database made on first use and shared by the module's tests (creating one is slow).
+    fresh_postgres runs its own event loop: entered on a worker thread, left at teardown outside any loop."""
+
+    def __init__(self) -> None:
+        self.database: Any = None
+        self.url = ""
+
+    async def get(self) -> str:
+        if self.database is None:
+            self.database = fresh_postgres()
+            self.url = await asyncio.to_thread(self.database.__enter__)
+        return self.url
+
+
+@pytest.fixture(scope="module")
+def stamp_database() -> Iterator[LazyDatabase]:
+    lazy = LazyDatabase()
+    yield lazy
+    if lazy.database is not None:
+        lazy.database.__exit__(None, None, None)
+
+
 @asynccontextmanager
-async def stamped(backend: str, tmp_path: Path, revision: str) -> AsyncIterator[str]:
+async def stamped(backend: str, tmp_path: Path, lazy: LazyDatabase, revision: str) -> AsyncIterator[str]:
     """A database of the kind under test holding only Alembic's stamp `revision`."""
     if backend == "sqlite":
         path = tmp_path / f"stamped-{uuid.uuid4().hex[:6]}.db"
-        with sqlite3.connect(path) as conn:
-            conn.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) PRIMARY KEY)")
-            conn.execute("INSERT INTO alembic_version VALUES (?)", (revision,))
+        with sqlite3.connect(path) as db:
+            db.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) PRIMARY KEY)")
+            db.execute("INSERT INTO alembic_version VALUES (?)", (revision,))
         yield f"sqlite:///{path}"
         return
-    database = fresh_postgres()  # runs its own event loop: entered and left on a worker thread
-    url = await asyncio.to_thread(database.__enter__)
+    url = await lazy.get()
+    conn = await asyncpg.connect(url)
     try:
-        conn = await asyncpg.connect(url)
-        try:
-            await conn.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) PRIMARY KEY)")
-            await conn.execute("INSERT INTO alembic_version VALUES ($1)", revision)
-        finally:
-            await conn.close()
-        yield url
+        await conn.execute("CREATE TABLE IF NOT EXISTS alembic_version (version_num VARCHAR(32) PRIMARY KEY)")
+        await conn.execute("DELETE FROM alembic_version")
+        await conn.execute("INSERT INTO alembic_version VALUES ($1)", revision)
     finally:
-        await asyncio.to_thread(database.__exit__, None, None, None)
+        await conn.close()
+    yield url
 
 
-async def test_database_written_by_a_newer_version(cli, good, backend, tmp_path):
-    async with stamped(backend, tmp_path, "9999_from_the_future") as url:
+async def test_database_written_by_a_newer_version(cli, good, backend, tmp_path, stamp_database):
+    async with stamped(backend, tmp_path, stamp_database, "9999_from_the_future") as url:
         code, out = await doctor(cli, {**good, "DATABASE_URL": url})
     assert code == 11
     assert problems(out) == [("storage", "schema", "error")]
@@ -273,9 +320,9 @@ async def test_database_written_by_a_newer_version(cli, good, backend, tmp_path)
     assert "meadhall restore" in found["fix"]
 
 
-async def test_database_behind_is_a_warning(cli, good, backend, tmp_path):
+async def test_database_behind_is_a_warning(cli, good, backend, tmp_path, stamp_database):
     first = shipped_revisions()[0]
-    async with stamped(backend, tmp_path, first) as url:
+    async with stamped(backend, tmp_path, stamp_database, first) as url:
         code, out = await doctor(cli, {**good, "DATABASE_URL": url})
     assert code == 0
     assert problems(out) == [("storage", "schema", "warning")]
