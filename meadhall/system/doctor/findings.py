@@ -38,6 +38,14 @@ def error(klass: str, check: str, message: str, fix: str) -> Finding:
     return Finding(klass, check, "error", message, fix)
 
 
+def describe(err: BaseException, limit: int = 300) -> str:
+    """An exception as one short line of a message (drivers' errors may span lines)."""
+    if isinstance(err, TimeoutError):
+        return "no answer within 3 s"
+    text = " ".join(f"{type(err).__name__}: {err}".split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def exit_code(findings: list[Finding]) -> int:
     """0 when nothing is an error (warnings pass), else the code of the most basic class with an error."""
     failed = {f.klass for f in findings if f.severity == "error"}

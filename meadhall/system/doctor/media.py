@@ -11,7 +11,7 @@ import aiohttp
 from livekit import api as lk
 
 from meadhall.config import Settings
-from meadhall.system.doctor.findings import Finding, error, ok, warning
+from meadhall.system.doctor.findings import Finding, describe, error, ok, warning
 
 KLASS = "media"
 TIMEOUT = 3.0
@@ -73,7 +73,7 @@ async def check_server(settings: Settings) -> Finding:
                      "check that MEDIA_API_URL is the LiveKit server's own address (http://host:7880), not a proxy "
                      "path")
     except Exception as err:  # unreachable, timed out, not HTTP: the finding
-        reason = "no answer within 3 s" if isinstance(err, TimeoutError) else f"{type(err).__name__}: {err}"
+        reason = describe(err)
         return error(KLASS, "server", f"the media server at {url} cannot be reached: {reason}",
                      "start the media server (livekit-server), or set MEDIA_API_URL to its address, e.g. "
                      "MEDIA_API_URL=http://127.0.0.1:7880")

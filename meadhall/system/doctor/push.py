@@ -6,7 +6,7 @@ from __future__ import annotations
 from meadhall.config import Settings
 from meadhall.push.keys import load_private_key, public_key_b64
 from meadhall.system.doctor.config import is_loopback_host
-from meadhall.system.doctor.findings import Finding, error, ok, warning
+from meadhall.system.doctor.findings import Finding, describe, error, ok, warning
 
 KLASS = "push"
 
@@ -18,7 +18,7 @@ def check_key(settings: Settings) -> Finding:
         public = public_key_b64(load_private_key(settings.VAPID_PRIVATE_KEY))
     except Exception as err:  # cryptography raises ValueError, TypeError or UnsupportedAlgorithm
         return error(KLASS, "vapid_key", f"VAPID_PRIVATE_KEY is not a P-256 private key (PKCS#8, PEM or base64url "
-                     f"DER): {err}", "generate one with `meadhall vapid-keys` and set VAPID_PRIVATE_KEY to its "
+                     f"DER): {describe(err)}", "generate one with `meadhall vapid-keys` and set VAPID_PRIVATE_KEY to its "
                      "private_key (changing it makes browsers subscribe again)")
     return ok(KLASS, "vapid_key", f"VAPID_PRIVATE_KEY is a P-256 key; public key {public}")
 

@@ -16,7 +16,7 @@ from meadhall.config import Settings
 from meadhall.db.engine import create_engine
 from meadhall.db.migrate import schema_revision, shipped_revisions
 from meadhall.system.doctor.config import NEW_KEY, key_weakness
-from meadhall.system.doctor.findings import Finding, error, ok, warning
+from meadhall.system.doctor.findings import Finding, describe, error, ok, warning
 
 KLASS = "storage"
 TIMEOUT = 3.0
@@ -95,7 +95,7 @@ def check_key_file(settings: Settings) -> list[Finding]:
     try:
         key = path.read_bytes().strip().decode()
     except (OSError, UnicodeDecodeError) as err:
-        return [error(KLASS, "secret_key_file", f"the key file {path} cannot be read: {err}",
+        return [error(KLASS, "secret_key_file", f"the key file {path} cannot be read: {describe(err)}",
                       f"chown meadhall {path} && chmod 0600 {path}, or restore it from escrow")]
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o077:
@@ -127,7 +127,7 @@ async def check_database(settings: Settings) -> list[Finding]:
     try:
         revision = await asyncio.wait_for(schema_revision(engine), TIMEOUT)
     except Exception as err:  # any failure to reach or read it is the finding
-        reason = "no answer within 3 s" if isinstance(err, TimeoutError) else f"{type(err).__name__}: {err}"
+        reason = describe(err)
         return [error(KLASS, "database", f"the database {shown} cannot be reached: {reason}",
                       "start the database server, or correct DATABASE_URL "
                       "(postgresql://user:password@host:5432/name, or unset it for SQLite under DATA_DIR)")]
@@ -175,7 +175,7 @@ async def check_redis(settings: Settings) -> list[Finding]:
         finally:
             await client.aclose()
     except Exception as err:  # any failure to reach it is the finding
-        return [error(KLASS, "redis", f"Redis at {shown} cannot be reached: {type(err).__name__}: {err}",
+        return [error(KLASS, "redis", f"Redis at {shown} cannot be reached: {describe(err)}",
                       "start Redis, or correct REDIS_URL (redis://host:6379/0), or unset it on a single node")]
     return [ok(KLASS, "redis", f"Redis at {shown} answers")]
 
