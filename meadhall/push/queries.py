@@ -78,3 +78,9 @@ async def update_failed(conn: AsyncConnection, subscription_id: int) -> int | No
     await conn.execute(update(t).where(t.c.id == subscription_id).values(failure_count=t.c.failure_count + 1))
     count = (await conn.execute(select(t.c.failure_count).where(t.c.id == subscription_id))).scalar_one_or_none()
     return None if count is None else int(count)
+
+
+async def delete_subscriptions_of(conn: AsyncConnection, user_id: int) -> int:
+    """Every subscription of the user (soft deletion of the account, docs/admin.md)."""
+    result = await conn.execute(delete(t).where(t.c.user_id == user_id))
+    return int(result.rowcount or 0)

@@ -77,3 +77,9 @@ async def update_passkey_use(conn: AsyncConnection, passkey_id: int, old_count: 
 async def delete_passkey(conn: AsyncConnection, user_id: int, passkey_id: int) -> bool:
     result = await conn.execute(delete(passkeys).where(passkeys.c.user_id == user_id, passkeys.c.id == passkey_id))
     return result.rowcount == 1
+
+
+async def delete_user_passkeys(conn: AsyncConnection, user_id: int) -> int:
+    """All of the account's passkeys (soft deletion of the account, docs/admin.md)."""
+    result = await conn.execute(delete(passkeys).where(passkeys.c.user_id == user_id))
+    return int(result.rowcount or 0)

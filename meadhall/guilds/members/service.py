@@ -72,19 +72,27 @@ async def do_remove_member(uow: UnitOfWork, guild: GuildRow, user_id: int, reaso
                            actor_id: int | None = None) -> None:
     """Remove the membership (its roles go with it); MEMBER_REMOVE to the remaining members,
     GUILD_DELETE with the reason (`left`, `kicked`, `banned`) to the removed user, system message."""
-    conn = uow.conn
-    if not await member_queries.delete_member_row(conn, guild["id"], user_id):
-        raise AppError("member.not_found")
-    await guild_queries.update_member_count(conn, guild["id"], -1)
-    user = await account_queries.select_user(conn, user_id)
-    assert user is not None
-    remaining = await guild_members(conn, guild["id"])
-    uow.emit(notify_member_remove(guild["id"], user_summary(user, uow.now), remaining))
+    user = await do_end_membership(uow, guild["id"], user_id)
     uow.emit(notify_guild_delete(guild["id"], reason, [user_id]))
     notices: dict[str, NoticeType] = {"left": "member_leave", "kicked": "member_kick", "banned": "member_ban"}
     system_type = notices[reason]
     await announce_in_room(uow, GuildNotice(guild["id"], guild["system_channel_id"], system_type, user_id,
                                             user["display_name"], actor_id=actor_id))
+
+
+async def do_end_membership(uow: UnitOfWork, guild_id: int, user_id: int) -> account_queries.UserRow:
+    """The membership goes (its roles with it) and the remaining members get MEMBER_REMOVE; nothing else.
+    Alone, this is how the soft deletion of an account ends its memberships (docs/admin.md): no system
+    message, and no GUILD_DELETE since the account has no session left to hear it."""
+    conn = uow.conn
+    if not await member_queries.delete_member_row(conn, guild_id, user_id):
+        raise AppError("member.not_found")
+    await guild_queries.update_member_count(conn, guild_id, -1)
+    user = await account_queries.select_user(conn, user_id)
+    assert user is not None
+    remaining = await guild_members(conn, guild_id)
+    uow.emit(notify_member_remove(guild_id, user_summary(user, uow.now), remaining))
+    return user
 
 
 # ---- payloads shared with roles and bans -------------------------------------------------------

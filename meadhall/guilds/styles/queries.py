@@ -91,3 +91,9 @@ async def select_styled_members(conn: AsyncConnection, guild_id: int, user_ids: 
     if item_id is not None:
         stmt = stmt.where(or_(user_styles.c.frame_id == item_id, user_styles.c.icon_id == item_id))
     return sorted(int(u) for u in (await conn.execute(stmt)).scalars())
+
+
+async def delete_styles_of(conn: AsyncConnection, user_id: int) -> int:
+    """Every personal style of the user, all scopes (soft deletion of the account, docs/admin.md)."""
+    result = await conn.execute(delete(user_styles).where(user_styles.c.user_id == user_id))
+    return int(result.rowcount or 0)

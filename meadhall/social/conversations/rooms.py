@@ -7,7 +7,8 @@ Every participant holds the same fixed set of permissions; nobody holds more. So
 another's messages (MANAGE_MESSAGES); pinning is open to every participant (the pin rule of
 conversations). The audience of an event is the participants (a `private` message: its two parties).
 In a one-to-one conversation with a block between the two, sending is refused (403
-`relationship.blocked`) while history, reactions, pins and read marks keep working.
+`relationship.blocked`) while history, reactions, pins and read marks keep working; with a deleted
+account on the other side, sending is refused with 403 `perm.denied`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.accounts.queries import select_users_by_ids
 from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.errors import permission_denied
@@ -68,6 +70,10 @@ class ConversationRoom(MessageRoom):
     async def check_send(self, conn: AsyncConnection) -> None:
         ids = self.conversation.participant_ids
         if not self.conversation.is_group and len(ids) == 2:
+            # A deleted account stays in its one-to-one conversations so that the other can still read
+            # them (docs/admin.md "Soft deletion"); nobody can write to it any more.
+            if any(u["deleted_at"] is not None for u in (await select_users_by_ids(conn, ids)).values()):
+                raise permission_denied(None, "The other participant's account was deleted")
             await check_not_blocked(conn, ids[0], ids[1])
 
 

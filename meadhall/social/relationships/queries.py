@@ -102,3 +102,16 @@ async def update_relationship_row(conn: AsyncConnection, user_id: int, other_id:
 async def delete_relationship_row(conn: AsyncConnection, user_id: int, other_id: int) -> None:
     await conn.execute(delete(relationships)
                        .where(relationships.c.user_id == user_id, relationships.c.other_id == other_id))
+
+
+async def select_rows_involving(conn: AsyncConnection, user_id: int) -> list[RelationshipRow]:
+    """Every row naming the user on either side, locked (soft deletion of the account, docs/admin.md)."""
+    stmt = (select(relationships)
+            .where(or_(relationships.c.user_id == user_id, relationships.c.other_id == user_id))
+            .order_by(relationships.c.user_id, relationships.c.other_id).with_for_update())
+    return cast("list[RelationshipRow]", list((await conn.execute(stmt)).mappings()))
+
+
+async def delete_rows_involving(conn: AsyncConnection, user_id: int) -> None:
+    await conn.execute(delete(relationships)
+                       .where(or_(relationships.c.user_id == user_id, relationships.c.other_id == user_id)))

@@ -156,3 +156,15 @@ async def _lock_pair(uow: UnitOfWork, me_id: int, other_id: int) -> tuple[UserRo
 
 def _row(user_id: int, other_id: int, type_: str, since: datetime) -> RelationshipRow:
     return {"user_id": user_id, "other_id": other_id, "type": type_, "since": since}
+
+
+async def do_drop_relationships(uow: UnitOfWork, user_id: int) -> None:
+    """Soft deletion of the account (docs/admin.md): every friendship, request and block naming the user
+    goes, both directions. Each other user hears RELATIONSHIP_REMOVE for their own row, as when the pair
+    is undone by hand (their own block of the user included: the block has nothing left to act on); the
+    deleted account has no session left to tell."""
+    rows = await queries.select_rows_involving(uow.conn, user_id)
+    await queries.delete_rows_involving(uow.conn, user_id)
+    for row in rows:
+        if row["user_id"] != user_id:
+            uow.emit(notify_relationship_remove(row["user_id"], user_id, row["type"]))
