@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypedDict, cast
 
-from sqlalchemy import RowMapping, select
+from sqlalchemy import ColumnElement, RowMapping, Select, func, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.db.schema import audit_log, users
@@ -47,29 +47,57 @@ class AuditFilters:
     actor_id: int | None = None
     target_id: int | None = None
     before_id: int | None = None
+    created_from: datetime | None = None  # inclusive
+    created_to: datetime | None = None  # exclusive
 
 
-_ENTRY_KEYS = tuple(c.name for c in audit_log.c)
+_ENTRY_KEYS = tuple(c.name for c in audit_log.c if c.name not in ("prev_hash", "hash"))
 
 
-async def select_audit_page(conn: AsyncConnection, filters: AuditFilters, limit: int
-                            ) -> tuple[list[AuditPageRow], bool]:
-    """Up to `limit` entries matching the filters, id descending, and whether more exist beyond them."""
-    actor_columns = [c.label(_ACTOR_PREFIX + c.name) for c in users.c]
-    stmt = select(audit_log, *actor_columns).outerjoin(users, users.c.id == audit_log.c.actor_id)
+def _conditions(filters: AuditFilters) -> list[ColumnElement[bool]]:
+    """The filters without the cursor: what `total` counts (OpenAPI: listInstanceAuditLog)."""
+    out: list[ColumnElement[bool]] = []
     if filters.guild_id is not None:
-        stmt = stmt.where(audit_log.c.guild_id == filters.guild_id)
+        out.append(audit_log.c.guild_id == filters.guild_id)
     if filters.action is not None:
-        stmt = stmt.where(audit_log.c.action == filters.action)
+        out.append(audit_log.c.action == filters.action)
     if filters.actor_id is not None:
-        stmt = stmt.where(audit_log.c.actor_id == filters.actor_id)
+        out.append(audit_log.c.actor_id == filters.actor_id)
     if filters.target_id is not None:
-        stmt = stmt.where(audit_log.c.target_id == filters.target_id)
+        out.append(audit_log.c.target_id == filters.target_id)
+    if filters.created_from is not None:
+        out.append(audit_log.c.created_at >= filters.created_from)
+    if filters.created_to is not None:
+        out.append(audit_log.c.created_at < filters.created_to)
+    return out
+
+
+def _page_statement(filters: AuditFilters, limit: int, sparse: bool) -> Select[Any]:
+    """Entries id descending joined to their actor. `sparse`: the matches are few and may lie anywhere in
+    the table (a time window in the past), so they are collected through the created_at index and
+    sorted, instead of walking the primary key back from the newest entry past every later one; ordering
+    by `id + 0` is what keeps the planner off the primary key. The actor is joined to the page only."""
+    stmt = select(*(audit_log.c[k] for k in _ENTRY_KEYS)).where(*_conditions(filters))
     if filters.before_id is not None:
         stmt = stmt.where(audit_log.c.id < filters.before_id)
-    stmt = stmt.order_by(audit_log.c.id.desc()).limit(limit + 1)
-    rows = list((await conn.execute(stmt)).mappings())
+    order = (audit_log.c.id + literal_column("0")) if sparse else audit_log.c.id
+    page = stmt.order_by(order.desc()).limit(limit + 1).subquery("page")
+    actor_columns = [c.label(_ACTOR_PREFIX + c.name) for c in users.c]
+    return (select(*page.c, *actor_columns).outerjoin(users, users.c.id == page.c.actor_id)
+            .order_by(page.c.id.desc()))
+
+
+async def select_audit_page(conn: AsyncConnection, filters: AuditFilters, limit: int, *, sparse: bool = False
+                            ) -> tuple[list[AuditPageRow], bool]:
+    """Up to `limit` entries matching the filters, id descending, and whether more exist beyond them."""
+    rows = list((await conn.execute(_page_statement(filters, limit, sparse))).mappings())
     return [_page_row(r) for r in rows[:limit]], len(rows) > limit
+
+
+async def count_audit_entries(conn: AsyncConnection, filters: AuditFilters) -> int:
+    """How many entries match the filters, the cursor ignored."""
+    stmt = select(func.count()).select_from(audit_log).where(*_conditions(filters))
+    return int((await conn.execute(stmt)).scalar_one())
 
 
 def _page_row(row: RowMapping) -> AuditPageRow:

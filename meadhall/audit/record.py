@@ -1,10 +1,11 @@
 """Write audit entries inside the caller's unit of work: the entry commits with the change it records
-or not at all (docs/architecture.md)."""
+or not at all (docs/architecture.md), and links into its hash chain (docs/audit.md)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from meadhall.audit.chain import advance_head, chain_key, entry_hash, lock_head, next_entry_id, stored_form
 from meadhall.db.schema import audit_log
 from meadhall.db.uow import UnitOfWork
 
@@ -20,18 +21,23 @@ async def record(
     reason: str | None = None,
     data: dict[str, Any] | None = None,
 ) -> int:
-    entry_id = uow.next_id()
-    await uow.conn.execute(
-        audit_log.insert().values(
-            id=entry_id,
-            action=action,
-            guild_id=guild_id,
-            actor_id=actor_id,
-            target_type=target_type,
-            target_id=target_id,
-            reason=reason,
-            data=data or {},
-            created_at=uow.now,
-        )
-    )
+    # The head is locked first and the id made after: a concurrent writer of the same chain waits here,
+    # and the entry's id then sorts after the one it links to.
+    key = chain_key(guild_id)
+    last_id, prev_hash = await lock_head(uow.conn, key)
+    entry_id = await next_entry_id(uow, last_id)
+    entry: dict[str, Any] = {
+        "id": entry_id,
+        "action": action,
+        "guild_id": guild_id,
+        "actor_id": actor_id,
+        "target_type": target_type,
+        "target_id": target_id,
+        "reason": reason,
+        "data": stored_form(data or {}),
+        "created_at": uow.now,
+    }
+    digest = entry_hash(entry, prev_hash)
+    await uow.conn.execute(audit_log.insert().values(**entry, prev_hash=prev_hash, hash=digest))
+    await advance_head(uow.conn, key, entry_id, digest)
     return entry_id

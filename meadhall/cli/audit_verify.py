@@ -1,9 +1,41 @@
-"""`meadhall audit-verify` (docs/operations.md)."""
+"""`meadhall audit-verify` (docs/audit.md, docs/operations.md): walks every audit hash chain and reports
+the first bad entry of each. Unlike the other commands, a finding is an answer, not a failure of the
+command: the report goes to stdout as the one JSON object, and the exit code (1) tells scripts."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
+
+from meadhall.audit.chain import verify_chains
+from meadhall.cli.output import run
+from meadhall.cli.settings import DataDir, settings_for
+from meadhall.db import dialect
+from meadhall.runtime import Runtime
+
+
+async def audit_verify(rt: Runtime) -> dict[str, Any]:
+    async with dialect.snapshot_read(rt.engine) as conn:
+        return (await verify_chains(conn)).result()
 
 
 def register(app: typer.Typer) -> None:
-    """Adds the command to the tool."""
+    @app.command("audit-verify")
+    def audit_verify_command(data_dir: DataDir = None) -> None:
+        """Verify the tamper-evident audit chains: recompute every entry's hash and link, compare the
+        chain heads. Exit 0 when intact, 1 with the findings when an entry was changed or removed."""
+        found: dict[str, Any] = {}
+
+        async def go() -> dict[str, Any]:
+            rt = Runtime(settings_for(data_dir))
+            try:
+                await rt.start()
+                found.update(await audit_verify(rt))
+            finally:
+                await rt.close()
+            return found
+
+        run(go)
+        if found.get("status") != "ok":
+            raise typer.Exit(1)

@@ -128,6 +128,18 @@ async def migration_connection(engine: AsyncEngine) -> AsyncIterator[AsyncConnec
         os.close(fd)
 
 
+@asynccontextmanager
+async def snapshot_read(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """A read-only transaction whose statements all see one snapshot, for a walk over many pages that
+    must agree with a row read at its end (audit-verify, docs/audit.md). PostgreSQL: REPEATABLE READ;
+    SQLite (WAL): a deferred BEGIN keeps the snapshot of its first read until it ends."""
+    async with engine.connect() as conn:
+        if not is_sqlite(conn):
+            conn = await conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
+        async with conn.begin():
+            yield conn
+
+
 async def database_size_bytes(conn: AsyncConnection) -> int:
     if is_sqlite(conn):
         pages = (await conn.execute(text("PRAGMA page_count"))).scalar_one()

@@ -1,4 +1,5 @@
-"""One audit store for guild and instance actions (the OpenAPI document), and the instance settings row."""
+"""One audit store for guild and instance actions (the OpenAPI document), the heads of its tamper-evident
+hash chains (docs/audit.md), and the instance settings row."""
 
 from sqlalchemy import JSON, BigInteger, Column, Index, Integer, String, Table, Text
 
@@ -16,8 +17,26 @@ audit_log = Table(
     Column("reason", Text, nullable=True),
     Column("data", JSON, nullable=False),
     ts_column("created_at"),
+    # docs/audit.md: SHA-256 (hex) of the predecessor in this entry's chain (None: the first) and of this
+    # entry. Nullable only so rows written around the service (a bulk seed) can exist; audit-verify flags them.
+    Column("prev_hash", String(64), nullable=True),
+    Column("hash", String(64), nullable=True),
     Index("ix_audit_log_guild_id_id", "guild_id", "id"),
     Index("ix_audit_log_action_id", "action", "id"),
+    # The instance audit log filters by one of these and pages by id (OpenAPI: listInstanceAuditLog).
+    Index("ix_audit_log_actor_id_id", "actor_id", "id"),
+    Index("ix_audit_log_target_id_id", "target_id", "id"),
+    Index("ix_audit_log_created_at", "created_at"),
+)
+
+# One row per chain: `instance` or `guild:<id>`. record() locks and advances it in the writer's transaction,
+# so two writers of one chain take turns instead of forking it (docs/audit.md).
+audit_chain_heads = Table(
+    "audit_chain_heads",
+    metadata,
+    Column("chain_key", String(32), primary_key=True),
+    Column("last_id", BigInteger, nullable=False),
+    Column("last_hash", String(64), nullable=True),
 )
 
 instance_settings = Table(
