@@ -128,6 +128,15 @@ async def migration_connection(engine: AsyncEngine) -> AsyncIterator[AsyncConnec
         os.close(fd)
 
 
+async def transaction_lock(conn: AsyncConnection, key: int) -> None:
+    """Hold an exclusive lock named by `key` until the transaction ends, for a rule spanning rows no single
+    row lock covers (one main server; settings written before their row exists). PostgreSQL: an advisory
+    transaction lock; SQLite's writers are
+    serial already."""
+    if not is_sqlite(conn):
+        await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
+
+
 @asynccontextmanager
 async def snapshot_read(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
     """A read-only transaction whose statements all see one snapshot, for a walk over many pages that

@@ -17,6 +17,7 @@ from meadhall.core.errors import AppError, permission_denied, validation_error
 from meadhall.core.ids import parse_id
 from meadhall.core.text import escape_like, norm
 from meadhall.db.schema import guilds, members
+from meadhall.db.uow import UnitOfWork
 from meadhall.files.cleanup import drop_guild_files
 from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.access import access_guild, require
@@ -27,6 +28,7 @@ from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.members.service import check_membership_limit, do_remove_member
 from meadhall.guilds.roles.service import ViewWatch
 from meadhall.guilds.rooms import queries as room_queries
+from meadhall.guilds.rows import GuildRow
 from meadhall.guilds.snapshot import snapshot_of
 from meadhall.guilds.structure import Structure, build_guild
 from meadhall.guilds.views import guild_view
@@ -164,13 +166,20 @@ async def do_delete_guild(rt: Runtime, principal: Principal, raw_id: str) -> Non
         if not gc.actor.is_owner:
             raise permission_denied(None, "Only the owner can delete the server")
         require_step_up(rt, principal)
-        audience = await guild_members(uow.conn, gc.guild_id)
-        await record(uow, "guild.delete", actor_id=principal.user_id, target_type="guild",
-                     target_id=gc.guild_id, guild_id=gc.guild_id, data={"name": gc.guild["name"]})
-        await guild_queries.delete_guild_row(uow.conn, gc.guild_id)
-        await drop_guild_files(uow, rt.files, gc.guild_id)
-        uow.emit(notify_guild_delete(gc.guild_id, "deleted", audience))
+        await remove_guild(rt, uow, gc.guild, principal.user_id, "guild.delete")
     await access_changed(rt, gc.guild_id)  # voice participants leave the media server
+
+
+async def remove_guild(rt: Runtime, uow: UnitOfWork, guild: GuildRow, actor_id: int, action: str) -> None:
+    """Delete an authorised guild in the caller's unit of work: audit `action`, its rows and files, GUILD_DELETE
+    (`deleted`) to its members. The caller runs `access_changed` after commit (voice participants leave). The
+    owner's deletion and instance administration's (OpenAPI: deleteInstanceGuild) share it."""
+    audience = await guild_members(uow.conn, guild["id"])
+    await record(uow, action, actor_id=actor_id, target_type="guild", target_id=guild["id"], guild_id=guild["id"],
+                 data={"name": guild["name"]})
+    await guild_queries.delete_guild_row(uow.conn, guild["id"])
+    await drop_guild_files(uow, rt.files, guild["id"])
+    uow.emit(notify_guild_delete(guild["id"], "deleted", audience))
 
 
 async def do_leave_guild(rt: Runtime, principal: Principal, raw_id: str) -> None:
