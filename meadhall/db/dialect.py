@@ -131,8 +131,7 @@ async def migration_connection(engine: AsyncEngine) -> AsyncIterator[AsyncConnec
 async def transaction_lock(conn: AsyncConnection, key: int) -> None:
     """Hold an exclusive lock named by `key` until the transaction ends, for a rule spanning rows no single
     row lock covers (one main server; settings written before their row exists). PostgreSQL: an advisory
-    transaction lock; SQLite's writers are
-    serial already."""
+    transaction lock; SQLite's writers are serial already."""
     if not is_sqlite(conn):
         await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
 
