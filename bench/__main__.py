@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import bench.workloads_admin  # noqa: F401 - registers the instance-administration workloads (last: they restart the server)
 import bench.workloads_gateway  # noqa: F401 - registers the gateway fan-out workloads
 import bench.workloads_messages  # noqa: F401 - registers the message workloads
 import bench.workloads_social  # noqa: F401 - registers the friends, conversations and presence workloads
