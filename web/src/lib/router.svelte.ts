@@ -8,7 +8,7 @@ export type Route =
   | { name: "room"; guildId: string; channelId: string | null }
   | { name: "guildSettings"; guildId: string; section: string }
   | { name: "settings"; section: string }
-  | { name: "admin"; section: string }
+  | { name: "admin"; section: string; id?: string }
   | { name: "root" }
   | { name: "unknown" };
 
@@ -25,7 +25,11 @@ export function parseRoute(pathname: string, search = ""): Route {
     return { name: "room", guildId: parts[1], channelId: parts[2] ?? null };
   }
   if (parts[0] === "settings") return { name: "settings", section: parts[1] ?? "profile" };
-  if (parts[0] === "admin") return { name: "admin", section: parts[1] ?? "overview" };
+  if (parts[0] === "admin") {
+    // /admin/users/<user_id> is one user's detail view inside the users section.
+    const section = parts[1] ?? "users";
+    return parts[2] && section === "users" ? { name: "admin", section, id: parts[2] } : { name: "admin", section };
+  }
   return { name: "unknown" };
 }
 

@@ -57,6 +57,8 @@ export async function removeAvatar(): Promise<User> {
 export async function changePassword(newPassword: string): Promise<void> {
   await withStepUp("Changing your password needs your current password.", () =>
     api.post("/auth/password", { new_password: newPassword }));
+  // The change clears a temporary password's flag (the answer is empty): the prompt to change it goes.
+  if (store.me) store.me.password_reset_required = false;
 }
 
 export interface TwoFactorSetup {

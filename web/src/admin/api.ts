@@ -1,0 +1,103 @@
+// Thin typed calls of instance administration for users and the audit log (OpenAPI: listInstanceUsers,
+// getInstanceUser, banInstanceUser and the other user actions, listInstanceAuditLog,
+// listInstanceAuditActions, exportInstanceAuditLog). Mutations are wrapped in withStepUp by the screens.
+
+import { api } from "../lib/api";
+import type { AdminUser, AdminUserDetail, AdminUserPage, AuditPage } from "./types";
+
+export const USERS_PAGE = 50;
+export const AUDIT_PAGE = 50;
+
+export interface UserFilters {
+  q: string;
+  bannedOnly: boolean;
+}
+
+/** The list's query: a search that looks like an email address asks the exact-email index, anything else
+ * the name search. */
+export function usersQuery(filters: UserFilters, before?: string): Record<string, string | number | undefined> {
+  const q = filters.q.trim();
+  const isEmail = /^[^\s@]+@[^\s@]+$/.test(q);
+  return {
+    limit: USERS_PAGE,
+    q: q && !isEmail ? q : undefined,
+    email: isEmail ? q : undefined,
+    banned: filters.bannedOnly ? "true" : undefined,
+    before,
+  };
+}
+
+export const listUsers = (filters: UserFilters, before?: string) =>
+  api.get<AdminUserPage>("/instance/users", { query: usersQuery(filters, before) });
+
+export const getUser = (id: string) => api.get<AdminUserDetail>(`/instance/users/${id}`);
+
+type One = { user: AdminUser };
+const user = (path: string) => `/instance/users/${path}`;
+
+export const banUser = (id: string, reason: string) => api.post<One>(user(`${id}/ban`), { reason });
+export const unbanUser = (id: string) => api.post<One>(user(`${id}/unban`));
+export const revokeDevice = (id: string, sessionId: string) => api.del<void>(user(`${id}/sessions/${sessionId}`));
+export const resetTwoFactor = (id: string) => api.post<One>(user(`${id}/reset-2fa`));
+export const temporaryPassword = (id: string) => api.post<{ password: string }>(user(`${id}/temporary-password`));
+export const logoutAll = (id: string) => api.post<void>(user(`${id}/logout-all`));
+export const deleteUser = (id: string) => api.del<void>(user(id));
+export const grantAdmin = (id: string) => api.put<One>(user(`${id}/admin`));
+export const revokeAdmin = (id: string) => api.del<One>(user(`${id}/admin`));
+
+export interface AuditFilters {
+  action: string;
+  actor: string;
+  target: string;
+  guild: string;
+  /** `YYYY-MM-DD` from a date input, or "". */
+  from: string;
+  /** `YYYY-MM-DD`, the last day shown (inclusive), or "". */
+  until: string;
+}
+
+export const NO_AUDIT_FILTERS: AuditFilters = { action: "", actor: "", target: "", guild: "", from: "", until: "" };
+
+const ID = /^\d{1,20}$/;
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** The day after `YYYY-MM-DD`: the service's `to` is exclusive, the screen's "until" includes its day. */
+export function nextDay(day: string): string {
+  const d = new Date(`${day}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + 1);
+  return d.toISOString().slice(0, 10);
+}
+
+/** What is wrong with the filters, in words, before anything is asked (ids are numbers, dates in order). */
+export function auditFilterProblem(f: AuditFilters): string | null {
+  for (const [label, value] of [["Done by", f.actor], ["About", f.target], ["Server", f.guild]] as const) {
+    if (value.trim() && !ID.test(value.trim())) return `${label}: enter an id (digits only).`;
+  }
+  if (f.from && !DAY.test(f.from)) return "From: choose a date.";
+  if (f.until && !DAY.test(f.until)) return "Until: choose a date.";
+  if (f.from && f.until && f.until < f.from) return "Until must not be before From.";
+  return null;
+}
+
+/** The filters as the query of the list and of the CSV export (no cursor for the export). */
+export function auditQuery(f: AuditFilters): Record<string, string> {
+  const query: Record<string, string> = {};
+  if (f.action) query.action = f.action;
+  if (f.actor.trim()) query.actor_id = f.actor.trim();
+  if (f.target.trim()) query.target_id = f.target.trim();
+  if (f.guild.trim()) query.guild_id = f.guild.trim();
+  if (f.from) query.from = f.from;
+  if (f.until) query.to = nextDay(f.until);
+  return query;
+}
+
+/** The export's address with the current filters; the session cookie authenticates the download. */
+export function exportUrl(f: AuditFilters): string {
+  const text = new URLSearchParams(auditQuery(f)).toString();
+  return `/api/v1/instance/audit-logs/export${text ? `?${text}` : ""}`;
+}
+
+export const listAudit = (f: AuditFilters, beforeId?: string) =>
+  api.get<AuditPage>("/instance/audit-logs", { query: { ...auditQuery(f), limit: AUDIT_PAGE, before_id: beforeId } });
+
+export const listAuditActions = () => api.get<{ actions: string[] }>("/instance/audit-logs/actions");
