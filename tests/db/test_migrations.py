@@ -36,6 +36,13 @@ SHIPPED = {
     # Issue 13 changed only 0008's docstring (it cited a file outside the repository); its code is unchanged.
     "0008_files.py": "897a1af8e3b4f6640a64da80735268c97c81886e23ec761305d7fad1b46957c0",
     "0009_auth_epoch.py": "522b713b94a05b95297da084425bba068631513db3194958a70229d10baac093",
+    "0010_message_flags.py": "952918f5e795d32fdfedd3e58a752c6bae5798e451cb84a8c956789b188d0621",
+    "0011_social.py": "5b5c0ed353687d27b1b7578cabbb452b9a54ae9f79ae8ab9797332333fd64ef5",
+    "0012_customisation.py": "0e3e52afe846a6e9853aea626713b7aa3b4ffa6c374ddb27062ed07cb4f80cec",
+    "0013_voice.py": "49782e317faeb0c40e4f2b087b7f6c452054a4b2734a80d04620319181c02d88",
+    "0014_outbound.py": "9b1ea0d5d7144c2c4abdd224489e2f1caa7224308a2f5ca2397c9ddf90f99b7d",
+    "0015_webhooks.py": "8650b44b66de0c9540acd5f8da24414ec21f6edf5f80a30d73acfb070dd94d96",
+    "0016_passkeys.py": "fc48e90f0f34f9345d918c59a9ac87d16e1bacc91bcfe3a6fe46b4fad326f735",
 }
 
 FILE_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.py$")
