@@ -135,8 +135,7 @@ async def _sample_filters(ctx: Context) -> dict[str, Any]:
                                         .limit(1))).scalar_one()
     finally:
         await engine.dispose()
-    # The admin (instance actions) is the busiest actor; the next is the busiest moderator.
-    return {"actor_busy": str(by_actor[1][0]), "actor_quiet": str(by_actor[-1][0]), "target": str(target),
+    return {"actor_busy": str(by_actor[0][0]), "actor_quiet": str(by_actor[-1][0]), "target": str(target),
             "guild": str(guild)}
 
 
