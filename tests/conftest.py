@@ -23,11 +23,16 @@ from meadhall.core.clock import MovableClock
 from meadhall.db import dialect
 from meadhall.db.engine import create_engine
 from meadhall.db.migrate import migrate
+from meadhall.gateway.protocol import Timing
 from meadhall.realtime.events import Event
 from meadhall.runtime import Runtime
+from tests.support.gateway import GatewayServer
 from tests.support.http import Api
+from tests.support.livekit_standin import StandIn
 from tests.support.outbound import confine
 from tests.support.personas import Accounts
+from tests.support.served import served
+from tests.support.voice import MEDIA_KEY, MEDIA_SECRET
 
 
 def _worker_database() -> None:
@@ -253,3 +258,40 @@ def accounts(client: httpx.AsyncClient) -> Accounts:
 def api(client: httpx.AsyncClient) -> Api:
     """The HTTP helper (tests/support/http.py): `await api.get("/users/@me", alice, expect=200)`."""
     return Api(client)
+
+
+# ---- servers a test may ask for: the gateway on a real port, the media-server stand-in ------------------
+
+
+@pytest.fixture
+def gateway_timing() -> Timing:
+    """The gateway's timings (heartbeat, identify window); a test module may shorten them."""
+    return Timing()
+
+
+@pytest.fixture
+async def gateway(app: Any, gateway_timing: Timing) -> AsyncIterator[GatewayServer]:
+    """The app served on a free port with WebSocket clients for the tests; they are closed at the end."""
+    app.state.gateway_timing = gateway_timing
+    async with served(app) as port:
+        gw = GatewayServer(f"ws://127.0.0.1:{port}", app)
+        try:
+            yield gw
+        finally:
+            for client in gw.clients:
+                client._reader.cancel()
+                try:
+                    await asyncio.wait_for(client.ws.close(), 1)
+                except Exception:
+                    pass
+
+
+@pytest.fixture
+async def standin() -> AsyncIterator[StandIn]:
+    """A LiveKit stand-in on a loopback port, checking the media keys of tests/support/voice.py."""
+    server = StandIn(MEDIA_KEY, MEDIA_SECRET)
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()

@@ -3,7 +3,6 @@ room and its calls, with the usual events and the media server told, against the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -13,18 +12,8 @@ from tests.support.calls import conversation, join, ongoing, start, states, stor
 from tests.support.http import assert_error
 from tests.support.livekit_standin import StandIn
 from tests.support.personas import hall
-from tests.support.voice import MEDIA_KEY, MEDIA_SECRET, room_name, stored, voice_room, voice_settings
 from tests.support.voice import join as join_voice
-
-
-@pytest.fixture
-async def standin() -> AsyncIterator[StandIn]:
-    server = StandIn(MEDIA_KEY, MEDIA_SECRET)
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
+from tests.support.voice import room_name, stored, voice_room, voice_settings
 
 
 @pytest.fixture

@@ -4,11 +4,6 @@ server, deletion with step-up, the events members receive and the audit entries.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
-from typing import Any
-
-import pytest
 from sqlalchemy import select, update
 
 from meadhall.db.schema import audit_log, guilds
@@ -16,27 +11,9 @@ from tests.support.accounts import next_code
 from tests.support.admin import admin_account
 from tests.support.delivery import of_type, online, until
 from tests.support.factories import add_member
-from tests.support.gateway import GatewayServer
 from tests.support.guilds import make_guild
 from tests.support.http import Api, assert_error, invalid
-from tests.support.served import served
 from tests.support.shapes import GUILD_FIELDS, SUMMARY_FIELDS
-
-
-@pytest.fixture
-async def gateway(app: Any) -> AsyncIterator[GatewayServer]:
-    """A real server for the members' WebSocket connections (as tests/gateway has it)."""
-    async with served(app) as port:
-        gw = GatewayServer(f"ws://127.0.0.1:{port}", app)
-        try:
-            yield gw
-        finally:
-            for conn in gw.clients:
-                conn._reader.cancel()
-                try:
-                    await asyncio.wait_for(conn.ws.close(), 1)
-                except Exception:
-                    pass
 
 
 async def instance_audit(rt, action):

@@ -5,60 +5,29 @@ gateway is a real server (uvicorn on a loopback port)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from sqlalchemy import select, update
 
 from meadhall.db.schema import audit_log, users
-from meadhall.gateway.protocol import Timing
 from tests.support.accounts import login
 from tests.support.admin import admin_account, user_url
 from tests.support.calls import conversation, ongoing, participant
 from tests.support.calls import join as join_call
 from tests.support.calls import start as start_call
 from tests.support.factories import audit_rows
-from tests.support.gateway import GatewayServer
 from tests.support.http import assert_error
 from tests.support.livekit_standin import StandIn
 from tests.support.passkeys import add_passkey, passkey_login
 from tests.support.personas import hall
-from tests.support.served import served
-from tests.support.voice import MEDIA_KEY, MEDIA_SECRET, join, room_name, stored, voice_room, voice_settings
+from tests.support.voice import join, room_name, stored, voice_room, voice_settings
 from tests.support.webauthn import Authenticator
-
-
-@pytest.fixture
-async def standin() -> AsyncIterator[StandIn]:
-    server = StandIn(MEDIA_KEY, MEDIA_SECRET)
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 @pytest.fixture
 def settings_overrides(standin: StandIn) -> dict[str, Any]:
     return voice_settings(standin.url)
-
-
-@pytest.fixture
-async def gateway(app: Any) -> AsyncIterator[GatewayServer]:
-    app.state.gateway_timing = Timing()
-    async with served(app) as port:
-        gw = GatewayServer(f"ws://127.0.0.1:{port}", app)
-        try:
-            yield gw
-        finally:
-            for c in gw.clients:
-                c._reader.cancel()
-                try:
-                    await asyncio.wait_for(c.ws.close(), 1)
-                except Exception:
-                    pass
 
 
 async def ban(api: Any, admin: Any, target: Any, reason: str = "spam", *, expect: int = 200) -> Any:

@@ -32,16 +32,6 @@ VAPID = generate_keys()
 
 
 @pytest.fixture
-async def standin() -> AsyncIterator[StandIn]:
-    server = StandIn(MEDIA_KEY, MEDIA_SECRET)
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
-@pytest.fixture
 def good(settings: Any, standin: StandIn) -> dict[str, str]:
     """A configuration where everything is right: an owner-only DATA_DIR, a generated key, voice against the
     stand-in, a VAPID pair, an intranet range let through."""

@@ -10,9 +10,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from tests.support.gateway import GatewayServer
 from tests.support.outbound import ALLOWED, VAPID, Site, make_ca
-from tests.support.served import served
 
 
 class PushService(Site):
@@ -62,16 +60,3 @@ async def push_service(rt: Any, tmp_path: Any) -> AsyncIterator[PushService]:
         await service.stop()
 
 
-@pytest.fixture
-async def gateway(app: Any) -> AsyncIterator[GatewayServer]:
-    async with served(app) as port:
-        gw = GatewayServer(f"ws://127.0.0.1:{port}", app)
-        try:
-            yield gw
-        finally:
-            for client in gw.clients:
-                client._reader.cancel()
-                try:
-                    await asyncio.wait_for(client.ws.close(), 1)
-                except Exception:
-                    pass

@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from tests.support.livekit_standin import StandIn
-from tests.support.voice import MEDIA_KEY, MEDIA_SECRET, voice_settings
-
-
-@pytest.fixture
-async def standin() -> AsyncIterator[StandIn]:
-    server = StandIn(MEDIA_KEY, MEDIA_SECRET)
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
+from tests.support.voice import voice_settings
 
 
 @pytest.fixture
