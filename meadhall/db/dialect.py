@@ -26,6 +26,7 @@ from sqlalchemy import (
     event,
     func,
     literal_column,
+    or_,
     select,
     table,
     text,
@@ -35,7 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.sql.elements import ColumnElement
 
 from meadhall.core.text import escape_like
-from meadhall.db.schema import messages
+from meadhall.db.schema import messages, users
 
 WRITE_OPTION = "meadhall_write"
 READ_OPTION = "meadhall_read"
@@ -259,8 +260,8 @@ def is_search_object(type_: str, name: str | None) -> bool:
     if not name:
         return False
     if type_ == "table":
-        return name == SEARCH_FTS_TABLE or name.startswith(SEARCH_FTS_TABLE + "_")
-    return type_ == "index" and name == SEARCH_TRIGRAM_INDEX
+        return any(name == t or name.startswith(t + "_") for t in (SEARCH_FTS_TABLE, USER_FTS_TABLE))
+    return type_ == "index" and (name == SEARCH_TRIGRAM_INDEX or name in USER_TRIGRAM_INDEXES)
 
 
 async def search_messages(conn: AsyncConnection, channel_id: int, words: Sequence[str], *,
@@ -314,6 +315,68 @@ def _postgres_search(words: Sequence[str], base: list[ColumnElement[bool]], befo
     if before is not None:
         stmt = stmt.where(messages.c.id < before)
     return stmt.order_by(messages.c.id.desc()).limit(limit)
+
+
+# ---- user search (instance administration's user list) ----------------------------------------
+#
+# A part of a username or display name, any case: the same substring machinery as message search. SQLite:
+# `users_search`, an FTS5 trigram table over users.username_norm and display_name_norm (external content,
+# rowid = user id) kept by triggers, which fire only when a name changes (never on the activity updates).
+# PostgreSQL: a GIN trigram index on each column, which `LIKE '%q%'` uses. A part shorter than a trigram
+# is a scan on both. A later migration that rebuilds `users` in batch mode must call create_user_search().
+
+USER_FTS_TABLE = "users_search"
+USER_TRIGRAM_INDEXES = ("ix_users_username_norm_trgm", "ix_users_display_name_norm_trgm")
+# USER_FTS_TABLE written out (as the message search table): the text stays in `users`.
+_SQLITE_USER_SEARCH_DDL = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS users_search USING fts5(username_norm, display_name_norm, content='users', "
+    "content_rowid='id', tokenize='trigram case_sensitive 1', columnsize=0)",
+    "CREATE TRIGGER IF NOT EXISTS users_search_insert AFTER INSERT ON users BEGIN "
+    "INSERT INTO users_search(rowid, username_norm, display_name_norm) "
+    "VALUES (new.id, new.username_norm, new.display_name_norm); END",
+    "CREATE TRIGGER IF NOT EXISTS users_search_delete AFTER DELETE ON users BEGIN "
+    "INSERT INTO users_search(users_search, rowid, username_norm, display_name_norm) "
+    "VALUES ('delete', old.id, old.username_norm, old.display_name_norm); END",
+    "CREATE TRIGGER IF NOT EXISTS users_search_update AFTER UPDATE OF username_norm, display_name_norm ON users "
+    "WHEN old.username_norm IS NOT new.username_norm OR old.display_name_norm IS NOT new.display_name_norm BEGIN "
+    "INSERT INTO users_search(users_search, rowid, username_norm, display_name_norm) "
+    "VALUES ('delete', old.id, old.username_norm, old.display_name_norm); "
+    "INSERT INTO users_search(rowid, username_norm, display_name_norm) "
+    "VALUES (new.id, new.username_norm, new.display_name_norm); END",
+    "INSERT INTO users_search(users_search) VALUES ('rebuild')",
+)
+_POSTGRES_USER_SEARCH_DDL = (
+    "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+    *(f"CREATE INDEX IF NOT EXISTS {index} ON users USING gin ({column} gin_trgm_ops)"
+      for index, column in zip(USER_TRIGRAM_INDEXES, ("username_norm", "display_name_norm"), strict=True)),
+)
+
+
+def create_user_search(op: Any) -> None:
+    """Create the user-search objects in a migration (`op` is alembic.op); tolerates them existing."""
+    statements = _SQLITE_USER_SEARCH_DDL if op.get_bind().dialect.name == "sqlite" else _POSTGRES_USER_SEARCH_DDL
+    for statement in statements:
+        op.execute(statement)
+
+
+def drop_user_search(op: Any) -> None:
+    if op.get_bind().dialect.name == "sqlite":
+        for suffix in ("insert", "delete", "update"):
+            op.execute(f"DROP TRIGGER IF EXISTS {USER_FTS_TABLE}_{suffix}")
+        op.execute(f"DROP TABLE IF EXISTS {USER_FTS_TABLE}")
+        return
+    for index in USER_TRIGRAM_INDEXES:
+        op.execute(f"DROP INDEX IF EXISTS {index}")
+
+
+def user_name_contains(conn: AsyncConnection, part: str) -> ColumnElement[bool]:
+    """Users whose username_norm or display_name_norm contains `part` (already normalised), literally."""
+    if len(part) >= _TRIGRAM and is_sqlite(conn):
+        fts = table(USER_FTS_TABLE, column("rowid", BigInteger))
+        match = literal_column(USER_FTS_TABLE).op("MATCH")(_fts5_phrase(part))
+        return users.c.id.in_(select(fts.c.rowid).where(match))
+    pattern = "%" + escape_like(part) + "%"
+    return or_(users.c.username_norm.like(pattern, escape="\\"), users.c.display_name_norm.like(pattern, escape="\\"))
 
 
 # ---- guild permission versions ----------------------------------------------------------------

@@ -86,6 +86,24 @@ async def test_search_wildcards_are_literal(api, client, accounts, rt):
     assert await names(api, admin, q="\\") == []
 
 
+async def test_search_follows_a_renamed_display_name_and_quotes(api, client, accounts, rt):
+    """Parts of three characters or more go through the search index (docs/admin.md): it must follow a
+    rename, and a part with quotes or index syntax is text, not a query."""
+    admin = await admin_account(client, accounts, rt, "root")
+    sigrid = await accounts.register("sigrid")
+    await rename(api, sigrid, "Shieldmaiden")
+    assert await names(api, admin, q="maiden") == ["sigrid"]
+    await rename(api, sigrid, "Skald of Birka")
+    assert await names(api, admin, q="maiden") == []
+    assert await names(api, admin, q="of birka") == ["sigrid"]
+    await rename(api, sigrid, 'The "Quiet" One OR two')
+    assert await names(api, admin, q='"quiet"') == ["sigrid"]
+    assert await names(api, admin, q="one or two") == ["sigrid"]
+    assert await names(api, admin, q="quiet OR root") == []
+    body = await api.get("/instance/users", admin, params={"q": "sig"})
+    assert body["total"] == 1
+
+
 async def test_email_is_an_exact_match(api, client, accounts, rt):
     admin = await admin_account(client, accounts, rt, "root")
     await accounts.register("alice")

@@ -357,7 +357,9 @@ async def test_half_configured_media_keys(cli, good):
 
 # ---- push (13) -----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("key", ["nonsense", VAPID["public_key"], "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----"])
+# Named ids: the generated key differs per process, and pytest-xdist workers must collect the same tests.
+@pytest.mark.parametrize("key", ["nonsense", VAPID["public_key"], "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----"],
+                         ids=["nonsense", "public-key", "truncated-pem"])
 async def test_bad_vapid_key(cli, good, key):
     code, out = await doctor(cli, {**good, "VAPID_PRIVATE_KEY": key})
     assert code == 13

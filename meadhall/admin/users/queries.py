@@ -12,7 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts.queries import UserRow
 from meadhall.audit.queries import AuditEntryRow
-from meadhall.core.text import escape_like, norm
+from meadhall.core.text import norm
+from meadhall.db import dialect
 from meadhall.db.schema import audit_log, guilds, member_roles, members, roles, sessions, users
 from meadhall.guilds.rows import GuildRow, RoleRow
 
@@ -28,12 +29,10 @@ class UserFilter:
     banned: bool = False  # instance-banned accounts only
 
 
-def _where(f: UserFilter) -> list[ColumnElement[bool]]:
+def _where(conn: AsyncConnection, f: UserFilter) -> list[ColumnElement[bool]]:
     where: list[ColumnElement[bool]] = []
     if f.q:
-        pattern = "%" + escape_like(norm(f.q)) + "%"
-        where.append(or_(users.c.username_norm.like(pattern, escape="\\"),
-                         users.c.display_name_norm.like(pattern, escape="\\")))
+        where.append(dialect.user_name_contains(conn, norm(f.q)))  # through a trigram index (docs/admin.md)
     if f.email_index is not None:
         where.append(users.c.email_index == f.email_index)
     if f.banned:
@@ -43,7 +42,7 @@ def _where(f: UserFilter) -> list[ColumnElement[bool]]:
 
 async def select_user_page(conn: AsyncConnection, f: UserFilter, before: int | None, limit: int) -> list[UserRow]:
     """Newest first; `limit + 1` rows at most, the extra one telling that more follow."""
-    stmt = select(users).where(*_where(f))
+    stmt = select(users).where(*_where(conn, f))
     if before is not None:
         stmt = stmt.where(users.c.id < before)
     stmt = stmt.order_by(users.c.id.desc()).limit(limit + 1)
@@ -51,7 +50,7 @@ async def select_user_page(conn: AsyncConnection, f: UserFilter, before: int | N
 
 
 async def count_users(conn: AsyncConnection, f: UserFilter) -> int:
-    return int((await conn.execute(select(func.count()).select_from(users).where(*_where(f)))).scalar_one())
+    return int((await conn.execute(select(func.count()).select_from(users).where(*_where(conn, f)))).scalar_one())
 
 
 async def count_sessions_by_user(conn: AsyncConnection, user_ids: Iterable[int]) -> dict[int, int]:
