@@ -245,6 +245,11 @@ async def test_one_to_one_stays_readable_and_refuses_sending(api, client, accoun
     assert capture_events.of_type("DM_CHANNEL_DELETE") == []
     profile = (await api.get(f"/users/{target.id}", alice))["user"]
     assert profile["deleted"] is True
+    # Nor can the kept conversation become a group that would let people write to it again.
+    r = await api.request("PUT", f"/channels/{dm['id']}/recipients/{carol.id}", alice, expect=None)
+    assert_error(r, 403, "perm.denied")
+    [still] = [c for c in await conversations_of(api, alice) if c["id"] == dm["id"]]
+    assert still["is_group"] is False
 
 
 async def test_relationships_are_removed_with_their_events(api, client, accounts, rt, capture_events):

@@ -46,6 +46,10 @@ async def do_add_recipient(rt: Runtime, principal: Principal, raw_channel_id: st
                  **await select_users_by_ids(uow.conn, conv.participant_ids)}
         if conv.has(added):
             return await own_view(uow, conv, me)
+        if not conv.is_group and any(users[uid]["deleted_at"] is not None for uid in conv.participant_ids
+                                     if uid in users):
+            # A one-to-one conversation with a deleted account is kept only to be read (docs/admin.md).
+            raise permission_denied(None, "The other participant's account was deleted")
         await check_not_blocked(uow.conn, me, added)
         if len(conv.participants) >= MAX_PARTICIPANTS:
             raise AppError("dm.full")

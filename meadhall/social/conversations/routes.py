@@ -61,7 +61,7 @@ async def create_group_conversation(rt: RuntimeDep, body: cs.GroupCreate, princi
 @conversations.put("/channels/{channel_id}/recipients/{user_id}", response_model=cs.ConversationResponse,
                    openapi_extra=_CONVERSATION_ONLY,
                    responses=errors("channel.not_found", "user.not_found", "relationship.blocked", "dm.full",
-                                    "channel.wrong_type"))
+                                    "channel.wrong_type", "perm.denied"))
 async def add_recipient(rt: RuntimeDep, channel_id: str, user_id: str, principal: PrincipalDep) -> dict:
     return {"channel": await members.do_add_recipient(rt, principal, channel_id, user_id)}
 
