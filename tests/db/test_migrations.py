@@ -43,6 +43,8 @@ SHIPPED = {
     "0014_outbound.py": "9b1ea0d5d7144c2c4abdd224489e2f1caa7224308a2f5ca2397c9ddf90f99b7d",
     "0015_webhooks.py": "8650b44b66de0c9540acd5f8da24414ec21f6edf5f80a30d73acfb070dd94d96",
     "0016_passkeys.py": "fc48e90f0f34f9345d918c59a9ac87d16e1bacc91bcfe3a6fe46b4fad326f735",
+    "0017_audit_chain.py": "51340a8a3b261b924015eb7bc97eb09e1cb25cd4bbed47845f81752406923d85",
+    "0018_user_search.py": "27cc4d1e0c16ac4dd259260a2fa5518511f4d0fd67b04f6ec408ebbfaac0d5bf",
 }
 
 FILE_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.py$")
