@@ -277,7 +277,7 @@ async def search_messages(conn: AsyncConnection, channel_id: int, words: Sequenc
     else:
         # The best plan depends on the words (a rare trigram: the index; a common one: the room's newest
         # rows), so plan with the values every time, never with a cached generic plan.
-        await conn.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
+        await plan_with_values(conn)
         stmt = _postgres_search(words, base, before, limit)
     return list((await conn.execute(stmt)).mappings())
 
@@ -367,6 +367,14 @@ def drop_user_search(op: Any) -> None:
         return
     for index in USER_TRIGRAM_INDEXES:
         op.execute(f"DROP INDEX IF EXISTS {index}")
+
+
+async def plan_with_values(conn: AsyncConnection) -> None:
+    """PostgreSQL plans the rest of this transaction's statements with their values, never with a cached
+    generic plan: for a LIKE pattern the value decides between a trigram index and a scan (a generic plan
+    that reads a trigram index with a pattern of under three characters reads all of it)."""
+    if not is_sqlite(conn):
+        await conn.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
 
 
 def user_name_contains(conn: AsyncConnection, part: str) -> ColumnElement[bool]:

@@ -42,6 +42,8 @@ def _where(conn: AsyncConnection, f: UserFilter) -> list[ColumnElement[bool]]:
 
 async def select_user_page(conn: AsyncConnection, f: UserFilter, before: int | None, limit: int) -> list[UserRow]:
     """Newest first; `limit + 1` rows at most, the extra one telling that more follow."""
+    if f.q:
+        await dialect.plan_with_values(conn)
     stmt = select(users).where(*_where(conn, f))
     if before is not None:
         stmt = stmt.where(users.c.id < before)
@@ -50,6 +52,8 @@ async def select_user_page(conn: AsyncConnection, f: UserFilter, before: int | N
 
 
 async def count_users(conn: AsyncConnection, f: UserFilter) -> int:
+    if f.q:
+        await dialect.plan_with_values(conn)
     return int((await conn.execute(select(func.count()).select_from(users).where(*_where(conn, f)))).scalar_one())
 
 
