@@ -20,7 +20,7 @@ from sqlalchemy import RowMapping, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.core.clock import as_utc, iso
-from meadhall.core.ids import id_timestamp_ms
+from meadhall.core.ids import id_timestamp_ms, sid
 from meadhall.db import dialect
 from meadhall.db.schema.audit import audit_chain_heads, audit_log
 from meadhall.db.uow import UnitOfWork
@@ -33,22 +33,18 @@ def chain_key(guild_id: int | None) -> str:
     return INSTANCE_CHAIN if guild_id is None else f"guild:{guild_id}"
 
 
-def _sid(value: int | None) -> str | None:
-    return None if value is None else str(value)
-
-
 def canonical(entry: Mapping[str, Any] | RowMapping, prev_hash: str | None) -> bytes:
     """The bytes an entry's hash covers: JSON with sorted keys, no spaces, ASCII only; ids as decimal
     strings; `created_at` as UTC with milliseconds and `Z`, so SQLite and PostgreSQL give the same bytes."""
     created_at: datetime = entry["created_at"]
     doc = {
         "prev_hash": prev_hash,
-        "id": _sid(entry["id"]),
+        "id": sid(entry["id"]),
         "action": entry["action"],
-        "guild_id": _sid(entry["guild_id"]),
-        "actor_id": _sid(entry["actor_id"]),
+        "guild_id": sid(entry["guild_id"]),
+        "actor_id": sid(entry["actor_id"]),
         "target_type": entry["target_type"],
-        "target_id": _sid(entry["target_id"]),
+        "target_id": sid(entry["target_id"]),
         "reason": entry["reason"],
         "data": entry["data"] if entry["data"] is not None else {},
         "created_at": iso(as_utc(created_at)),

@@ -7,21 +7,18 @@ from typing import Any
 
 from meadhall.audit.queries import AuditEntryRow
 from meadhall.core.clock import iso
-
-
-def _sid(value: int | None) -> str | None:
-    return None if value is None else str(value)
+from meadhall.core.ids import sid
 
 
 def audit_entry_view(row: AuditEntryRow, actor: dict[str, Any] | None) -> dict[str, Any]:
     return {
         "id": str(row["id"]),
         "action": row["action"],
-        "guild_id": _sid(row["guild_id"]),
-        "actor_id": _sid(row["actor_id"]),
+        "guild_id": sid(row["guild_id"]),
+        "actor_id": sid(row["actor_id"]),
         "actor": actor,
         "target_type": row["target_type"],
-        "target_id": _sid(row["target_id"]),
+        "target_id": sid(row["target_id"]),
         "reason": row["reason"],
         "data": row["data"] or {},
         "created_at": iso(row["created_at"]),

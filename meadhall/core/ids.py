@@ -41,6 +41,11 @@ def id_timestamp_ms(snowflake: int) -> int:
     return (snowflake >> 22) + EPOCH_MS
 
 
+def sid(value: int | None) -> str | None:
+    """An id as the API writes it (a decimal string), or None."""
+    return None if value is None else str(value)
+
+
 def parse_id(value: str | int | None) -> int | None:
     """A snowflake from a path or body value; None when malformed (callers answer 404 or 422)."""
     if isinstance(value, int):

@@ -5,11 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from meadhall.core.clock import iso
+from meadhall.core.ids import sid
 from meadhall.guilds.rows import GuildRow
-
-
-def sid(value: int | None) -> str | None:
-    return None if value is None else str(value)
 
 
 def guild_view(row: GuildRow) -> dict[str, Any]:

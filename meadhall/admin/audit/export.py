@@ -15,6 +15,7 @@ from datetime import datetime
 from meadhall.accounts.views import user_summary
 from meadhall.audit.queries import AuditFilters, AuditPageRow, select_audit_page
 from meadhall.core.clock import iso
+from meadhall.core.ids import sid
 from meadhall.runtime import Runtime
 
 EXPORT_MAX = 100_000
@@ -29,15 +30,13 @@ def csv_cell(value: str | None) -> str:
         return ""
     return "'" + value if value.startswith(_FORMULA_STARTS) else value
 
-def _sid(value: int | None) -> str | None:
-    return None if value is None else str(value)
 
 def csv_row(row: AuditPageRow, now: datetime) -> list[str]:
     e = row.entry
     username = None if row.actor is None else user_summary(row.actor, now)["username"]
     data = json.dumps(e["data"] or {}, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
-    cells = (_sid(e["id"]), iso(e["created_at"]), e["action"], _sid(e["actor_id"]), username, e["target_type"],
-             _sid(e["target_id"]), _sid(e["guild_id"]), e["reason"], data)
+    cells = (sid(e["id"]), iso(e["created_at"]), e["action"], sid(e["actor_id"]), username, e["target_type"],
+             sid(e["target_id"]), sid(e["guild_id"]), e["reason"], data)
     return [csv_cell(c) for c in cells]
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from meadhall.core.clock import iso
+from meadhall.core.ids import sid
 from meadhall.guilds.emojis.queries import EmojiRow
-from meadhall.guilds.views import sid
 
 
 def emoji_view(row: EmojiRow) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.clock import iso
 from meadhall.core.errors import AppError, permission_denied
+from meadhall.core.ids import sid
 from meadhall.files.cleanup import drop_files
 from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.access import access_channel, access_guild, load_guild_context, require, require_in
@@ -28,7 +29,6 @@ from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.members.service import do_add_member
 from meadhall.guilds.moderation.service import is_banned
 from meadhall.guilds.rows import GuildRow, InviteRow
-from meadhall.guilds.views import sid
 from meadhall.runtime import Runtime
 
 MAX_INVITES_PER_GUILD = 1000

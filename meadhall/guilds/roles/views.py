@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from meadhall.core import permissions as perms
+from meadhall.core.ids import sid
 from meadhall.guilds.rows import RoleRow
-from meadhall.guilds.views import sid
 
 
 def role_view(row: RoleRow) -> dict[str, Any]:

@@ -6,8 +6,8 @@ from typing import Any
 
 from meadhall.core import permissions as perms
 from meadhall.core.clock import iso
+from meadhall.core.ids import sid
 from meadhall.guilds.rows import ChannelRow, OverrideRow
-from meadhall.guilds.views import sid
 
 
 def override_view(row: OverrideRow) -> dict[str, Any]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from meadhall.core.clock import iso
+from meadhall.core.ids import sid
 from meadhall.guilds.sounds.queries import SoundRow
-from meadhall.guilds.views import sid
 
 
 def sound_view(row: SoundRow) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from meadhall.accounts.queries import select_summary_rows, select_summary_rows_w
 from meadhall.accounts.views import Summaries, UserColumns
 from meadhall.auth.sessions import Principal
 from meadhall.core.clock import iso
-from meadhall.guilds.views import sid
+from meadhall.core.ids import sid
 from meadhall.messages import queries as message_queries
 from meadhall.messages.hydrate import hydrate
 from meadhall.messages.rows import MessageRow
