@@ -9,6 +9,7 @@ what is served, what `Allow` says and what the OpenAPI document lists the same t
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -80,6 +81,14 @@ def _shadows(literal: str, other: str) -> bool:
     return wins
 
 
+@functools.cache
+def _guarded_templates(paths: frozenset[str], websocket_paths: frozenset[str]) -> list[re.Pattern[str]]:
+    """Comparing every template with every other takes 0.1 s for ~200 routes; every app of a process (one
+    per test) has the same ones, so it is done once per set of paths."""
+    templates = {p for p in paths if any(_shadows(p, q) for q in paths)} | websocket_paths
+    return [compile_path(p)[0] for p in sorted(templates)]
+
+
 class LiteralPrecedence:
     """Around the router: 405 (with `Allow`, by the error handler) for a method the winning template of a
     path does not declare, where a template with more parameters would otherwise serve it; and for any method
@@ -92,10 +101,8 @@ class LiteralPrecedence:
     def _guarded(self) -> list[re.Pattern[str]]:
         if self.guarded is None:
             routes = [r for r in _flat_routes(self.app) if isinstance(getattr(r, "path", None), str)]
-            paths = {r.path for r in routes}
-            templates = {p for p in paths if any(_shadows(p, q) for q in paths)}
-            templates |= {r.path for r in routes if _is_websocket(r)}
-            self.guarded = [compile_path(p)[0] for p in sorted(templates)]
+            self.guarded = _guarded_templates(frozenset(r.path for r in routes),
+                                              frozenset(r.path for r in routes if _is_websocket(r)))
         return self.guarded
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:

@@ -175,8 +175,14 @@ async def truncate_all(conn: AsyncConnection, tables: list[str]) -> None:
             await conn.execute(text(f'DELETE FROM "{name}"'))  # noqa: S608 - names from the schema
         await conn.execute(text("PRAGMA foreign_keys=ON"))
     else:
-        quoted = ", ".join(f'"{n}"' for n in tables)
-        await conn.execute(text(f"TRUNCATE {quoted} RESTART IDENTITY CASCADE"))
+        # DELETE rather than TRUNCATE: a test leaves a few rows behind, and TRUNCATE gives every table a
+        # new file (~0.1 s for the schema, per test). Foreign-key triggers are off for the statement so the
+        # order does not matter; no table has a sequence to restart. One round trip for all of them.
+        deletes = "".join(f'DELETE FROM "{n}";' for n in tables)  # noqa: S608 - names from the schema
+        driver = (await conn.get_raw_connection()).driver_connection
+        assert driver is not None
+        # asyncpg runs a statement without arguments through the simple protocol, several at once.
+        await driver.execute(f"SET LOCAL session_replication_role = replica;{deletes}")
 
 
 # ---- message search (docs/architecture.md) -------------------------------------------------------------------
