@@ -1,0 +1,690 @@
+"""A tour of the web client's screens for a person to look at: the app served in this process on SQLite in a
+temporary DATA_DIR (as the browser tests serve it), a small community seeded through the API, and a
+screenshot of every screen in the dark and the light theme at 1280x800 and on a 360x740 phone, with
+axe-core's serious and critical findings written to axe.json beside them.
+
+    .venv/bin/python -m tests.web.tour --out /tmp/shots [--only <substring>]
+
+Not a test module (pytest collects test_*.py only). Only loopback addresses are contacted: the service's
+outbound client is confined to the loopback range, the link preview's page is served on 127.0.0.2, the media
+server is the LiveKit stand-in on 127.0.0.1, and the browser resolves no name but localhost."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+from argon2 import PasswordHasher
+from PIL import Image, ImageDraw
+
+from meadhall.app import create_app
+from meadhall.config import Settings
+from meadhall.core.clock import MovableClock
+from meadhall.core.ratelimit import BUCKETS
+from meadhall.logs import configure_logging
+from meadhall.push.keys import generate_keys
+from meadhall.runtime import Runtime
+from tests.support.accounts import login, totp_code
+from tests.support.admin import admin_account
+from tests.support.browser import (
+    CHROMIUM,
+    CLIENT_INDEX,
+    ORIGIN,
+    PASSWORD,
+    PORT,
+    serious_axe_violations,
+    signed_in_context,
+    watch_errors,
+)
+from tests.support.calls import conversation
+from tests.support.customisation import upload_cosmetic, upload_emoji, upload_sound
+from tests.support.factories import add_member
+from tests.support.guilds import give, make_guild, make_invite, make_role, override, room
+from tests.support.http import Api
+from tests.support.livekit_standin import StandIn
+from tests.support.messages import post, react
+from tests.support.outbound import ALLOWED, Site, confine, html
+from tests.support.passkeys import add_passkey
+from tests.support.personas import Account, Accounts
+from tests.support.served import served
+from tests.support.voice import MEDIA_KEY, MEDIA_SECRET, join, room_name, voice_room
+from tests.support.webauthn import Authenticator
+
+WAIT = 15000
+VARIANTS = [("dark", "desktop"), ("light", "desktop"), ("dark", "phone"), ("light", "phone")]
+SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 360, "height": 740}}
+# Further screenshots down a long screen, one viewport each.
+MORE_SEGMENTS = 3
+PREVIEW_PAGE = """<!doctype html><html><head><title>Fallback title</title>
+<meta property="og:site_name" content="Mead Almanac">
+<meta property="og:title" content="How to brew mead at home">
+<meta property="og:description" content="Honey, water, yeast and patience: a season of brewing in six steps.">
+</head><body><p>Brew.</p></body></html>"""
+
+
+class TourClock(MovableClock):
+    """The wall clock shifted by an offset: the seed is written over the past days, the screens are shot
+    in the present (the browser compares times with its own clock), and a step-up window can be lapsed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.offset = timedelta()
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + self.offset
+
+    def advance(self, seconds: float = 0, **kwargs: float) -> datetime:
+        self.offset += timedelta(seconds=seconds, **kwargs)
+        return self.now()
+
+    def set(self, when: datetime) -> None:
+        self.offset = when - datetime.now(UTC)
+
+
+def picture(seed: int, size: int = 256, letter: str = "") -> bytes:
+    """An avatar-like picture: a two-colour gradient with a ring, distinct per seed."""
+    palette = [(214, 92, 62), (66, 135, 245), (72, 176, 120), (170, 90, 200), (230, 170, 40), (40, 170, 190),
+               (200, 70, 120), (120, 120, 140)]
+    a, b = palette[seed % len(palette)], palette[(seed * 3 + 1) % len(palette)]
+    image = Image.new("RGB", (size, size))
+    draw = ImageDraw.Draw(image)
+    for y in range(size):
+        t = y / size
+        draw.line([(0, y), (size, y)], fill=tuple(int(a[i] * (1 - t) + b[i] * t) for i in range(3)))
+    draw.ellipse((size * 0.2, size * 0.2, size * 0.8, size * 0.8), outline=(255, 255, 255), width=size // 16)
+    if letter:
+        draw.rectangle((size * 0.42, size * 0.3, size * 0.58, size * 0.7), fill=(255, 255, 255))
+    buf = io.BytesIO()
+    image.save(buf, "PNG")
+    return buf.getvalue()
+
+
+def emoji_png() -> bytes:
+    image = Image.new("RGBA", (64, 64), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(image)
+    draw.rounded_rectangle((12, 8, 52, 58), radius=8, fill=(230, 160, 40, 255))
+    draw.rectangle((16, 8, 48, 20), fill=(250, 245, 230, 255))
+    buf = io.BytesIO()
+    image.save(buf, "PNG")
+    return buf.getvalue()
+
+
+def frame_png() -> bytes:
+    image = Image.new("RGBA", (96, 96), (0, 0, 0, 0))
+    ImageDraw.Draw(image).ellipse((3, 3, 92, 92), outline=(235, 185, 50, 255), width=9)
+    buf = io.BytesIO()
+    image.save(buf, "PNG")
+    return buf.getvalue()
+
+
+@dataclass
+class Community:
+    """What the seed made, for the screens to find."""
+
+    people: dict[str, Account] = field(default_factory=dict)
+    guild: dict[str, Any] = field(default_factory=dict)
+    general: str = ""
+    announcements: str = ""
+    lounge: str = ""
+    dm: str = ""
+    admin: Account | None = None
+    preview_origin: str = ""
+
+
+class Tour:
+    def __init__(self, out: Path, only: str | None) -> None:
+        self.out, self.only = out, only
+        self.clock = TourClock()
+        self.community = Community()
+        self.axe: dict[str, list[str]] = {}
+        self.errors: dict[str, list[str]] = {}
+        self.shots: list[str] = []
+        self.fresh = 0
+        self.client: httpx.AsyncClient
+        self.api: Api
+        self.accounts: Accounts
+        self.rt: Runtime
+        self.browser: Any = None
+        self.contexts: dict[str, Any] = {}
+
+    # ---- the seed ----------------------------------------------------------------------------------------
+
+    async def person(self, username: str, display: str, seed: int) -> Account:
+        account = await self.accounts.register(username)
+        # The welcome card of a new account is done with: the screens are of people who have settled in.
+        await self.api.post("/users/@me/onboarding/complete", account, json={"display_name": display}, expect=200)
+        await self.api.post("/users/@me/avatar", account, expect=200,
+                            files={"file": ("avatar.png", picture(seed, letter=display[0]), "image/png")})
+        self.community.people[username] = account
+        self.clock.advance(minutes=7)
+        return account
+
+    async def seed(self, preview: Site, standin: StandIn) -> None:
+        c, api, rt = self.community, self.api, self.rt
+        self.clock.set(datetime.now(UTC) - timedelta(days=3))
+        freya = await self.person("freya", "Freya", 0)
+        thor = await self.person("thor", "Thor Odinson", 1)
+        sif = await self.person("sif", "Sif", 2)
+        bjorn = await self.person("bjorn", "Björn Ironside", 3)
+        ingrid = await self.person("ingrid", "Ingrid", 4)
+        loki = await self.person("loki", "Loki", 5)
+        astrid = await self.person("astrid", "Astrid Shieldmaiden of Fjords", 6)
+        await api.patch("/users/@me", freya, json={"bio": "Keeper of the mead hall.", "custom_status": "Brewing",
+                                                   "timezone": "Europe/Oslo"})
+
+        guild = await make_guild(self.client, freya, "Mead Hall", description="Where the mead flows and the skalds sing")
+        c.guild, c.general = guild, guild["system_channel_id"]
+        gid = guild["id"]
+        await api.post(f"/guilds/{gid}/icon", freya, expect=200,
+                       files={"file": ("icon.png", picture(7, 128), "image/png")})
+        for account in (thor, sif, bjorn, ingrid, loki, astrid):
+            await add_member(rt, gid, account)
+            self.clock.advance(minutes=13)
+        hall = await room(self.client, freya, gid, name="Great hall", type="category")
+        await api.patch(f"/channels/{c.general}", freya, json={"parent_id": hall["id"],
+                                                                "topic": "Talk of the day, news and stories"})
+        c.announcements = (await room(self.client, freya, gid, name="announcements", parent_id=hall["id"],
+                                      topic="News from the jarl"))["id"]
+        await room(self.client, freya, gid, name="sagas-and-stories-of-the-long-winter-nights", parent_id=hall["id"])
+        voice = await room(self.client, freya, gid, name="Voice", type="category")
+        c.lounge = await voice_room(self.client, freya, gid, "Lounge", parent_id=voice["id"])
+        await voice_room(self.client, freya, gid, "Fireside", parent_id=voice["id"], user_limit=4)
+
+        # Roles: made top-down (each new one takes position 1).
+        jarl = await make_role(self.client, freya, gid, "Jarl", "MANAGE_GUILD|KICK_MEMBERS|MODERATE_MEMBERS|MANAGE_MESSAGES",
+                               color=0xE0A526, hoist=True)
+        skald = await make_role(self.client, freya, gid, "Skald", "PRIORITY_SPEAKER", color=0x3E7BFF, hoist=True)
+        await make_role(self.client, freya, gid, "Guests", "")
+        await give(self.client, freya, gid, thor, jarl["id"])
+        await give(self.client, freya, gid, sif, skald["id"])
+        await give(self.client, freya, gid, bjorn, skald["id"])
+        await override(self.client, freya, c.announcements, gid, "role", deny="SEND_MESSAGES")
+        await override(self.client, freya, c.announcements, jarl["id"], "role", allow="SEND_MESSAGES|MENTION_EVERYONE")
+
+        # A conversation in general, a reaction, a link with a preview card.
+        lines = [(thor, "Good morning, hall! Who is bringing the honey for the next batch?"),
+                 (sif, "I have two jars from the farm by the river."),
+                 (bjorn, "I will bring the yeast. Last time it took three weeks to get going."),
+                 (freya, "Thank you both. The cauldron is clean and ready."),
+                 (ingrid, "Can someone explain how long it needs to age? This is my first winter here."),
+                 (freya, f"This page explains it well: {preview.url('/mead.html')}")]
+        sent = None
+        for who, text in lines:
+            sent = await post(self.client, who, c.general, text)
+            self.clock.advance(minutes=4)
+        assert sent is not None
+        await react(self.client, thor, c.general, sent["id"])
+
+        # Customisation: an emoji, a sound, a frame worn by freya.
+        await upload_emoji(self.client, freya, gid, "mead", data=emoji_png())
+        await upload_sound(self.client, freya, gid, "Horn")
+        await upload_sound(self.client, freya, gid, "Door creak", "interface", palette_event="voice_join")
+        ring = await upload_cosmetic(self.client, freya, gid, "Gold ring", "frame", data=frame_png())
+        await api.patch(f"/guilds/{gid}/roles/{jarl['id']}", freya, json={"frame_id": ring["id"]})
+        await give(self.client, freya, gid, freya, jarl["id"])
+        await api.put("/users/@me/styles", freya, expect=200,
+                      json={"scope": "guild", "guild_id": gid, "frame_id": ring["id"], "color": 0xE0A526})
+
+        # A webhook posting a build result (made after re-verifying, as the service asks).
+        await api.post("/auth/step-up", freya, json={"password": PASSWORD}, expect=200)
+        hook = (await api.post(f"/channels/{c.general}/webhooks", freya, expect=201,
+                               json={"name": "Build server"}))["webhook"]
+        path = hook["url"].removeprefix(ORIGIN)
+        r = await self.client.post(path, json={"content": "Build 128 passed: all 412 checks are green."})
+        assert r.status_code in (200, 201, 204), r.text
+
+        # Moderation: an invitation, a ban with its reason, a timeout.
+        await api.put(f"/guilds/{gid}/bans/{loki.id}", freya, json={"reason": "Spamming every room with riddles"})
+        until = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+        await api.patch(f"/guilds/{gid}/members/{ingrid.id}", freya, json={"timeout_until": until})
+        await api.post("/guild-templates", freya, expect=201,
+                       json={"guild_id": gid, "name": "Mead Hall plan", "description": "Rooms and roles of the hall"})
+
+        # Another server freya is in, owned by thor.
+        other = await make_guild(self.client, thor, "Shieldwall")
+        await add_member(rt, other["id"], freya)
+
+        # Friends with thor, and a conversation for the calls.
+        await api.request("POST", "/users/@me/relationships", freya, json={"username": "thor"}, expect=None)
+        await api.request("PUT", f"/users/@me/relationships/{freya.id}", thor, json={"type": "friend"}, expect=None)
+        c.dm = await conversation(api, freya, thor)
+        await post(self.client, thor, c.dm, "Are you coming to the hall tonight?")
+
+        # A passkey of freya's.
+        await api.post("/auth/step-up", freya, json={"password": PASSWORD}, expect=200)
+        await add_passkey(self.client, freya, Authenticator(origin=ORIGIN), name="Work laptop")
+
+        # The administrator, and the clock back at the present.
+        c.admin = await admin_account(self.client, self.accounts, rt, "odin")
+        await api.patch("/users/@me", c.admin, json={"display_name": "Odin"})
+        self.clock.set(datetime.now(UTC))
+        # Made in the present, so that they are still running when the screens are shot.
+        await make_invite(self.client, freya, c.general, max_uses=10, max_age=86400)
+        await make_invite(self.client, thor, c.announcements)
+        # Thor is in the voice room (listed by the service; the stand-in is the media server).
+        await join(api, thor, c.lounge)
+        # Present on the media server too, or the reconciliation would clear him as a ghost after a minute.
+        standin.participants[room_name(gid, c.lounge)] = {thor.id}
+
+    # ---- signing in -----------------------------------------------------------------------------------
+
+    async def context(self, who: str) -> Any:
+        """One signed-in browser context per person, reused by their screens."""
+        if who in self.contexts:
+            return self.contexts[who]
+        if who == "":
+            ctx = await self.browser.new_context()
+        elif who == "odin":
+            ctx = await self.admin_context()
+        else:
+            ctx = await signed_in_context(self.browser, ORIGIN, who, PASSWORD)
+        self.contexts[who] = ctx
+        return ctx
+
+    async def admin_context(self) -> Any:
+        admin = self.community.admin
+        assert admin is not None
+        ctx = await self.browser.new_context()
+        page = await ctx.new_page()
+        await page.goto(f"{ORIGIN}/healthz")
+        self.clock.advance(30)  # each 30-second step's code is accepted once
+        status = await page.evaluate(
+            """async ([login, password, totp_code]) => (await fetch('/api/v1/auth/login', {method: 'POST',
+                 headers: {'Content-Type': 'application/json'}, body: JSON.stringify({login, password, totp_code})})).status""",
+            ["odin", PASSWORD, totp_code(admin["totp_secret"], self.clock)])
+        assert status == 200, status
+        await page.close()
+        return ctx
+
+    async def signed_in(self, username: str) -> Account:
+        """`username` with a new session of the API client (the seed's tokens are days old by the tour's clock)."""
+        account = self.community.people[username]
+        r = await login(self.client, username, PASSWORD)
+        assert r.status_code == 200, r.text
+        return Account(token=r.json()["token"], user=account["user"], password=PASSWORD)
+
+    async def fresh_person(self) -> str:
+        self.fresh += 1
+        name = f"sigrid{self.fresh}"
+        await self.person(name, "Sigrid", 8 + self.fresh)
+        return name
+
+    # ---- shooting ---------------------------------------------------------------------------------------
+
+    async def shoot(self, screen: Screen) -> None:
+        for scheme, size in VARIANTS:
+            name = f"{screen.name}-{size}-{scheme}"
+            who = await self.fresh_person() if screen.who == "fresh" else screen.who
+            ctx = await self.context(who) if screen.who != "fresh" else await signed_in_context(
+                self.browser, ORIGIN, who, PASSWORD)
+            page = await ctx.new_page()
+            errors = watch_errors(page)
+            await page.set_viewport_size(SIZES[size])
+            await page.emulate_media(color_scheme=scheme, reduced_motion="reduce")
+            started = time.monotonic()
+            try:
+                path = screen.path(self.community) if callable(screen.path) else screen.path
+                await page.goto(f"{ORIGIN}{path}")
+                await screen.ready(page, self, size)
+                await page.wait_for_timeout(400)
+                await self.capture(page, name, screen.segments)
+                self.axe[name] = await serious_axe_violations(page)
+            except Exception as exc:  # a screen that could not be reached is reported, the tour goes on
+                self.errors.setdefault(name, []).append(f"tour: {type(exc).__name__}: {exc}".splitlines()[0])
+                await page.screenshot(path=str(self.out / f"{name}-FAILED.png"))
+            finally:
+                # Closed first: a page still open would rejoin what the clean-up leaves.
+                await page.close()
+                if screen.after is not None:
+                    await screen.after(self)
+                # The refusals a screen shows on purpose (sign-in asks who is there, the step-up's 403) and the
+                # media server's absence (the service answers /rtc with 404) are not errors of the screen.
+                noise = [e for e in errors if not any(w in e.lower() for w in (
+                    "rtc", "livekit", "websocket", "signal", "401", "403", "404"))]
+                if noise:
+                    self.errors.setdefault(name, []).extend(noise)
+                if screen.who == "fresh":
+                    await ctx.close()
+            print(f"{name}: {time.monotonic() - started:.1f} s, axe {len(self.axe.get(name, []))}", file=sys.stderr)
+
+    async def capture(self, page: Any, name: str, segments: bool) -> None:
+        await page.screenshot(path=str(self.out / f"{name}.png"))
+        self.shots.append(name)
+        if not segments:
+            return
+        # The tallest scrolled area (the settings' content, a message list, or the page itself).
+        handle = await page.evaluate_handle("""() => {
+            const all = [document.scrollingElement, ...document.querySelectorAll('*')].filter((el) => {
+              if (!el || el.scrollHeight <= el.clientHeight + 24 || el.clientHeight < 200) return false;
+              const style = getComputedStyle(el);
+              return el === document.scrollingElement || /(auto|scroll)/.test(style.overflowY);
+            });
+            all.sort((a, b) => (b.clientHeight * b.clientWidth) - (a.clientHeight * a.clientWidth));
+            return all[0] || null;
+        }""")
+        element = handle.as_element()
+        if element is None:
+            return
+        for n in range(1, MORE_SEGMENTS + 1):
+            moved = await element.evaluate("""(el) => { const before = el.scrollTop;
+                el.scrollTop = before + el.clientHeight * 0.85; return el.scrollTop > before + 8; }""")
+            if not moved:
+                break
+            await page.wait_for_timeout(250)
+            await page.screenshot(path=str(self.out / f"{name}-more{n}.png"))
+            self.shots.append(f"{name}-more{n}")
+
+
+Ready = Callable[[Any, Tour, str], Awaitable[None]]
+
+
+@dataclass
+class Screen:
+    name: str
+    who: str  # a username, "odin" (the administrator), "" (signed out) or "fresh" (a new account per shot)
+    path: str | Callable[[Community], str]
+    ready: Ready
+    segments: bool = True
+    after: Callable[[Tour], Awaitable[None]] | None = None
+
+
+# ---- the screens ----------------------------------------------------------------------------------------
+
+def heading(name: str) -> Ready:
+    async def ready(page: Any, _tour: Tour, _size: str) -> None:
+        from playwright.async_api import expect
+        await expect(page.get_by_role("heading", name=name, exact=True).first).to_be_visible(timeout=WAIT)
+        await expect(page.get_by_role("status").filter(has_text="Loading")).to_have_count(0, timeout=WAIT)
+    return ready
+
+
+def then(first: Ready, second: Ready) -> Ready:
+    async def ready(page: Any, tour: Tour, size: str) -> None:
+        await first(page, tour, size)
+        await second(page, tour, size)
+    return ready
+
+
+def click(role: str, name: str, exact: bool = True, *, within: str | None = None) -> Ready:
+    async def ready(page: Any, _tour: Tour, _size: str) -> None:
+        scope = page.get_by_role("list", name=within) if within else page
+        target = scope.get_by_role(role, name=name, exact=exact).first
+        await target.click(timeout=WAIT)
+    return ready
+
+
+def visible(role: str, name: str, exact: bool = True) -> Ready:
+    async def ready(page: Any, _tour: Tour, _size: str) -> None:
+        from playwright.async_api import expect
+        await expect(page.get_by_role(role, name=name, exact=exact).first).to_be_visible(timeout=WAIT)
+    return ready
+
+
+def text(value: str) -> Ready:
+    async def ready(page: Any, _tour: Tour, _size: str) -> None:
+        from playwright.async_api import expect
+        await expect(page.get_by_text(value).first).to_be_visible(timeout=WAIT)
+    return ready
+
+
+async def open_nav_on_phone(page: Any, _tour: Tour, size: str) -> None:
+    if size == "phone":
+        await page.get_by_role("button", name="Open navigation").click(timeout=WAIT)
+        await page.wait_for_timeout(300)
+
+
+async def crop_dialog(page: Any, _tour: Tour, _size: str) -> None:
+    from playwright.async_api import expect
+    await expect(page.get_by_role("button", name="Change avatar")).to_be_visible(timeout=WAIT)
+    await page.get_by_label("Choose an avatar picture").set_input_files(
+        files=[{"name": "shield.png", "mimeType": "image/png", "buffer": picture(11, 480)}])
+    await expect(page.get_by_role("dialog", name="Crop your avatar")).to_be_visible(timeout=WAIT)
+
+
+async def two_factor_setup(page: Any, _tour: Tour, _size: str) -> None:
+    from playwright.async_api import expect
+    await page.get_by_role("button", name="Set up two-factor authentication").click(timeout=WAIT)
+    qr = page.get_by_role("img", name="QR code", exact=False)
+    await expect(qr).to_be_visible(timeout=WAIT)
+    await qr.scroll_into_view_if_needed()
+
+
+async def backup_codes(page: Any, tour: Tour, size: str) -> None:
+    from playwright.async_api import expect
+    await two_factor_setup(page, tour, size)
+    secret = await page.get_by_role("textbox", name="Secret key").input_value()
+    await page.get_by_role("textbox", name="Authentication code").fill(totp_code(secret, tour.clock))
+    await page.get_by_role("button", name="Enable").click()
+    codes = page.get_by_role("list", name="Backup codes")
+    await expect(codes.get_by_role("listitem")).to_have_count(8, timeout=WAIT)
+    await codes.scroll_into_view_if_needed()
+
+
+async def step_up(page: Any, tour: Tour, _size: str) -> None:
+    from playwright.async_api import expect
+    await expect(page.get_by_role("heading", name="Password")).to_be_visible(timeout=WAIT)
+    tour.clock.advance(601)  # the sign-in's step-up window has lapsed
+    await page.get_by_label("New password", exact=True).fill("a completely new passphrase")
+    await page.get_by_label("Confirm new password").fill("a completely new passphrase")
+    await page.get_by_role("button", name="Change password").click()
+    await expect(page.get_by_role("dialog", name="Confirm it's you")).to_be_visible(timeout=WAIT)
+
+
+async def override_editor(page: Any, _tour: Tour, _size: str) -> None:
+    from playwright.async_api import expect
+    await page.get_by_role("list", name="Rooms and categories").get_by_role("button", name="announcements",
+                                                                              exact=True).click(timeout=WAIT)
+    await page.get_by_role("tab", name="Permissions").click()
+    overrides = page.get_by_role("list", name="Overrides")
+    await overrides.get_by_role("button").filter(has_text="Jarl").click(timeout=WAIT)
+    await expect(page.get_by_role("radiogroup", name="Send messages")).to_be_visible(timeout=WAIT)
+
+
+async def role_permissions(page: Any, _tour: Tour, _size: str) -> None:
+    from playwright.async_api import expect
+    await page.get_by_role("list", name="Roles, highest first").get_by_role("button", name="Jarl",
+                                                                             exact=True).click(timeout=WAIT)
+    await page.get_by_role("tab", name="Permissions").click()
+    await expect(page.get_by_role("switch", name="View channel")).to_be_visible(timeout=WAIT)
+
+
+async def manage_member(page: Any, _tour: Tour, _size: str) -> None:
+    from playwright.async_api import expect
+    await page.get_by_role("button", name="Manage Thor Odinson", exact=True).click(timeout=WAIT)
+    await expect(page.get_by_role("dialog", name="Manage Thor Odinson")).to_be_visible(timeout=WAIT)
+
+
+async def join_lounge(page: Any, tour: Tour, size: str) -> None:
+    from playwright.async_api import expect
+    await open_nav_on_phone(page, tour, size)
+    await page.get_by_role("navigation", name="Rooms").get_by_role("link", name="Lounge", exact=True).click(timeout=WAIT)
+    await page.wait_for_timeout(1500)
+    # On a phone, opening a room closes the navigation drawer, where the voice panel is.
+    await open_nav_on_phone(page, tour, size)
+    await expect(page.get_by_role("region", name="Voice")).to_be_visible(timeout=WAIT)
+
+
+async def soundboard(page: Any, tour: Tour, size: str) -> None:
+    from playwright.async_api import expect
+    await join_lounge(page, tour, size)
+    await page.get_by_role("region", name="Voice").get_by_role("button", name="Soundboard").click(timeout=WAIT)
+    await expect(page.get_by_role("region", name="Soundboard").get_by_role("button", name="Play Horn")).to_be_visible(
+        timeout=WAIT)
+
+
+async def leave_lounge(tour: Tour) -> None:
+    # Not asserted: a page that never connected may have left already.
+    await tour.api.request("POST", f"/channels/{tour.community.lounge}/voice/leave", tour.community.people["freya"],
+                           expect=None)
+
+
+async def thor_calls(page: Any, tour: Tour, _size: str) -> None:
+    from playwright.async_api import expect
+    await expect(page.get_by_role("textbox", name="Message @Thor Odinson")).to_be_visible(timeout=WAIT)
+    await tour.api.post(f"/channels/{tour.community.dm}/call", await tour.signed_in("thor"), expect=201)
+    await expect(page.get_by_role("button", name="Accept call").first).to_be_visible(timeout=WAIT)
+
+
+async def in_call(page: Any, tour: Tour, size: str) -> None:
+    from playwright.async_api import expect
+    await thor_calls(page, tour, size)
+    await page.get_by_role("button", name="Accept call").first.click()
+    view = page.get_by_role("region", name="Call").first
+    await expect(view.get_by_role("button", name="Leave call")).to_be_visible(timeout=WAIT)
+    await page.wait_for_timeout(1500)
+
+
+async def end_call(tour: Tour) -> None:
+    for who in ("freya", "thor"):
+        await tour.api.request("POST", f"/channels/{tour.community.dm}/call/leave", await tour.signed_in(who),
+                               expect=None)
+
+
+def guild_path(section: str) -> Callable[[Community], str]:
+    return lambda c: f"/channels/{c.guild['id']}/settings/{section}"
+
+
+SCREENS = [
+    # User settings.
+    Screen("user-profile", "freya", "/settings/profile", heading("My profile")),
+    Screen("user-avatar-crop", "freya", "/settings/profile", crop_dialog, segments=False),
+    Screen("user-security", "freya", "/settings/security", heading("Security")),
+    Screen("user-2fa-qr", "freya", "/settings/security", then(heading("Security"), two_factor_setup)),
+    Screen("user-2fa-backup-codes", "fresh", "/settings/security", then(heading("Security"), backup_codes)),
+    Screen("user-devices", "freya", "/settings/sessions", heading("Devices")),
+    Screen("user-passkeys", "freya", "/settings/passkeys", heading("Passkeys")),
+    Screen("user-notifications", "freya", "/settings/notifications", heading("Notifications")),
+    Screen("user-appearance", "freya", "/settings/appearance", heading("Appearance")),
+    Screen("user-styles", "freya", "/settings/styles", heading("Personal styles")),
+    # Server settings.
+    Screen("server-overview", "freya", guild_path("overview"), heading("Overview")),
+    Screen("server-rooms", "freya", guild_path("rooms"),
+           then(heading("Rooms and permissions"), click("button", "general", within="Rooms and categories"))),
+    Screen("server-overrides", "freya", guild_path("rooms"), then(heading("Rooms and permissions"), override_editor)),
+    Screen("server-roles", "freya", guild_path("roles"),
+           then(heading("Roles"), click("button", "Jarl", within="Roles, highest first"))),
+    Screen("server-role-permissions", "freya", guild_path("roles"), then(heading("Roles"), role_permissions)),
+    Screen("server-members", "freya", guild_path("members"), heading("Members")),
+    Screen("server-member-manage", "freya", guild_path("members"), then(heading("Members"), manage_member),
+           segments=False),
+    Screen("server-invites", "freya", guild_path("invites"), heading("Invitations")),
+    Screen("server-bans", "freya", guild_path("bans"), heading("Bans")),
+    Screen("server-audit-log", "freya", guild_path("audit-log"), heading("Audit log")),
+    Screen("server-templates", "freya", guild_path("templates"), heading("Templates")),
+    Screen("server-webhooks", "freya", guild_path("webhooks"), heading("Webhooks")),
+    Screen("server-emoji", "freya", guild_path("emojis"), heading("Emoji")),
+    Screen("server-sounds", "freya", guild_path("sounds"), heading("Sounds")),
+    Screen("server-cosmetics", "freya", guild_path("cosmetics"), heading("Cosmetics")),
+    # Rooms, voice and calls.
+    Screen("chat-webhook-and-preview", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}",
+           then(text("all 412 checks"), visible("complementary", "Link preview: How to brew mead at home"))),
+    Screen("room-list-voice", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}",
+           then(then(text("all 412 checks"), open_nav_on_phone), visible("list", "In Lounge"))),
+    Screen("voice-panel", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", join_lounge,
+           after=leave_lounge),
+    Screen("soundboard", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", soundboard,
+           after=leave_lounge),
+    Screen("call-ringing", "freya", lambda c: f"/channels/@me/{c.dm}", thor_calls, segments=False, after=end_call),
+    Screen("call-view", "freya", lambda c: f"/channels/@me/{c.dm}", in_call, segments=False, after=end_call),
+    Screen("sign-in", "", "/login", visible("button", "Sign in with a passkey")),
+    # Administration.
+    Screen("admin-users", "odin", "/admin/users", then(heading("Users"), text("users"))),
+    Screen("admin-user-detail", "odin", lambda c: f"/admin/users/{c.people['thor'].id}", heading("Actions")),
+    Screen("admin-servers", "odin", "/admin/servers", heading("Servers")),
+    Screen("admin-settings", "odin", "/admin/settings", heading("Settings")),
+    Screen("admin-audit", "odin", "/admin/audit", heading("Audit log")),
+    Screen("admin-stats", "odin", "/admin/stats", heading("Statistics")),
+    # Last: it moves the service's clock on by ten minutes, for a new account each time.
+    Screen("step-up-dialog", "fresh", "/settings/security", step_up, segments=False),
+]
+
+
+async def run(out: Path, only: str | None) -> int:
+    from playwright.async_api import async_playwright
+
+    if CHROMIUM is None or not CLIENT_INDEX.exists():
+        print("needs Debian's chromium and the built client (make client)", file=sys.stderr)
+        return 2
+    configure_logging("warning")
+    tour = Tour(out, only)
+    standin = StandIn(MEDIA_KEY, MEDIA_SECRET)
+    await standin.start()
+    preview = Site({"/mead.html": html(PREVIEW_PAGE)})
+    await preview.start()
+    tmp = Path(tempfile.mkdtemp(prefix="meadhall-tour-"))
+    settings = Settings(
+        DATA_DIR=tmp / "data", DATABASE_URL=f"sqlite:///{tmp / 'data' / 'chat.db'}",
+        SECRET_KEY="tour-secret-key-not-for-production-0123456789", DOMAIN="localhost", PUBLIC_URL=ORIGIN, LOG_LEVEL="warning",
+        OUTBOUND_ALLOWED_NETWORKS=ALLOWED, VAPID_PRIVATE_KEY=generate_keys()["private_key"],
+        MEDIA_API_KEY=MEDIA_KEY, MEDIA_API_SECRET=MEDIA_SECRET, MEDIA_API_URL=standin.url,
+        RATE_LIMITS={name: "100000/60" for name in BUCKETS if name not in ("auth.lockout", "channel.slowmode")})
+    (tmp / "data").mkdir(parents=True)
+    rt = Runtime(settings, clock=tour.clock, redis_prefix="tour")
+    # Cheap hashes: the tour signs in often; the production parameters are not what is looked at here.
+    rt.password_hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    rt.code_hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    confine(rt.outbound)
+    await rt.start()
+    tour.rt = rt
+    app = create_app(settings, rt)
+    try:
+        async with served(app, PORT), httpx.AsyncClient(base_url=ORIGIN) as client, async_playwright() as p:
+            tour.client, tour.api, tour.accounts = client, Api(client), Accounts(client)
+            await tour.seed(preview, standin)
+            # No name but localhost resolves in the browser: it cannot reach past the loopback range.
+            tour.browser = await p.chromium.launch(executable_path=CHROMIUM, args=[
+                "--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost"])
+            try:
+                for screen in SCREENS:
+                    if only is None or only in screen.name:
+                        await tour.shoot(screen)
+            finally:
+                for ctx in tour.contexts.values():
+                    await ctx.close()
+                await tour.browser.close()
+    finally:
+        await rt.close()
+        await preview.stop()
+        await standin.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    # A partial tour (--only) updates the findings of its shots and keeps the others'.
+    path = out / "axe.json"
+    before = json.loads(path.read_text(encoding="utf-8")) if only is not None and path.exists() else {}
+    findings = {k: v for k, v in before.get("serious_or_critical", {}).items() if only is None or only not in k}
+    findings.update({k: v for k, v in tour.axe.items() if v})
+    checked = {k for k in before.get("screens_checked", []) if only is None or only not in k} | set(tour.axe)
+    errors = {k: v for k, v in before.get("errors", {}).items() if only is None or only not in k}
+    errors.update(tour.errors)
+    report = {"serious_or_critical": findings, "screens_checked": sorted(checked), "errors": errors}
+    path.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
+    print(f"{len(tour.shots)} screenshots in {out}; axe findings on {len(report['serious_or_critical'])} of "
+          f"{len(tour.axe)} screens; errors on {len(tour.errors)}", file=sys.stderr)
+    return 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=Path("/tmp/shots"))
+    parser.add_argument("--only", help="only the screens whose name contains this")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    for old in args.out.glob("*.png"):
+        if args.only is None or args.only in old.name:
+            old.unlink()
+    sys.exit(asyncio.run(run(args.out, args.only)))
+
+
+if __name__ == "__main__":
+    main()
