@@ -68,3 +68,10 @@ export function nameColorOf(guild: GuildSnapshot, member: Pick<Member, "roles" |
 export function rolesShowing(guild: GuildSnapshot, c: Cosmetic): Role[] {
   return guild.roles.filter((r) => (c.kind === "frame" ? r.frame_id : r.icon_id) === c.id);
 }
+
+/** The style attribute of a name shown in `hex`: the colour with its lightness held where the theme's surfaces
+ * keep it readable (app.css, --name-l-min/max), hue and chroma kept; a browser without relative colours
+ * ignores the second declaration and shows the colour as chosen. */
+export function nameStyle(hex: string): string {
+  return `color:${hex};color:oklch(from ${hex} clamp(var(--name-l-min), l, var(--name-l-max)) c h)`;
+}
