@@ -440,8 +440,10 @@ def text(value: str) -> Ready:
 
 
 async def open_nav_on_phone(page: Any, _tour: Tour, size: str) -> None:
+    from playwright.async_api import expect
     if size == "phone":
         await page.get_by_role("button", name="Open navigation").click(timeout=WAIT)
+        await expect(page.get_by_role("navigation", name="Rooms")).to_be_visible(timeout=WAIT)
         await page.wait_for_timeout(300)
 
 
