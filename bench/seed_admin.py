@@ -309,13 +309,14 @@ def file_rows(plan: Plan, message_ids: list[int], message_rooms: dict[int, tuple
 # ---- writing -----------------------------------------------------------------------------------------
 
 
-async def _insert(engine: Any, table: Any, batches: Any, what: str) -> None:
+async def _insert(engine: Any, table: Any, batches: Any, what: str, per_transaction: int = BATCH) -> None:
     from sqlalchemy import insert
 
     started, n = time.perf_counter(), 0
     for batch in batches:
-        async with engine.begin() as conn:
-            await conn.execute(insert(table), batch)
+        for i in range(0, len(batch), per_transaction):
+            async with engine.begin() as conn:
+                await conn.execute(insert(table), batch[i:i + per_transaction])
         n += len(batch)
         if n % 100_000 < len(batch):
             progress(f"{what}: {n} rows ({time.perf_counter() - started:.0f} s)")
@@ -352,7 +353,11 @@ async def write_seed(database_url: str, admin_id: int) -> None:
     plan = Plan(int(time.time() * 1000), admin_id)
     engine = create_engine(settings.database_url)  # the driver the server uses (asyncpg, the inline SQLite one)
     try:
-        await _insert(engine, users, user_rows(plan, keys, password_hash), "users")
+        # Fewer accounts per transaction: the triggers on `users` update one counter row per string of one or
+        # two characters in the names (user_name_grams); 5,000 accounts in one transaction would give each
+        # such row thousands of versions, which PostgreSQL walks on every further update (minutes instead of
+        # seconds). A server writes one account per transaction.
+        await _insert(engine, users, user_rows(plan, keys, password_hash), "users", per_transaction=250)
         guild_list, role_list, room_list, member_list = guild_rows(plan)
         await _insert(engine, guilds, _chunks(guild_list), "guilds")
         await _insert(engine, roles, _chunks(role_list), "roles")

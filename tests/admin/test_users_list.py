@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import delete, update
 
+from meadhall.core.text import norm
 from meadhall.db.schema import users
 from tests.support.accounts import second_session
 from tests.support.admin import admin_account, user_url
@@ -143,6 +144,65 @@ async def test_deleted_accounts_are_listed_with_their_deletion_time(api, client,
     assert_error(r, 404, "user.not_found")
 
 
+async def test_total_with_every_match_on_the_first_page_more_pages_and_a_cursor(api, client, accounts, rt):
+    """A first page that holds every match gives `total` without a count; with more pages, and on any page
+    after a cursor, the count runs. Parts through the trigram index and parts short enough to scan."""
+    admin = await admin_account(client, accounts, rt, "root")
+    for i in range(4):
+        await accounts.register(f"skald{i}")
+    await accounts.register("other")
+    bard = await accounts.register("bard")
+    await rename(api, bard, "Old Skald")
+    skalds = ["bard", "skald3", "skald2", "skald1", "skald0"]
+    for q in ("skald", "SKAL", "sk", "k"):
+        for limit in (50, 5):  # one page with room to spare, one page exactly full
+            body = await api.get("/instance/users", admin, params={"q": q, "limit": limit})
+            assert ([u["username"] for u in body["users"]], body["total"], body["has_more"]) == (skalds, 5, False), q
+        first = await api.get("/instance/users", admin, params={"q": q, "limit": 2})
+        assert ([u["username"] for u in first["users"]], first["total"], first["has_more"]) == (skalds[:2], 5, True)
+        middle = await api.get("/instance/users", admin, params={"q": q, "limit": 2, "before": first["users"][-1]["id"]})
+        assert ([u["username"] for u in middle["users"]], middle["total"], middle["has_more"]) == (skalds[2:4], 5, True)
+        last = await api.get("/instance/users", admin, params={"q": q, "limit": 2, "before": middle["users"][-1]["id"]})
+        # Fewer rows than the limit after a cursor: the page is not every match, the count says how many.
+        assert ([u["username"] for u in last["users"]], last["total"], last["has_more"]) == (skalds[4:], 5, False)
+        after = await api.get("/instance/users", admin, params={"q": q, "before": last["users"][-1]["id"]})
+        assert (after["users"], after["total"], after["has_more"]) == ([], 5, False)
+    for q in ("skaldic", "zq", "%"):  # no match: an empty first page, total 0
+        body = await api.get("/instance/users", admin, params={"q": q})
+        assert (body["users"], body["total"], body["has_more"]) == ([], 0, False)
+    everyone = await api.get("/instance/users", admin, params={"limit": 7})  # no filter: 7 accounts on one page
+    assert (len(everyone["users"]), everyone["total"], everyone["has_more"]) == (7, 7, False)
+    await api.post(user_url(bard.id, "/ban"), admin, json={"reason": "r"}, expect=200)
+    banned = await api.get("/instance/users", admin, params={"banned": "true", "q": "k"})
+    assert ([u["username"] for u in banned["users"]], banned["total"], banned["has_more"]) == (["bard"], 1, False)
+
+
+async def test_totals_of_short_parts_follow_registrations_renames_and_removals(api, client, accounts, rt):
+    """The database keeps the total of every part of one or two characters (docs/admin.md): it must follow
+    every change of a name, and count an account once however often the part occurs in its names."""
+    admin = await admin_account(client, accounts, rt, "root")
+
+    async def check(*more: str) -> None:  # every part of every name, and `more` (as typed: folded first)
+        listed = (await api.get("/instance/users", admin, params={"limit": 100}))["users"]
+        names = [(norm(u["username"]), norm(u["display_name"])) for u in listed]
+        parts = {n[i:i + w] for pair in names for n in pair for w in (1, 2) for i in range(len(n) - w + 1)}
+        for part in sorted(parts) + list(more):
+            body = await api.get("/instance/users", admin, params={"q": part, "limit": 1})
+            assert body["total"] == sum(norm(part) in a or norm(part) in b for a, b in names), part
+
+    anna = await accounts.register("anna")
+    await accounts.register("hannah")
+    await check("x", "nx", "aa")
+    await rename(api, anna, "Straße Ёлка")  # folds to "strasse ёлка": 'ss', 'ё'
+    await rename(api, await accounts.register("nils"), "Nils")  # the same letters as the username
+    await check("ß", "Ё", "ЁЛ", "na")
+    await rename(api, anna, "Anna")  # back: the street and the tree leave
+    await check("ss", "ё")
+    async with rt.engine.begin() as conn:  # a removed row (the server only ever marks deletion)
+        await conn.execute(delete(users).where(users.c.username == "hannah"))
+    await check("h", "ah")
+
+
 async def test_the_list_runs_a_fixed_number_of_queries(api, client, accounts, rt, assert_query_count):
     admin = await admin_account(client, accounts, rt, "root")
     for i in range(6):
@@ -157,7 +217,8 @@ async def test_the_list_runs_a_fixed_number_of_queries(api, client, accounts, rt
         small = await api.get("/instance/users", admin, params={"limit": 2})
     with assert_query_count(len(few)) as many:
         full = await api.get("/instance/users", admin, params={"limit": 100})
-    assert len(many) == len(few)
+    # The same statements for 2 accounts or 7, less the count: every match is on the full page.
+    assert len(many) == len(few) - 1
     assert len(small["users"]) == 2 and len(full["users"]) == 7
     by_name = {u["username"]: u for u in full["users"]}
     assert by_name["root"]["guild_count"] == 6 and by_name["m5"]["guild_count"] == 1

@@ -44,11 +44,22 @@ async def select_user_page(conn: AsyncConnection, f: UserFilter, before: int | N
     """Newest first; `limit + 1` rows at most, the extra one telling that more follow."""
     if f.q:
         await dialect.plan_with_values(conn)
-    stmt = select(users).where(*_where(conn, f))
+    # The ids first, then their rows: the filters read only columns of the narrow user-list index, so a
+    # search that must scan (a rare short part) walks that index instead of every row.
+    ids = select(users.c.id).where(*_where(conn, f))
     if before is not None:
-        stmt = stmt.where(users.c.id < before)
-    stmt = stmt.order_by(users.c.id.desc()).limit(limit + 1)
+        ids = ids.where(users.c.id < before)
+    ids = ids.order_by(users.c.id.desc()).limit(limit + 1).correlate(None)
+    stmt = select(users).where(users.c.id.in_(ids)).order_by(users.c.id.desc())
     return cast("list[UserRow]", list((await conn.execute(stmt)).mappings()))
+
+
+async def kept_user_count(conn: AsyncConnection, f: UserFilter) -> int | None:
+    """`count_users(f)` as the database keeps it, when it keeps one for this filter (a part of one or two
+    characters and nothing else: docs/admin.md); None otherwise."""
+    if f.q and f.email_index is None and not f.banned:
+        return await dialect.count_users_with_short_part(conn, norm(f.q))
+    return None
 
 
 async def count_users(conn: AsyncConnection, f: UserFilter) -> int:

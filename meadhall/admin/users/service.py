@@ -33,12 +33,18 @@ DETAIL_LATEST = 50  # security events and audit entries shown in the detail
 async def access_instance_users(rt: Runtime, principal: Principal, q: str | None, email: str | None, banned: bool,
                                 before: int | None, limit: int) -> dict[str, Any]:
     """One page of accounts, newest first, deleted ones included (an administrator must find them); `total`
-    counts every match of the filters. Five queries whatever the page size."""
+    counts every match of the filters. At most five queries whatever the page size."""
     require_admin(principal)
     f = UserFilter(q=q or None, email_index=email_lookup(rt, email.strip()) if email is not None else None, banned=banned)
     async with rt.read() as uow:
-        rows = await queries.select_user_page(uow.conn, f, before, limit)
-        total = await queries.count_users(uow.conn, f)
+        # A part of one or two characters has its total kept: read first, as a part no account has then
+        # needs no scan for its (empty) page.
+        total = await queries.kept_user_count(uow.conn, f)
+        rows = [] if total == 0 else await queries.select_user_page(uow.conn, f, before, limit)
+        if total is None:
+            # A first page that holds every match tells the total: counting again would be a second pass
+            # over the same rows.
+            total = len(rows) if before is None and len(rows) <= limit else await queries.count_users(uow.conn, f)
         views = await admin_user_views(uow.conn, rows[:limit], rt.keys, uow.now)
     return {"users": views, "total": total, "has_more": len(rows) > limit}
 
