@@ -45,6 +45,7 @@ SHIPPED = {
     "0016_passkeys.py": "fc48e90f0f34f9345d918c59a9ac87d16e1bacc91bcfe3a6fe46b4fad326f735",
     "0017_audit_chain.py": "51340a8a3b261b924015eb7bc97eb09e1cb25cd4bbed47845f81752406923d85",
     "0018_user_search.py": "27cc4d1e0c16ac4dd259260a2fa5518511f4d0fd67b04f6ec408ebbfaac0d5bf",
+    "0019_user_search_short_parts.py": "b8e253166d534db656b20b6fef3932eaf0cc8638369269b232b852b8a8afabbc",
 }
 
 FILE_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.py$")
