@@ -167,6 +167,12 @@ async def list_tables(conn: AsyncConnection) -> list[str]:
     return sorted(r[0] for r in rows)
 
 
+def _execute_in_migration(op: Any, sqlite: Sequence[str], postgres: Sequence[str]) -> None:
+    """Run the statements written for the migration's database (`op` is alembic.op), in order."""
+    for statement in sqlite if op.get_bind().dialect.name == "sqlite" else postgres:
+        op.execute(statement)
+
+
 async def truncate_all(conn: AsyncConnection, tables: list[str]) -> None:
     """Empty the given tables (test isolation on a shared database)."""
     if not tables:
@@ -377,9 +383,7 @@ _POSTGRES_USER_SEARCH_DDL = (
 
 def create_user_search(op: Any) -> None:
     """Create the user-search objects in a migration (`op` is alembic.op); tolerates them existing."""
-    statements = _SQLITE_USER_SEARCH_DDL if op.get_bind().dialect.name == "sqlite" else _POSTGRES_USER_SEARCH_DDL
-    for statement in statements:
-        op.execute(statement)
+    _execute_in_migration(op, _SQLITE_USER_SEARCH_DDL, _POSTGRES_USER_SEARCH_DDL)
 
 
 def drop_user_search(op: Any) -> None:
@@ -477,9 +481,7 @@ _POSTGRES_USER_GRAMS_DDL = (
 
 def create_user_grams(op: Any) -> None:
     """USER_GRAMS_TABLE, its triggers, and its rows for the accounts that exist; tolerates them existing."""
-    statements = _SQLITE_USER_GRAMS_DDL if op.get_bind().dialect.name == "sqlite" else _POSTGRES_USER_GRAMS_DDL
-    for statement in statements:
-        op.execute(statement)
+    _execute_in_migration(op, _SQLITE_USER_GRAMS_DDL, _POSTGRES_USER_GRAMS_DDL)
 
 
 def drop_user_grams(op: Any) -> None:
@@ -617,9 +619,7 @@ _POSTGRES_PERM_TRIGGERS = [
 
 def create_perm_version_triggers(op: Any) -> None:
     """Migration helper: the triggers that keep `guilds.perm_version` current (idempotent)."""
-    statements = _SQLITE_PERM_TRIGGERS if op.get_bind().dialect.name == "sqlite" else _POSTGRES_PERM_TRIGGERS
-    for statement in statements:
-        op.execute(statement)
+    _execute_in_migration(op, _SQLITE_PERM_TRIGGERS, _POSTGRES_PERM_TRIGGERS)
 
 
 # ---- the session epoch ----------------------------------------------------------------------------
@@ -768,6 +768,4 @@ _POSTGRES_FLAG_TRIGGERS = [
 
 def create_message_flag_triggers(op: Any) -> None:
     """Migration helper: the triggers that set the message flags and room versions (idempotent)."""
-    statements = _SQLITE_FLAG_TRIGGERS if op.get_bind().dialect.name == "sqlite" else _POSTGRES_FLAG_TRIGGERS
-    for statement in statements:
-        op.execute(statement)
+    _execute_in_migration(op, _SQLITE_FLAG_TRIGGERS, _POSTGRES_FLAG_TRIGGERS)

@@ -8,11 +8,30 @@ import io
 import wave
 from typing import Any
 
+from PIL import Image, ImageDraw
 from sqlalchemy import insert
 
 from meadhall.db.schema import cosmetics, emojis, files, sounds
 from tests.support.files import png
 from tests.support.http import Api, unwrap
+
+
+def emoji_png() -> bytes:
+    """A small round amber image, as an emoji would be."""
+    image = Image.new("RGBA", (32, 32), (0, 0, 0, 0))
+    ImageDraw.Draw(image).ellipse((2, 2, 29, 29), fill=(230, 160, 40, 255))
+    buf = io.BytesIO()
+    image.save(buf, "PNG")
+    return buf.getvalue()
+
+
+def frame_png() -> bytes:
+    """A gold ring with a transparent middle, as a frame is drawn."""
+    image = Image.new("RGBA", (96, 96), (0, 0, 0, 0))
+    ImageDraw.Draw(image).ellipse((3, 3, 92, 92), outline=(235, 185, 50, 255), width=9)
+    buf = io.BytesIO()
+    image.save(buf, "PNG")
+    return buf.getvalue()
 
 
 def wav(seconds: float = 1.0, rate: int = 8000) -> bytes:

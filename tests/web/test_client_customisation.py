@@ -21,7 +21,7 @@ from tests.support.browser import (
     open_page,
     serious_axe_violations,
 )
-from tests.support.customisation import upload_cosmetic, upload_emoji, upload_sound, wav
+from tests.support.customisation import emoji_png, frame_png, upload_cosmetic, upload_emoji, upload_sound, wav
 from tests.support.factories import add_member
 from tests.support.guilds import give, make_guild, make_role
 from tests.support.http import Api
@@ -30,24 +30,6 @@ from tests.support.messages import send
 pytestmark = [needs_chromium, needs_client]
 
 WAIT = 10000
-
-
-def emoji_png() -> bytes:
-    """A small round amber image, as an emoji would be."""
-    image = Image.new("RGBA", (32, 32), (0, 0, 0, 0))
-    ImageDraw.Draw(image).ellipse((2, 2, 29, 29), fill=(230, 160, 40, 255))
-    buf = io.BytesIO()
-    image.save(buf, "PNG")
-    return buf.getvalue()
-
-
-def frame_png() -> bytes:
-    """A gold ring with a transparent middle, as a frame is drawn."""
-    image = Image.new("RGBA", (96, 96), (0, 0, 0, 0))
-    ImageDraw.Draw(image).ellipse((3, 3, 92, 92), outline=(235, 185, 50, 255), width=9)
-    buf = io.BytesIO()
-    image.save(buf, "PNG")
-    return buf.getvalue()
 
 
 def icon_png() -> bytes:

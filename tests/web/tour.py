@@ -49,7 +49,7 @@ from tests.support.browser import (
     watch_errors,
 )
 from tests.support.calls import conversation
-from tests.support.customisation import upload_cosmetic, upload_emoji, upload_sound
+from tests.support.customisation import emoji_png, frame_png, upload_cosmetic, upload_emoji, upload_sound
 from tests.support.factories import add_member
 from tests.support.guilds import give, make_guild, make_invite, make_role, override, room
 from tests.support.http import Api
@@ -106,24 +106,6 @@ def picture(seed: int, size: int = 256, letter: str = "") -> bytes:
     draw.ellipse((size * 0.2, size * 0.2, size * 0.8, size * 0.8), outline=(255, 255, 255), width=size // 16)
     if letter:
         draw.rectangle((size * 0.42, size * 0.3, size * 0.58, size * 0.7), fill=(255, 255, 255))
-    buf = io.BytesIO()
-    image.save(buf, "PNG")
-    return buf.getvalue()
-
-
-def emoji_png() -> bytes:
-    image = Image.new("RGBA", (64, 64), (0, 0, 0, 0))
-    draw = ImageDraw.Draw(image)
-    draw.rounded_rectangle((12, 8, 52, 58), radius=8, fill=(230, 160, 40, 255))
-    draw.rectangle((16, 8, 48, 20), fill=(250, 245, 230, 255))
-    buf = io.BytesIO()
-    image.save(buf, "PNG")
-    return buf.getvalue()
-
-
-def frame_png() -> bytes:
-    image = Image.new("RGBA", (96, 96), (0, 0, 0, 0))
-    ImageDraw.Draw(image).ellipse((3, 3, 92, 92), outline=(235, 185, 50, 255), width=9)
     buf = io.BytesIO()
     image.save(buf, "PNG")
     return buf.getvalue()
