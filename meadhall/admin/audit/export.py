@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from meadhall.accounts.queries import SUMMARY_COLUMNS
 from meadhall.accounts.views import user_summary
 from meadhall.audit.queries import AuditFilters, AuditPageRow, select_audit_page
 from meadhall.core.clock import iso
@@ -72,7 +73,8 @@ class AuditExport:
         remaining, filters = EXPORT_MAX, replace(self.filters, before_id=None)
         while remaining > 0:
             async with self.rt.read() as uow:
-                rows, has_more = await select_audit_page(uow.conn, filters, min(EXPORT_BATCH, remaining))
+                rows, has_more = await select_audit_page(uow.conn, filters, min(EXPORT_BATCH, remaining),
+                                                         actor_columns=SUMMARY_COLUMNS)
             if rows:
                 yield rows, uow.now
             remaining -= len(rows)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from meadhall.accounts.queries import SUMMARY_COLUMNS
 from meadhall.accounts.views import user_summary
 from meadhall.admin.access import require_admin
 from meadhall.admin.audit.export import AuditExport, export_of
@@ -25,7 +26,8 @@ async def access_instance_audit_log(rt: Runtime, principal: Principal, filters: 
     async with rt.read() as uow:
         total = await count_audit_entries(uow.conn, filters)
         windowed = filters.created_from is not None or filters.created_to is not None
-        rows, has_more = await select_audit_page(uow.conn, filters, limit, sparse=windowed and total <= SPARSE_MAX)
+        rows, has_more = await select_audit_page(uow.conn, filters, limit, actor_columns=SUMMARY_COLUMNS,
+                                                 sparse=windowed and total <= SPARSE_MAX)
     entries = [
         audit_entry_view(row.entry, None if row.actor is None else user_summary(row.actor, uow.now)) for row in rows
     ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from meadhall.accounts.queries import SUMMARY_COLUMNS
 from meadhall.accounts.views import user_summary
 from meadhall.audit.queries import AuditFilters, select_audit_page
 from meadhall.audit.views import audit_entry_view
@@ -21,7 +22,7 @@ async def access_guild_audit_log(rt: Runtime, principal: Principal, raw_guild_id
         require(gc, perms.P.VIEW_AUDIT_LOG)
         filters = AuditFilters(guild_id=gc.guild_id, action=action, actor_id=actor_id, target_id=target_id,
                                before_id=before_id)
-        rows, has_more = await select_audit_page(uow.conn, filters, limit)
+        rows, has_more = await select_audit_page(uow.conn, filters, limit, actor_columns=SUMMARY_COLUMNS)
     entries = [
         audit_entry_view(row.entry, None if row.actor is None else user_summary(row.actor, uow.now)) for row in rows
     ]
