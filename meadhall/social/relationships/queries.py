@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TypedDict, cast
 
-from sqlalchemy import and_, bindparam, delete, insert, or_, select, update
+from sqlalchemy import and_, delete, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts.queries import SUMMARY_COLUMNS, SummaryRow, UserRow
 from meadhall.core.text import escape_like
+from meadhall.db import dialect
 from meadhall.db.schema import relationships, users
 
 
@@ -69,15 +70,12 @@ async def select_related_users(conn: AsyncConnection, user_id: int) -> list[Rela
     return cast("list[RelatedUser]", (await conn.execute(stmt)).mappings().all())
 
 
-_FRIENDS_OF_ONE = select(relationships.c.other_id).where(relationships.c.user_id == bindparam("user_id"),
-                                                         relationships.c.type == "friend")
-
-
 async def select_friend_ids(conn: AsyncConnection, user_ids: Sequence[int]) -> dict[int, list[int]]:
     """user id -> the ids of their friends, for many users in one query (presence receivers). One user (a
-    status change) takes a prepared statement: an event's audience is sorted anyway."""
+    status change) reads them as one array: an event's audience is sorted anyway."""
     if len(user_ids) == 1:
-        friends = list((await conn.execute(_FRIENDS_OF_ONE, {"user_id": user_ids[0]})).scalars())
+        friends = await dialect.select_id_array(conn, relationships.c.other_id, relationships.c.user_id == user_ids[0],
+                                                relationships.c.type == "friend")
         return {user_ids[0]: friends} if friends else {}
     stmt = (select(relationships.c.user_id, relationships.c.other_id)
             .where(relationships.c.user_id.in_(sorted(set(user_ids))), relationships.c.type == "friend")
