@@ -8,14 +8,16 @@ import ast
 import hashlib
 import re
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
 from alembic import command
 from alembic.script import ScriptDirectory
 from sqlalchemy import text, true
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from meadhall.core.ids import EPOCH_MS, id_timestamp_ms
 from meadhall.db import dialect
 from meadhall.db.engine import create_engine
 from meadhall.db.migrate import MIGRATIONS_DIR, alembic_config, migrate, shipped_revisions
@@ -46,6 +48,7 @@ SHIPPED = {
     "0017_audit_chain.py": "51340a8a3b261b924015eb7bc97eb09e1cb25cd4bbed47845f81752406923d85",
     "0018_user_search.py": "27cc4d1e0c16ac4dd259260a2fa5518511f4d0fd67b04f6ec408ebbfaac0d5bf",
     "0019_user_search_short_parts.py": "b8e253166d534db656b20b6fef3932eaf0cc8638369269b232b852b8a8afabbc",
+    "0020_room_days.py": "a654b3d9063c2874a45cc399f1f398556b2cc4678e6d027b831bced5feddf753",
 }
 
 FILE_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.py$")
@@ -239,3 +242,60 @@ async def test_0010_flags_existing_reactions_and_attachments_and_keeps_search(en
             "'[]', '[]', false, false, false, '2026-01-01')"))
         found = await dialect.search_messages(conn, 7, ["findable"], visible=true(), before=None, limit=10)
     assert [r["id"] for r in found] == [13]
+
+
+async def room_days_of(conn: AsyncConnection) -> dict[tuple[int, int], int]:
+    """room_days, rows of 0 aside."""
+    rows = await conn.execute(text("SELECT channel_id, day, messages FROM room_days WHERE messages <> 0"))
+    return {(r[0], r[1]): r[2] for r in rows}
+
+
+async def messages_per_room_day(conn: AsyncConnection) -> dict[tuple[int, int], int]:
+    """The same counts made from the messages, the day of each id worked out in Python."""
+    counts: dict[tuple[int, int], int] = {}
+    for channel_id, message_id in await conn.execute(text("SELECT channel_id, id FROM messages")):
+        day = (datetime.fromtimestamp(id_timestamp_ms(message_id) / 1000, UTC).date() - date(1970, 1, 1)).days
+        counts[(channel_id, day)] = counts.get((channel_id, day), 0) + 1
+    return counts
+
+
+async def test_0020_counts_existing_messages_per_room_and_day_then_keeps_counting(engine: AsyncEngine) -> None:
+    """0020 fills room_days from the messages there are (ids on both sides of a UTC midnight); its triggers
+    then follow inserts, a delete of several rows in one statement, and a room's deletion (its messages and
+    its rows go by cascade, on SQLite too)."""
+    await upgrade_to(engine, "0019_user_search_short_parts")
+    columns = ("id, channel_id, content, content_norm, kind, mentions, mention_channels, mention_everyone, "
+               "suppress_embeds, pinned, created_at")
+    midnight = int(datetime(2026, 3, 1, tzinfo=UTC).timestamp() * 1000)
+
+    async def write(conn: AsyncConnection, channel_id: int, offsets_ms: list[int], seq: int) -> list[int]:
+        made = [((midnight + offset - EPOCH_MS) << 22) | seq + i for i, offset in enumerate(offsets_ms)]
+        for message_id in made:
+            await conn.execute(text(
+                f"INSERT INTO messages ({columns}) VALUES (:id, :room, 'hi', 'hi', 'default', '[]', '[]', "  # noqa: S608
+                "false, false, false, '2026-03-01')"), {"id": message_id, "room": channel_id})
+        return made
+
+    async with engine.begin() as conn:
+        for room in (7, 8):
+            await conn.execute(text("INSERT INTO channels (id, type, position, slowmode_seconds, created_at) "
+                                    "VALUES (:id, 'text', 0, 0, '2026-01-01')"), {"id": room})
+        await write(conn, 7, [-1, -2, 0, 1, 86_400_000 * 3], 0)
+        await write(conn, 8, [-86_400_000 * 40, 5], 10)
+
+    assert (await migrate(engine))[:1] == ["0020_room_days"]
+
+    async with engine.begin() as conn:
+        before = await room_days_of(conn)
+        assert before == await messages_per_room_day(conn)
+        first_day = (date(2026, 3, 1) - date(1970, 1, 1)).days
+        assert before[(7, first_day - 1)] == 2 and before[(7, first_day)] == 2 and len(before) == 5
+        added = await write(conn, 7, [-3, 2, 86_400_000], 20)
+        await write(conn, 8, [6], 30)
+        assert await room_days_of(conn) == await messages_per_room_day(conn)
+        await conn.execute(text("DELETE FROM messages WHERE id IN (:a, :b)"), {"a": added[0], "b": added[2]})
+        assert await room_days_of(conn) == await messages_per_room_day(conn)
+        await conn.execute(text("DELETE FROM channels WHERE id = 8"))
+        assert await room_days_of(conn) == await messages_per_room_day(conn)
+        rows_left = await conn.execute(text("SELECT count(*) FROM room_days WHERE channel_id = 8"))
+        assert rows_left.scalar_one() == 0

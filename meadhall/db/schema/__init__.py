@@ -24,6 +24,7 @@ from meadhall.db.schema.messages import messages, reactions, read_states
 from meadhall.db.schema.outbound import link_previews, push_subscriptions
 from meadhall.db.schema.passkeys import passkeys
 from meadhall.db.schema.social import call_participants, calls, dm_participants, relationships
+from meadhall.db.schema.stats import room_days
 from meadhall.db.schema.voice import media_webhook_events
 from meadhall.db.schema.webhooks import webhooks
 
@@ -47,6 +48,7 @@ __all__ = [
     "messages",
     "reactions",
     "read_states",
+    "room_days",
     "files",
     "relationships",
     "dm_participants",
