@@ -3,6 +3,7 @@ listSecurityEvents)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -16,6 +17,11 @@ from meadhall.core.crypto import Keys, decrypt
 UserColumns = Mapping[str, Any]
 
 PRESENCE_TIMEOUT = timedelta(minutes=2)
+
+# `iso` remembered for the instants lists show again and again (accounts' created_at, relationships' since):
+# formatting cost more than the rest of a summary, and a pure function's memo can never be stale. Bounded,
+# least recently used out first.
+iso_recalled = functools.lru_cache(maxsize=1 << 16)(iso)
 
 
 def badges(row: UserColumns) -> list[str]:
@@ -58,33 +64,53 @@ def user_private(row: UserColumns, keys: Keys) -> dict[str, Any]:
 
 
 def user_summary(row: UserColumns, now: datetime) -> dict[str, Any]:
+    offline_before = now - PRESENCE_TIMEOUT
+    return _summary(row, offline_before, offline_before.replace(tzinfo=None))
+
+
+def _deleted_summary(row: UserColumns) -> dict[str, Any]:
+    return {
+        "id": str(row["id"]),
+        "username": f"deleted-{row['id']}",
+        "display_name": "Deleted user",
+        "avatar": None,
+        "bio": "",
+        "status": "offline",
+        "custom_status": None,
+        "custom_status_emoji": None,
+        "badges": [],
+        "created_at": iso(row["created_at"]),
+        "deleted": True,
+    }
+
+
+def _summary(row: UserColumns, offline_before: datetime, offline_before_naive: datetime) -> dict[str, Any]:
+    """user_summary with the presence cut-off worked out once by the caller: a READY makes a thousand of
+    these. `last_seen_at` before the cut-off is effective_status's "more than 2 minutes without activity";
+    SQLite hands back naive UTC values, compared with the naive cut-off instead of being made aware."""
     if row["deleted_at"] is not None:
-        return {
-            "id": str(row["id"]),
-            "username": f"deleted-{row['id']}",
-            "display_name": "Deleted user",
-            "avatar": None,
-            "bio": "",
-            "status": "offline",
-            "custom_status": None,
-            "custom_status_emoji": None,
-            "badges": [],
-            "created_at": iso(row["created_at"]),
-            "deleted": True,
-        }
-    status = effective_status(row, now)
-    offline = status == "offline"
+        return _deleted_summary(row)
+    status = row["status"]
+    last_seen = row["last_seen_at"]
+    if (status == "invisible" or last_seen is None
+            or last_seen < (offline_before_naive if last_seen.tzinfo is None else offline_before)):
+        status = "offline"
+        custom_status = custom_status_emoji = None
+    else:
+        status = str(status)
+        custom_status, custom_status_emoji = row["custom_status"], row["custom_status_emoji"]
+    avatar = row["avatar_file_id"]
     return {
         "id": str(row["id"]),
         "username": row["username"],
         "display_name": row["display_name"],
-        "avatar": str(row["avatar_file_id"]) if row["avatar_file_id"] else None,
+        "avatar": str(avatar) if avatar else None,
         "bio": row["bio"],
         "status": status,
-        "custom_status": None if offline else row["custom_status"],
-        "custom_status_emoji": None if offline else row["custom_status_emoji"],
-        "badges": badges(row),
-        "created_at": iso(row["created_at"]),
+        "custom_status": custom_status,
+        "custom_status_emoji": custom_status_emoji,
+        "badges": ["instance_admin"] if row["is_instance_admin"] else [],
+        "created_at": iso_recalled(row["created_at"]),
         "deleted": False,
     }
 
@@ -97,11 +123,13 @@ class Summaries(dict[int, dict[str, Any]]):
     def __init__(self, now: datetime) -> None:
         super().__init__()
         self.now = now
+        self._offline_before = now - PRESENCE_TIMEOUT
+        self._offline_before_naive = self._offline_before.replace(tzinfo=None)
 
     def of(self, row: UserColumns) -> dict[str, Any]:
         found = self.get(row["id"])
         if found is None:
-            found = self[row["id"]] = user_summary(row, self.now)
+            found = self[row["id"]] = _summary(row, self._offline_before, self._offline_before_naive)
         return found
 
 

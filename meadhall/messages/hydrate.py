@@ -62,10 +62,12 @@ async def _replied(conn: AsyncConnection, rows: Sequence[MessageFields]) -> dict
 
 async def assemble(conn: AsyncConnection, parts: PageParts, viewer_id: int, now: datetime, *,
                    with_reactions: bool = True, known_users: dict[int, Any] | None = None,
-                   made: Summaries | None = None) -> list[dict[str, Any]]:
+                   made: Summaries | None = None, parts_kept: bool = True) -> list[dict[str, Any]]:
     """The viewer's Message objects: authors as they are now, reactions with the viewer's `me`, and replied
     messages only where the viewer may see them. `known_users`: account rows read in this transaction;
-    `made`: summaries already made for the same answer (a conversation list's participants)."""
+    `made`: summaries already made for the same answer (a conversation list's participants);
+    `parts_kept`: False when nobody keeps `parts` (no page cache), so their views are completed in place
+    instead of copied (300 last messages of a conversation list)."""
     if not parts.bases:
         return []
     known = known_users or {}
@@ -81,7 +83,7 @@ async def assemble(conn: AsyncConnection, parts: PageParts, viewer_id: int, now:
     reactions = await _reactions(conn, reacted, viewer_id) if reacted else {}
     out = []
     for base, (message_id, author_id, reply_id, _) in zip(parts.bases, parts.keys, strict=True):
-        view = base.copy()
+        view = base.copy() if parts_kept else base
         view["author"] = summaries.get(author_id)
         if message_id in reactions:
             view["reactions"] = reactions[message_id]
@@ -101,7 +103,7 @@ async def hydrate(conn: AsyncConnection, rows: Sequence[MessageFields], viewer_i
                   ) -> list[dict[str, Any]]:
     parts = await page_parts(conn, rows, with_attachments=with_attachments)
     return await assemble(conn, parts, viewer_id, now, with_reactions=with_reactions, known_users=known_users,
-                          made=summaries)
+                          made=summaries, parts_kept=False)
 
 
 async def _reactions(conn: AsyncConnection, message_ids: list[int], viewer_id: int) -> dict[int, list[dict[str, Any]]]:

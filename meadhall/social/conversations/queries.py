@@ -7,12 +7,13 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import delete, func, insert, or_, select, update
+from sqlalchemy import bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.sql import Select
 
-from meadhall.db.schema import channels, dm_participants, messages, read_states
+from meadhall.accounts.queries import SUMMARY_COLUMNS, SummaryRow
+from meadhall.db.schema import channels, dm_participants, messages, read_states, users
 from meadhall.guilds.rows import ChannelRow
+from meadhall.messages.rows import MessageRow
 from meadhall.social.conversations.rows import ParticipantRow
 
 
@@ -56,29 +57,46 @@ async def delete_conversation_row(conn: AsyncConnection, channel_id: int) -> Non
     await conn.execute(delete(channels).where(channels.c.id == channel_id, channels.c.type == "dm"))
 
 
-def _mine(user_id: int) -> Any:
-    return select(dm_participants.c.channel_id).where(dm_participants.c.user_id == user_id).scalar_subquery()
+# The statements of the conversation list are built once (a list or READY runs them all): building one
+# cost more than running it, a third of the list's SQL time with 300 conversations.
+_MINE = select(dm_participants.c.channel_id).where(dm_participants.c.user_id == bindparam("user_id"))
+_MINE_ALIAS = dm_participants.alias("mine")
+# What a Conversation object shows of its room (conversations.views.conversation_view): a list of 300 read
+# all 18 columns of `channels`, most of them a guild room's.
+_LISTED = tuple(channels.c[name] for name in ("id", "is_group", "name", "icon_file_id", "dm_owner_id",
+                                              "last_message_id", "has_private", "created_at"))
+_CONVERSATIONS = select(*_LISTED).where(channels.c.id.in_(_MINE.scalar_subquery()), channels.c.type == "dm")
+# A self-join from the user's own rows (index on user_id, then the primary key per conversation), sorted
+# by the database: an `IN (subquery)` with ORDER BY made SQLite walk and sort the whole table; the join
+# sorts only the user's few hundred rows.
+_PARTICIPANTS = (select(dm_participants.c.channel_id, dm_participants.c.user_id, dm_participants.c.joined_at)
+                 .join(_MINE_ALIAS, _MINE_ALIAS.c.channel_id == dm_participants.c.channel_id)
+                 .where(_MINE_ALIAS.c.user_id == bindparam("user_id"))
+                 .order_by(dm_participants.c.channel_id, dm_participants.c.joined_at, dm_participants.c.user_id))
+# The participants' accounts and the rooms' last messages are selected through the user's own rows rather
+# than by lists of ids (300 conversations: two lists of 300 values to expand and bind).
+_PARTICIPANT_IDS = (select(dm_participants.c.user_id)
+                    .join(_MINE_ALIAS, _MINE_ALIAS.c.channel_id == dm_participants.c.channel_id)
+                    .where(_MINE_ALIAS.c.user_id == bindparam("user_id")))
+_PARTICIPANT_SUMMARIES = select(*SUMMARY_COLUMNS).where(users.c.id.in_(_PARTICIPANT_IDS.scalar_subquery()))
+_LAST_MESSAGE_IDS = select(channels.c.last_message_id).where(
+    channels.c.id.in_(_MINE.scalar_subquery()), channels.c.type == "dm", channels.c.last_message_id.is_not(None))
+# What a Message object shows, as history selects it: every column but `content_norm`, the search copy.
+_LAST_MESSAGES = select(*(c for c in messages.c if c.name != "content_norm")).where(
+    messages.c.id.in_(_LAST_MESSAGE_IDS.scalar_subquery()))
 
 
 async def select_conversations_of_user(conn: AsyncConnection, user_id: int) -> list[ChannelRow]:
-    stmt = select(channels).where(channels.c.id.in_(_mine(user_id)), channels.c.type == "dm")
-    return cast("list[ChannelRow]", (await conn.execute(stmt)).mappings().all())
+    """The user's conversations, with the columns their views read (not a full ChannelRow)."""
+    return cast("list[ChannelRow]", (await conn.execute(_CONVERSATIONS, {"user_id": user_id})).mappings().all())
 
 
 async def select_participants_of_user_conversations(conn: AsyncConnection, user_id: int
                                                     ) -> dict[int, list[ParticipantRow]]:
-    """channel id -> its participants (earliest joined first), for every conversation of the user.
-
-    A self-join from the user's own rows (index on user_id, then the primary key per conversation), sorted
-    by the database (an `IN (subquery)` with ORDER BY made SQLite walk and sort the whole table; the join
-    sorts only the user's few hundred rows) and read as plain tuples."""
-    mine = dm_participants.alias("mine")
-    stmt = (select(dm_participants.c.channel_id, dm_participants.c.user_id, dm_participants.c.joined_at)
-            .join(mine, mine.c.channel_id == dm_participants.c.channel_id)
-            .where(mine.c.user_id == user_id)
-            .order_by(dm_participants.c.channel_id, dm_participants.c.joined_at, dm_participants.c.user_id))
+    """channel id -> its participants (earliest joined first), for every conversation of the user, read as
+    plain tuples."""
     out: dict[int, list[ParticipantRow]] = {}
-    for channel_id, member_id, joined_at in (await conn.execute(stmt)).all():
+    for channel_id, member_id, joined_at in (await conn.execute(_PARTICIPANTS, {"user_id": user_id})).all():
         row: ParticipantRow = {"channel_id": channel_id, "user_id": member_id, "joined_at": joined_at}
         found = out.get(channel_id)
         if found is None:
@@ -88,18 +106,16 @@ async def select_participants_of_user_conversations(conn: AsyncConnection, user_
     return out
 
 
-def participant_ids_of_user_conversations(user_id: int) -> Select[Any]:
-    """The ids of everybody in the user's conversations, the user included (a statement to select from)."""
-    mine = dm_participants.alias("mine")
-    return (select(dm_participants.c.user_id)
-            .join(mine, mine.c.channel_id == dm_participants.c.channel_id)
-            .where(mine.c.user_id == user_id))
+async def select_participant_summaries(conn: AsyncConnection, user_id: int) -> dict[int, SummaryRow]:
+    """user id -> the summary columns of everybody in the user's conversations, the user included."""
+    rows = (await conn.execute(_PARTICIPANT_SUMMARIES, {"user_id": user_id})).mappings().all()
+    return {row["id"]: cast(SummaryRow, row) for row in rows}
 
 
-def last_message_ids_of_user_conversations(user_id: int) -> Select[Any]:
-    """The rooms' `last_message_id` of the user's conversations (a statement to select from)."""
-    return select(channels.c.last_message_id).where(channels.c.id.in_(_mine(user_id)), channels.c.type == "dm",
-                                                    channels.c.last_message_id.is_not(None))
+async def select_last_messages(conn: AsyncConnection, user_id: int) -> dict[int, MessageRow]:
+    """message id -> row of the rooms' `last_message_id` of the user's conversations."""
+    rows = (await conn.execute(_LAST_MESSAGES, {"user_id": user_id})).mappings().all()
+    return {row["id"]: cast(MessageRow, row) for row in rows}
 
 
 async def select_newest_private_ids(conn: AsyncConnection, channel_ids: Iterable[int], user_id: int) -> dict[int, int]:

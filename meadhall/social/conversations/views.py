@@ -14,10 +14,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.accounts.queries import select_summary_rows, select_summary_rows_with_ids_from
-from meadhall.accounts.views import Summaries, UserColumns
+from meadhall.accounts.queries import select_summary_rows
+from meadhall.accounts.views import Summaries, UserColumns, iso_recalled
 from meadhall.auth.sessions import Principal
-from meadhall.core.clock import iso
 from meadhall.core.ids import sid
 from meadhall.messages import queries as message_queries
 from meadhall.messages.hydrate import hydrate
@@ -32,12 +31,16 @@ def conversation_view(conv: Conversation, receiver_id: int, summaries: Mapping[i
     """`summaries`: UserSummary of the participants (a participant without one is left out), made once per
     user for a whole list: the receiver and a friend in many groups appear in many conversations."""
     channel = conv.channel
-    members = [summaries[p["user_id"]] for p in conv.participants if p["user_id"] in summaries]
+    participants = conv.participants
+    members = [summaries[p["user_id"]] for p in participants if p["user_id"] in summaries]
     is_group = bool(channel["is_group"])
     counterpart = None
     if not is_group:
         receiver = str(receiver_id)
-        counterpart = next((m for m in members if m["id"] != receiver), None)
+        for member in members:
+            if member["id"] != receiver:
+                counterpart = member
+                break
     owner = sid(channel["dm_owner_id"]) if is_group else None
     return {
         "id": str(channel["id"]),
@@ -48,14 +51,14 @@ def conversation_view(conv: Conversation, receiver_id: int, summaries: Mapping[i
         "icon_file_id": sid(channel["icon_file_id"]) if is_group else None,
         "dm_owner_id": owner,
         "owner_id": owner,
-        "member_count": len(conv.participants),
+        "member_count": len(participants),
         "members": members,
         "counterpart": counterpart,
         "avatar": None if counterpart is None else counterpart["avatar"],
         "status": None if counterpart is None else counterpart["status"],
         "last_message": last_message,
         "last_message_id": None if last_message is None else last_message["id"],
-        "created_at": iso(channel["created_at"]),
+        "created_at": iso_recalled(channel["created_at"]),
     }
 
 
@@ -103,9 +106,8 @@ async def conversation_list(conn: AsyncConnection, user_id: int, now: datetime, 
     if not channels:
         return []
     participants = await queries.select_participants_of_user_conversations(conn, user_id)
-    users = await select_summary_rows_with_ids_from(conn, queries.participant_ids_of_user_conversations(user_id))
-    public_last = await message_queries.select_messages_with_ids_from(
-        conn, queries.last_message_ids_of_user_conversations(user_id))
+    users = await queries.select_participant_summaries(conn, user_id)
+    public_last = await queries.select_last_messages(conn, user_id)
     convs = [Conversation(ch, participants.get(int(ch["id"]), [])) for ch in channels]
     views = await conversation_views(conn, user_id, convs, now, users, summaries, public_last)
     return sorted(views, key=_activity, reverse=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from meadhall.accounts.views import Summaries, UserColumns, user_summary
+from meadhall.accounts.views import Summaries, UserColumns, iso_recalled, user_summary
 from meadhall.core.clock import iso
 from meadhall.social.relationships.queries import RelatedUser
 
@@ -32,11 +32,13 @@ def relationship_lists(rows: list[RelatedUser], now: datetime, summaries: Summar
     """`summaries`: those already made for the same answer (READY), filled with the ones made here;
     `styles`: the friends' `friends`-scope styles (presence.friends_styles)."""
     made = Summaries(now) if summaries is None else summaries
-    styles = styles or {}
+    summary_of, style_of = made.of, (styles or {}).get
     lists: dict[str, list[dict[str, Any]]] = {name: [] for name in LISTS.values()}
+    # A READY lists a thousand friends: each list's append is looked up once, not per row.
+    append_to = {type_: lists[name].append for type_, name in LISTS.items()}
     for row in rows:
         type_ = row["rel_type"]
-        style = styles.get(row["id"]) if type_ == "friend" else None
-        lists[LISTS[type_]].append({"id": str(row["id"]), "type": type_, "user": made.of(row),
-                                    "since": iso(row["rel_since"]), "style": style})
+        other_id = row["id"]
+        append_to[type_]({"id": str(other_id), "type": type_, "user": summary_of(row), "since": iso_recalled(row["rel_since"]),
+                          "style": style_of(other_id) if type_ == "friend" else None})
     return lists
