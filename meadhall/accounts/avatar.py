@@ -45,5 +45,5 @@ class Avatar:
         # members of the user's guilds, registered by guilds) runs too.
         uow.emit(notify_user_update(row, self.rt.keys))
         for hook in public_change_hooks:
-            await hook(uow, self.user_id)
+            await hook(uow, row)
         return {"user": user_private(row, self.rt.keys)}

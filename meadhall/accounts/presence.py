@@ -121,14 +121,14 @@ async def note_session_activity(rt: Runtime, user_id: int) -> None:
     await touch(rt, user_id, stored=True)
 
 
-async def announce_profile(uow: UnitOfWork, user_id: int) -> None:
+async def announce_profile(uow: UnitOfWork, row: UserRow) -> None:
     """The user's public summary changed (chosen status, custom status, profile fields, avatar; going
     `invisible` reads as going offline): PRESENCE_UPDATE to their friends, in the caller's transaction."""
-    receivers = (await friends_of(uow.conn, [user_id])).get(user_id, [])
-    if not receivers:
+    if row["deleted_at"] is not None:
         return
-    row = await queries.select_user(uow.conn, user_id)
-    if row is not None and row["deleted_at"] is None:
+    user_id = row["id"]
+    receivers = (await friends_of(uow.conn, [user_id])).get(user_id, [])
+    if receivers:
         style = (await friends_styles(uow.conn, [user_id])).get(user_id)
         uow.emit(notify_presence(row, uow.now, receivers, style))
 

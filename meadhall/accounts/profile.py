@@ -7,6 +7,7 @@ from typing import Any
 
 from meadhall.accounts import queries
 from meadhall.accounts.events import notify_user_update
+from meadhall.accounts.queries import UserRow
 from meadhall.accounts.views import security_event_view, user_private, user_summary
 from meadhall.auth import queries as auth_queries
 from meadhall.auth.sessions import Principal
@@ -19,7 +20,8 @@ from meadhall.runtime import Runtime
 # What else a change of the public summary announces (docs/reference/events.md: MEMBER_UPDATE to the members of every
 # guild of the user). The guilds domain registers its announcement when the app is built, so accounts
 # does not import it (guilds builds on accounts).
-PublicChange = Callable[[UnitOfWork, int], Awaitable[None]]
+# A hook gets the user's row as just written, so that none reads it again.
+PublicChange = Callable[[UnitOfWork, UserRow], Awaitable[None]]
 public_change_hooks: list[PublicChange] = []
 
 
@@ -60,7 +62,7 @@ async def do_update_me(rt: Runtime, principal: Principal, changes: dict[str, Any
             uow.emit(notify_user_update(row, rt.keys))
             if user_summary(row, uow.now) != before:
                 for hook in public_change_hooks:
-                    await hook(uow, principal.user_id)
+                    await hook(uow, row)
     return user_private(row, rt.keys)
 
 

@@ -122,6 +122,12 @@ async def select_memberships_with_user(conn: AsyncConnection, user_id: int) -> l
             for row in (await conn.execute(stmt)).mappings()]
 
 
+async def select_memberships_of_user(conn: AsyncConnection, user_id: int) -> list[MemberRow]:
+    """One user's membership rows in every guild, by guild id."""
+    stmt = select(members).where(members.c.user_id == user_id).order_by(members.c.guild_id)
+    return [cast(MemberRow, row) for row in (await conn.execute(stmt)).mappings()]
+
+
 async def select_role_ids_by_guild(conn: AsyncConnection, user_id: int) -> dict[int, list[int]]:
     """guild id -> the role ids one user holds there, for every guild (one query)."""
     stmt = select(member_roles.c.guild_id, member_roles.c.role_id).where(member_roles.c.user_id == user_id)
