@@ -35,6 +35,22 @@ class PageParts:
     author_ids: set[int]
 
 
+    def each(self) -> list[PageParts]:
+        """The parts of each message alone (what a conversation list keeps per last message)."""
+        out = []
+        for base, key in zip(self.bases, self.keys, strict=True):
+            ref = self.replied.get(key[2]) if key[2] is not None else None
+            replied = {} if ref is None else {ref["id"]: ref}
+            authors = {a for a in (key[1], None if ref is None else ref["author_id"]) if a is not None}
+            out.append(PageParts([base], [key], replied, authors))
+        return out
+
+    @staticmethod
+    def joined(parts: Sequence[PageParts]) -> PageParts:
+        return PageParts([b for p in parts for b in p.bases], [k for p in parts for k in p.keys],
+                         {i: r for p in parts for i, r in p.replied.items()}, set().union(*(p.author_ids for p in parts)))
+
+
 async def page_parts(conn: AsyncConnection, rows: Sequence[MessageFields], *, with_attachments: bool = True) -> PageParts:
     if not rows:
         return PageParts([], [], {}, set())

@@ -61,10 +61,10 @@ async def delete_conversation_row(conn: AsyncConnection, channel_id: int) -> Non
 # cost more than running it, a third of the list's SQL time with 300 conversations.
 _MINE = select(dm_participants.c.channel_id).where(dm_participants.c.user_id == bindparam("user_id"))
 _MINE_ALIAS = dm_participants.alias("mine")
-# What a Conversation object shows of its room (conversations.views.conversation_view): a list of 300 read
-# all 18 columns of `channels`, most of them a guild room's.
+# What a Conversation object shows of its room (conversations.views.conversation_view), and the version its
+# kept last message is checked against: a list of 300 read all 18 columns of `channels`, most a guild room's.
 _LISTED = tuple(channels.c[name] for name in ("id", "is_group", "name", "icon_file_id", "dm_owner_id",
-                                              "last_message_id", "has_private", "created_at"))
+                                              "last_message_id", "has_private", "message_version", "created_at"))
 _CONVERSATIONS = select(*_LISTED).where(channels.c.id.in_(_MINE.scalar_subquery()), channels.c.type == "dm")
 # A self-join from the user's own rows (index on user_id, then the primary key per conversation), sorted
 # by the database: an `IN (subquery)` with ORDER BY made SQLite walk and sort the whole table; the join

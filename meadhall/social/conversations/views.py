@@ -19,11 +19,11 @@ from meadhall.accounts.views import Summaries, UserColumns, iso_recalled
 from meadhall.auth.sessions import Principal
 from meadhall.core.ids import sid
 from meadhall.messages import queries as message_queries
-from meadhall.messages.hydrate import hydrate
-from meadhall.messages.rows import MessageRow
+from meadhall.messages.hydrate import assemble, page_parts
 from meadhall.runtime import Runtime
 from meadhall.social.conversations import queries
 from meadhall.social.conversations.access import Conversation
+from meadhall.social.conversations.last_messages import LastMessage, last_message_parts
 
 
 def conversation_view(conv: Conversation, receiver_id: int, summaries: Mapping[int, dict[str, Any]],
@@ -72,10 +72,10 @@ def _last_id(conv: Conversation, private: Mapping[int, int]) -> int | None:
 
 async def conversation_views(conn: AsyncConnection, receiver_id: int, convs: Sequence[Conversation], now: datetime,
                              users: Mapping[int, UserColumns] | None = None, summaries: Summaries | None = None,
-                             public_last: Mapping[int, MessageRow] | None = None) -> list[dict[str, Any]]:
+                             *, keep_last: bool = False) -> list[dict[str, Any]]:
     """The receiver's views of these conversations, in the given order. `summaries`: those already made for
-    the same answer (READY), filled with the ones made here; `public_last`: the rooms' last messages
-    already read (by id), the others are read here."""
+    the same answer (READY), filled with the ones made here; `keep_last`: the conversations are all the
+    receiver's (a list), whose last messages are kept between requests (conversations.last_messages)."""
     if not convs:
         return []
     if users is None:
@@ -84,12 +84,16 @@ async def conversation_views(conn: AsyncConnection, receiver_id: int, convs: Seq
     private = await queries.select_newest_private_ids(
         conn, [c.channel_id for c in convs if c.channel["has_private"]], receiver_id)
     last_ids = [_last_id(c, private) for c in convs]
-    rows = dict(public_last or {})
-    rows.update(await message_queries.select_messages_in_rooms(
-        conn, [(c.channel_id, mid) for c, mid in zip(convs, last_ids, strict=True) if mid is not None and mid not in rows]))
-    ordered = sorted((rows[mid] for mid in {m for m in last_ids if m is not None} if mid in rows),
-                     key=lambda r: r["id"])
-    shown = await hydrate(conn, ordered, receiver_id, now, known_users=dict(users), summaries=made)
+    if keep_last:
+        parts = await last_message_parts(conn, receiver_id, [
+            LastMessage(c.channel_id, mid, int(c.channel["message_version"]))
+            for c, mid in zip(convs, last_ids, strict=True) if mid is not None])
+    else:
+        rows = await message_queries.select_messages_in_rooms(
+            conn, [(c.channel_id, mid) for c, mid in zip(convs, last_ids, strict=True) if mid is not None])
+        parts = await page_parts(conn, [rows[mid] for mid in sorted({m for m in last_ids if m is not None})
+                                        if mid in rows])
+    shown = await assemble(conn, parts, receiver_id, now, known_users=dict(users), made=made, parts_kept=keep_last)
     by_id = {int(view["id"]): view for view in shown}
     for row in users.values():
         made.of(row)
@@ -100,16 +104,15 @@ async def conversation_views(conn: AsyncConnection, receiver_id: int, convs: Seq
 async def conversation_list(conn: AsyncConnection, user_id: int, now: datetime, summaries: Summaries | None = None
                             ) -> list[dict[str, Any]]:
     """Every conversation of the user, newest activity first (GET /users/@me/channels, READY). The
-    participants' accounts and the rooms' last messages are selected through the user's own rows rather
-    than by lists of ids (300 conversations: two lists of 300 values to expand and bind)."""
+    participants' accounts are selected through the user's own rows rather than by a list of ids (300
+    conversations: 300 values to expand and bind); the last messages are mostly kept from the request before."""
     channels = await queries.select_conversations_of_user(conn, user_id)
     if not channels:
         return []
     participants = await queries.select_participants_of_user_conversations(conn, user_id)
     users = await queries.select_participant_summaries(conn, user_id)
-    public_last = await queries.select_last_messages(conn, user_id)
     convs = [Conversation(ch, participants.get(int(ch["id"]), [])) for ch in channels]
-    views = await conversation_views(conn, user_id, convs, now, users, summaries, public_last)
+    views = await conversation_views(conn, user_id, convs, now, users, summaries, keep_last=True)
     return sorted(views, key=_activity, reverse=True)
 
 

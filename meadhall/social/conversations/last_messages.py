@@ -1,0 +1,86 @@
+"""The last messages of conversation lists, kept per process while their room's messages are unchanged.
+
+A conversation list (and READY) shows the last message of every conversation: 300 conversations read and
+built 300 messages per request, most of them the same as the request before. What such a message shows
+that is the same for every viewer (messages/hydrate.PageParts of one message) is kept here under its room's
+`message_version`, which triggers raise in the same transaction as any change to the room's messages
+(db/dialect.py), reactions and files included: an entry is used only while the version read with the room
+is the one it was built at, so an edit, a deletion, a pin or a new message on any node is seen by the next
+request. Authors, reactions and whether the viewer may see a replied message are worked out for every
+request (messages/hydrate.assemble), as for history pages (messages/page_cache.py)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from meadhall.db.engine import WROTE_FLAG, engine_token
+from meadhall.messages import queries as message_queries
+from meadhall.messages.hydrate import PageParts, page_parts
+from meadhall.messages.rows import MessageRow
+from meadhall.social.conversations import queries
+
+# One message's parts take about 2 KiB: at most about 8 MiB in all, the last messages of some 13 lists of
+# 300 conversations.
+MAX_KEPT = 4096
+# Past this many messages to read, the user's rooms' last messages are read through their own rows in one
+# statement (no list of pairs to expand and bind); below it, only the missing pairs are asked for.
+READ_ALL_FROM = 16
+
+
+@dataclass(frozen=True)
+class _Kept:
+    version: int
+    parts: PageParts
+
+
+_KEPT: OrderedDict[tuple[int, int, int], _Kept] = OrderedDict()
+
+
+@dataclass(frozen=True)
+class LastMessage:
+    """The last message a receiver sees in a room, and the room's `message_version` read with it."""
+
+    channel_id: int
+    message_id: int
+    version: int
+
+
+async def last_message_parts(conn: AsyncConnection, user_id: int, wanted: Sequence[LastMessage]) -> PageParts:
+    """The parts of the `wanted` messages of the user's conversations, kept ones first, the others read in
+    at most two statements."""
+    token = engine_token(conn)
+    found: list[PageParts] = []
+    missing: list[LastMessage] = []
+    for last in wanted:
+        key = (token, last.channel_id, last.message_id)
+        kept = _KEPT.get(key)
+        if kept is not None and kept.version == last.version:
+            _KEPT.move_to_end(key)
+            found.append(kept.parts)
+        else:
+            missing.append(last)
+    if missing:
+        rows = await _rows(conn, user_id, missing)
+        read = [last for last in missing if last.message_id in rows]
+        made = (await page_parts(conn, [rows[last.message_id] for last in read])).each()
+        found += made
+        # A transaction that already wrote may hold a version that never commits: use, don't keep.
+        if not conn.info.get(WROTE_FLAG):
+            for last, parts in zip(read, made, strict=True):
+                _KEPT[(token, last.channel_id, last.message_id)] = _Kept(last.version, parts)
+            while len(_KEPT) > MAX_KEPT:
+                _KEPT.popitem(last=False)
+    return PageParts.joined(found)
+
+
+async def _rows(conn: AsyncConnection, user_id: int, missing: Sequence[LastMessage]) -> dict[int, MessageRow]:
+    rows = await queries.select_last_messages(conn, user_id) if len(missing) >= READ_ALL_FROM else {}
+    # A private last message is not its room's `last_message_id`: asked for by its pair.
+    pairs = [(last.channel_id, last.message_id) for last in missing if last.message_id not in rows]
+    if pairs:
+        rows.update(await message_queries.select_messages_in_rooms(conn, pairs))
+    return rows
