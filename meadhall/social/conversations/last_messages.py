@@ -23,8 +23,8 @@ from meadhall.messages.hydrate import PageParts, page_parts
 from meadhall.messages.rows import MessageRow
 from meadhall.social.conversations import queries
 
-# One message's parts take about 2.2 KiB (tracemalloc): at most about 9 MiB in all, the last messages of some 13 lists of
-# 300 conversations.
+# One message's parts take about 2.2 KiB (tracemalloc): at most about 9 MiB in all, the last messages of
+# some 13 lists of 300 conversations.
 MAX_KEPT = 4096
 # Past this many messages to read, the user's rooms' last messages are read through their own rows in one
 # statement (no list of pairs to expand and bind); below it, only the missing pairs are asked for.
