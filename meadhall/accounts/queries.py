@@ -8,7 +8,6 @@ from typing import Any, TypedDict, cast
 
 from sqlalchemy import bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.sql import Select
 
 from meadhall.db.schema import backup_codes, users
 
@@ -105,13 +104,6 @@ async def select_summary_rows(conn: AsyncConnection, user_ids: Iterable[int]) ->
         return {}
     rows = (await conn.execute(select(*SUMMARY_COLUMNS).where(users.c.id.in_(ids)))).mappings()
     return {row["id"]: cast(SummaryRow, row) for row in rows}
-
-
-async def select_summary_rows_with_ids_from(conn: AsyncConnection, ids: Select[Any]) -> dict[int, SummaryRow]:
-    """user id -> the summary columns of the users that a one-column statement selects (the participants of
-    a user's conversations: no list of 300 ids to expand and bind)."""
-    rows = (await conn.execute(select(*SUMMARY_COLUMNS).where(users.c.id.in_(ids.scalar_subquery())))).mappings()
-    return {row["id"]: cast(SummaryRow, row) for row in rows.all()}
 
 
 async def select_user_by_username(conn: AsyncConnection, username_norm: str) -> UserRow | None:

@@ -9,7 +9,6 @@ from typing import Any, cast
 
 from sqlalchemy import bindparam, case, delete, func, insert, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
 from meadhall.accounts.queries import UserRow
@@ -60,13 +59,6 @@ async def select_messages_by_ids(conn: AsyncConnection, channel_id: int, ids: It
         return {}
     rows = await conn.execute(_BY_IDS, {"channel_id": channel_id, "ids": wanted})
     return cast("dict[int, MessageRow]", {r["id"]: r for r in rows.mappings()})
-
-
-async def select_messages_with_ids_from(conn: AsyncConnection, ids: Select[Any]) -> dict[int, MessageRow]:
-    """message id -> row for the ids that a one-column statement selects (the last messages of a user's
-    conversations, read through their rooms: no list of 300 ids to expand and bind)."""
-    stmt = select(*_SHOWN).where(messages.c.id.in_(ids.scalar_subquery()))
-    return {r["id"]: cast(MessageRow, r) for r in (await conn.execute(stmt)).mappings().all()}
 
 
 async def select_messages_in_rooms(conn: AsyncConnection, pairs: Iterable[tuple[int, int]]) -> dict[int, MessageRow]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from tests.support.customisation import upload_cosmetic, upload_emoji, upload_sound
 from tests.support.delivery import online, refused, seen, types
 from tests.support.factories import make_admin
-from tests.support.guilds import accept_invite, give, make_invite, make_role
+from tests.support.guilds import accept_invite, give, make_guild, make_invite, make_role
 from tests.support.http import Api
 from tests.support.personas import hall
 from tests.support.social import befriend
@@ -77,3 +77,24 @@ async def test_snapshots_carry_the_collections(gateway, client, accounts, rt):
     assert (await accept_invite(client, joiner, invite["code"])).status_code == 200
     created = await new.dispatch("GUILD_CREATE")
     assert (created["emojis"], created["sounds"], created["cosmetics"]) == ([emoji], [sound], [cosmetic])
+
+
+async def test_ready_gives_each_guild_of_the_user_its_own_rooms_and_collections(gateway, client, accounts, rt):
+    """READY selects rooms and collections through the user's memberships: each guild gets exactly its own,
+    a guild without any gets empty lists, and a guild the user is not in lends nothing."""
+    h = await hall(client, accounts, rt)
+    wave = await upload_emoji(client, h.owner, h.id, "wave")
+    gong = await upload_sound(client, h.owner, h.id, "Gong")
+    own = await make_guild(client, h.a, "Own")
+    nod = await upload_emoji(client, h.a, own["id"], "nod")
+    other = await make_guild(client, h.outsider, "Other")
+    await upload_emoji(client, h.outsider, other["id"], "shrug")
+    await upload_cosmetic(client, h.outsider, other["id"], "Frame")
+    conn = await gateway.connect()
+    ready = await conn.identify(h.a["token"])
+    snaps = {g["id"]: g for g in ready["guilds"]}
+    assert set(snaps) == {h.id, own["id"]}
+    assert (snaps[h.id]["emojis"], snaps[h.id]["sounds"], snaps[h.id]["cosmetics"]) == ([wave], [gong], [])
+    assert (snaps[own["id"]]["emojis"], snaps[own["id"]]["sounds"], snaps[own["id"]]["cosmetics"]) == ([nod], [], [])
+    for guild_id, snap in snaps.items():
+        assert snap["channels"] and all(room["guild_id"] == guild_id for room in snap["channels"])

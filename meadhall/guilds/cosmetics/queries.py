@@ -6,10 +6,10 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TypedDict, cast
 
-from sqlalchemy import delete, func, insert, or_, select, update
+from sqlalchemy import bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.db.schema import cosmetics, roles
+from meadhall.db.schema import cosmetics, members, roles
 
 
 class CosmeticRow(TypedDict):
@@ -22,6 +22,11 @@ class CosmeticRow(TypedDict):
 
 
 _ORDER = (cosmetics.c.guild_id, cosmetics.c.id)
+# READY's statement, built once and selecting through the user's memberships: building it per call with the
+# list of 100 guild ids to expand and bind cost more than running it.
+_OF_USER_GUILDS = (select(cosmetics).where(cosmetics.c.guild_id.in_(
+    select(members.c.guild_id).where(members.c.user_id == bindparam("user_id")).scalar_subquery()))
+    .order_by(*_ORDER))
 
 
 async def select_cosmetics(conn: AsyncConnection, guild_id: int, kind: str | None = None) -> list[CosmeticRow]:
@@ -40,6 +45,19 @@ async def select_cosmetics_of_guilds(conn: AsyncConnection, guild_ids: Iterable[
         stmt = select(cosmetics).where(cosmetics.c.guild_id.in_(ids)).order_by(*_ORDER)
         for row in (await conn.execute(stmt)).mappings():
             out[row["guild_id"]].append(cast("CosmeticRow", row))
+    return out
+
+
+async def select_cosmetics_of_user_guilds(conn: AsyncConnection, user_id: int) -> dict[int, list[CosmeticRow]]:
+    """guild id -> its gallery, for every guild the user is a member of, in one query (READY); a guild
+    without any is absent."""
+    out: dict[int, list[CosmeticRow]] = {}
+    for row in (await conn.execute(_OF_USER_GUILDS, {"user_id": user_id})).mappings():
+        found = out.get(row["guild_id"])
+        if found is None:
+            out[row["guild_id"]] = [cast("CosmeticRow", row)]
+        else:
+            found.append(cast("CosmeticRow", row))
     return out
 
 
