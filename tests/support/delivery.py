@@ -81,6 +81,12 @@ async def refused(client: Any, account: Any, *conns: GatewayClient, only: Iterab
 async def online(gateway: Any, client: Any, *accounts: Any) -> list[GatewayClient]:
     """One identified connection per account, past everything produced before (setup events)."""
     conns = [await gateway.identified(a["token"]) for a in accounts]
+    # IDENTIFY sends READY before it marks the user present, and coming online is announced to the user's
+    # friends: a heartbeat answered on each connection means that announcement was published, so the
+    # markers below come after it (else a friend's "online" can arrive after the marker, as a new event).
+    for conn in conns:
+        await conn.send(1, conn.last_seq)
+        await conn.recv_until(lambda f: f["op"] == 11)
     by_user: dict[str, tuple[Any, list[GatewayClient]]] = {}
     for account, conn in zip(accounts, conns, strict=True):
         # A USER_UPDATE reaches every connection of the user: one marker per user, not per session.
