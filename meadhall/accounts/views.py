@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from meadhall.auth.queries import SecurityEventRow
-from meadhall.core.clock import as_utc, iso
+from meadhall.core.clock import iso
 from meadhall.core.crypto import Keys, decrypt
 
 # The user views read the columns of `users` (accounts.queries.UserRow); other domains pass rows of
@@ -32,12 +32,13 @@ def email_of(row: UserColumns, keys: Keys) -> str:
     return decrypt(keys.email_enc, row["email_enc"], aad=str(row["id"]).encode())
 
 
-def effective_status(row: UserColumns, now: datetime) -> str:
-    """What others see: `invisible` and more than 2 minutes without activity read as offline."""
-    last_seen = as_utc(row["last_seen_at"])
-    if row["status"] == "invisible" or last_seen is None or now - last_seen > PRESENCE_TIMEOUT:
-        return "offline"
-    return str(row["status"])
+def _reads_offline(row: UserColumns, offline_before: datetime, offline_before_naive: datetime) -> bool:
+    """What others see as offline: `invisible`, or more than 2 minutes without activity (`last_seen_at`
+    before the cut-off, worked out once by the caller: a READY makes a thousand summaries). SQLite hands back
+    naive UTC values, compared with the naive cut-off instead of being made aware one by one."""
+    last_seen = row["last_seen_at"]
+    return (row["status"] == "invisible" or last_seen is None
+            or last_seen < (offline_before_naive if last_seen.tzinfo is None else offline_before))
 
 
 def user_private(row: UserColumns, keys: Keys) -> dict[str, Any]:
@@ -85,19 +86,14 @@ def _deleted_summary(row: UserColumns) -> dict[str, Any]:
 
 
 def _summary(row: UserColumns, offline_before: datetime, offline_before_naive: datetime) -> dict[str, Any]:
-    """user_summary with the presence cut-off worked out once by the caller: a READY makes a thousand of
-    these. `last_seen_at` before the cut-off is effective_status's "more than 2 minutes without activity";
-    SQLite hands back naive UTC values, compared with the naive cut-off instead of being made aware."""
+    """user_summary with the presence cut-off worked out once by the caller."""
     if row["deleted_at"] is not None:
         return _deleted_summary(row)
-    status = row["status"]
-    last_seen = row["last_seen_at"]
-    if (status == "invisible" or last_seen is None
-            or last_seen < (offline_before_naive if last_seen.tzinfo is None else offline_before)):
+    if _reads_offline(row, offline_before, offline_before_naive):
         status = "offline"
         custom_status = custom_status_emoji = None
     else:
-        status = str(status)
+        status = str(row["status"])
         custom_status, custom_status_emoji = row["custom_status"], row["custom_status_emoji"]
     avatar = row["avatar_file_id"]
     return {
@@ -109,7 +105,7 @@ def _summary(row: UserColumns, offline_before: datetime, offline_before_naive: d
         "status": status,
         "custom_status": custom_status,
         "custom_status_emoji": custom_status_emoji,
-        "badges": ["instance_admin"] if row["is_instance_admin"] else [],
+        "badges": badges(row),
         "created_at": iso_recalled(row["created_at"]),
         "deleted": False,
     }

@@ -21,9 +21,12 @@ Names: a query that updates or deletes one row by its key is `update_<table>_row
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, TypedDict
+
+from sqlalchemy import RowMapping
 
 from meadhall.accounts.queries import UserRow
 
@@ -152,3 +155,16 @@ class MemberWithUser:
 
     member: MemberRow
     user: UserRow
+
+
+def grouped(rows: Iterable[RowMapping], key: str) -> dict[int, list[Any]]:
+    """Rows by the value of one of their columns, each list in the order the rows came; a value no row has
+    is absent."""
+    out: dict[int, list[Any]] = {}
+    for row in rows:
+        found = out.get(row[key])
+        if found is None:
+            out[row[key]] = [row]
+        else:
+            found.append(row)
+    return out

@@ -5,39 +5,22 @@ in the totals but in no server, and a file."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from sqlalchemy import update
 
-from meadhall.core.ids import SnowflakeGenerator
 from meadhall.db.schema import users
-from tests.support.admin import admin_account
+from tests.support.admin import admin_account, say
 from tests.support.conversations import open_dm
 from tests.support.files import attach
 from tests.support.guilds import make_guild
 from tests.support.http import Api, assert_error, invalid
-from tests.support.messages import post
 from tests.support.shapes import GUILD_FIELDS
 
 
 def day(d: datetime, offset: int = 0) -> str:
     return (d + timedelta(days=offset)).date().isoformat()
-
-
-@pytest.fixture
-def start(rt, clock) -> datetime:
-    """Noon of a day ahead of the wall clock; ids are made from the test's clock from here on."""
-    noon = (datetime.now(UTC) + timedelta(days=10)).replace(hour=12, minute=0, second=0, microsecond=0)
-    clock.set(noon)
-    rt.ids = SnowflakeGenerator(rt.settings.NODE_ID, now_ms=lambda: int(clock.now().timestamp() * 1000))
-    return noon
-
-
-async def say(client, clock, account, channel_id, count):
-    for i in range(count):
-        await post(client, account, channel_id, f"message {i}")
-        clock.advance(2)  # under the sending rate limit
 
 
 async def set_seen(rt, account, when, **values):

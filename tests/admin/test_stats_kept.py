@@ -9,35 +9,17 @@ from collections import Counter
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-import pytest
 from sqlalchemy import delete, select
 
-from meadhall.core.ids import SnowflakeGenerator, id_timestamp_ms
+from meadhall.core.ids import id_timestamp_ms
 from meadhall.db.schema import channels, messages
-from tests.support.admin import admin_account, sign_in_admin, user_url
+from tests.support.admin import admin_account, say, sign_in_admin, user_url
 from tests.support.conversations import group, leave, open_dm
 from tests.support.guilds import make_guild, room
 from tests.support.http import Api
-from tests.support.messages import delete_message, post
+from tests.support.messages import delete_message
 
 RANGES = (1, 3)  # today only (day 0 is before it), and both days with one before them
-
-
-@pytest.fixture
-def start(rt, clock) -> datetime:
-    """Noon of a day ahead of the wall clock; ids are made from the test's clock from here on."""
-    noon = (datetime.now(UTC) + timedelta(days=10)).replace(hour=12, minute=0, second=0, microsecond=0)
-    clock.set(noon)
-    rt.ids = SnowflakeGenerator(rt.settings.NODE_ID, now_ms=lambda: int(clock.now().timestamp() * 1000))
-    return noon
-
-
-async def say(client: Any, clock: Any, account: Any, channel_id: str, count: int) -> list[str]:
-    sent = []
-    for i in range(count):
-        sent.append((await post(client, account, channel_id, f"message {i}"))["id"])
-        clock.advance(2)  # under the sending rate limit
-    return sent
 
 
 async def counted(rt: Any, today: date, days: int) -> dict[str, Any]:

@@ -4,16 +4,13 @@ messages (authors, later reactions) is read for every request; private messages 
 
 from __future__ import annotations
 
-import httpx
 import pytest
-from argon2 import PasswordHasher
 from sqlalchemy import update
 
-from meadhall.app import create_app
 from meadhall.db.schema import messages
 from meadhall.messages import page_cache
-from meadhall.runtime import Runtime
 from tests.support.messages import history, post, url
+from tests.support.nodes import second_node
 from tests.support.personas import hall
 
 API = "/api/v1"
@@ -101,20 +98,13 @@ async def test_a_node_sees_changes_made_on_another(client, accounts, rt, setting
     h = await hall(client, accounts, rt)
     m = await post(client, h.a, h.general, "one")
     assert contents(await history(client, h.b, h.general, limit=1)) == ["one"]
-    other = Runtime(settings, clock=clock, redis_prefix=getattr(rt.store, "prefix", None))
-    other.password_hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
-    await other.start(run_migrations=False)
-    try:
-        transport = httpx.ASGITransport(app=create_app(settings, other), raise_app_exceptions=False)
-        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as node_b:
-            r = await node_b.patch(url(h.general, f"/{m['id']}"), json={"content": "one, edited on B"},
-                                   headers=h.a.headers)
-            assert r.status_code == 200, r.text
-            assert contents(await history(client, h.b, h.general, limit=1)) == ["one, edited on B"]
-            await post(node_b, h.a, h.general, "two, sent on B")
-            assert contents(await history(client, h.b, h.general, limit=2)) == ["two, sent on B", "one, edited on B"]
-    finally:
-        await other.close()
+    async with second_node(settings, rt, clock) as node_b:
+        r = await node_b.patch(url(h.general, f"/{m['id']}"), json={"content": "one, edited on B"},
+                               headers=h.a.headers)
+        assert r.status_code == 200, r.text
+        assert contents(await history(client, h.b, h.general, limit=1)) == ["one, edited on B"]
+        await post(node_b, h.a, h.general, "two, sent on B")
+        assert contents(await history(client, h.b, h.general, limit=2)) == ["two, sent on B", "one, edited on B"]
 
 
 async def test_the_cache_keeps_at_most_its_bound(client, accounts, rt, monkeypatch):

@@ -4,16 +4,12 @@ and READY; what changes without touching messages (reactions' `me`, authors) is 
 
 from __future__ import annotations
 
-import httpx
-from argon2 import PasswordHasher
-
-from meadhall.app import create_app
 from meadhall.gateway.auth import GatewayIdentity
 from meadhall.gateway.ready import ready_payload
-from meadhall.runtime import Runtime
 from meadhall.social.conversations import last_messages
 from tests.support.conversations import conversations_of, open_dm
 from tests.support.messages import post, react, url
+from tests.support.nodes import second_node
 
 API = "/api/v1"
 
@@ -55,20 +51,13 @@ async def test_a_node_sees_changes_made_on_another(api, accounts, rt, settings, 
     conv = await open_dm(api, alice, bob)
     sent = await post(api.client, bob, conv["id"], "one")
     assert (await last_of(api, alice))["content"] == "one"
-    other = Runtime(settings, clock=clock, redis_prefix=getattr(rt.store, "prefix", None))
-    other.password_hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
-    await other.start(run_migrations=False)
-    try:
-        transport = httpx.ASGITransport(app=create_app(settings, other), raise_app_exceptions=False)
-        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as node_b:
-            r = await node_b.patch(url(conv["id"], f"/{sent['id']}"), json={"content": "one, edited on B"},
-                                   headers=bob.headers)
-            assert r.status_code == 200, r.text
-            assert (await last_of(api, alice))["content"] == "one, edited on B"
-            await post(node_b, bob, conv["id"], "two, sent on B")
-            assert (await last_of(api, alice))["content"] == "two, sent on B"
-    finally:
-        await other.close()
+    async with second_node(settings, rt, clock) as node_b:
+        r = await node_b.patch(url(conv["id"], f"/{sent['id']}"), json={"content": "one, edited on B"},
+                               headers=bob.headers)
+        assert r.status_code == 200, r.text
+        assert (await last_of(api, alice))["content"] == "one, edited on B"
+        await post(node_b, bob, conv["id"], "two, sent on B")
+        assert (await last_of(api, alice))["content"] == "two, sent on B"
 
 
 async def test_the_kept_messages_stay_within_their_bound(api, accounts, monkeypatch):

@@ -9,6 +9,7 @@ from typing import Any
 
 from meadhall.accounts import admin_ops
 from tests.support.accounts import enable_2fa, login, next_code
+from tests.support.messages import post
 from tests.support.personas import Account
 
 INSTANCE = "/instance"
@@ -39,3 +40,12 @@ async def admin_account(client: Any, accounts: Any, rt: Any, username: str | Non
 def user_url(user_id: Any, path: str = "") -> str:
     """`/instance/users/{id}{path}` (for the `Api` helper, which prefixes /api/v1)."""
     return f"{INSTANCE}/users/{user_id}{path}"
+
+
+async def say(client: Any, clock: Any, account: Account, channel_id: str, count: int) -> list[str]:
+    """Post `count` messages two seconds apart (under the sending rate limit); their ids, in order."""
+    sent = []
+    for i in range(count):
+        sent.append((await post(client, account, channel_id, f"message {i}"))["id"])
+        clock.advance(2)
+    return sent

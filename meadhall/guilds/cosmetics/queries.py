@@ -6,10 +6,12 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TypedDict, cast
 
-from sqlalchemy import bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.db.schema import cosmetics, members, roles
+from meadhall.db.schema import cosmetics, roles
+from meadhall.guilds.members.queries import USER_GUILD_IDS
+from meadhall.guilds.rows import grouped
 
 
 class CosmeticRow(TypedDict):
@@ -22,11 +24,9 @@ class CosmeticRow(TypedDict):
 
 
 _ORDER = (cosmetics.c.guild_id, cosmetics.c.id)
-# READY's statement, built once and selecting through the user's memberships: building it per call with the
-# list of 100 guild ids to expand and bind cost more than running it.
-_OF_USER_GUILDS = (select(cosmetics).where(cosmetics.c.guild_id.in_(
-    select(members.c.guild_id).where(members.c.user_id == bindparam("user_id")).scalar_subquery()))
-    .order_by(*_ORDER))
+# READY's statement, built once: building it per call with the list of 100 guild ids to expand and bind cost
+# more than running it.
+_OF_USER_GUILDS = select(cosmetics).where(cosmetics.c.guild_id.in_(USER_GUILD_IDS)).order_by(*_ORDER)
 
 
 async def select_cosmetics(conn: AsyncConnection, guild_id: int, kind: str | None = None) -> list[CosmeticRow]:
@@ -51,14 +51,7 @@ async def select_cosmetics_of_guilds(conn: AsyncConnection, guild_ids: Iterable[
 async def select_cosmetics_of_user_guilds(conn: AsyncConnection, user_id: int) -> dict[int, list[CosmeticRow]]:
     """guild id -> its gallery, for every guild the user is a member of, in one query (READY); a guild
     without any is absent."""
-    out: dict[int, list[CosmeticRow]] = {}
-    for row in (await conn.execute(_OF_USER_GUILDS, {"user_id": user_id})).mappings():
-        found = out.get(row["guild_id"])
-        if found is None:
-            out[row["guild_id"]] = [cast("CosmeticRow", row)]
-        else:
-            found.append(cast("CosmeticRow", row))
-    return out
+    return grouped((await conn.execute(_OF_USER_GUILDS, {"user_id": user_id})).mappings(), "guild_id")
 
 
 async def select_cosmetic(conn: AsyncConnection, guild_id: int, cosmetic_id: int) -> CosmeticRow | None:

@@ -6,10 +6,12 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TypedDict, cast
 
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.db.schema import emojis, members
+from meadhall.db.schema import emojis
+from meadhall.guilds.members.queries import USER_GUILD_IDS
+from meadhall.guilds.rows import grouped
 
 
 class EmojiRow(TypedDict):
@@ -24,11 +26,9 @@ class EmojiRow(TypedDict):
 
 
 _ORDER = (emojis.c.guild_id, emojis.c.id)
-# READY's statement, built once and selecting through the user's memberships: building it per call with the
-# list of 100 guild ids to expand and bind cost more than running it.
-_OF_USER_GUILDS = (select(emojis).where(emojis.c.guild_id.in_(
-    select(members.c.guild_id).where(members.c.user_id == bindparam("user_id")).scalar_subquery()))
-    .order_by(*_ORDER))
+# READY's statement, built once: building it per call with the list of 100 guild ids to expand and bind cost
+# more than running it.
+_OF_USER_GUILDS = select(emojis).where(emojis.c.guild_id.in_(USER_GUILD_IDS)).order_by(*_ORDER)
 
 
 async def select_emojis(conn: AsyncConnection, guild_id: int) -> list[EmojiRow]:
@@ -50,14 +50,7 @@ async def select_emojis_of_guilds(conn: AsyncConnection, guild_ids: Iterable[int
 async def select_emojis_of_user_guilds(conn: AsyncConnection, user_id: int) -> dict[int, list[EmojiRow]]:
     """guild id -> its emojis, for every guild the user is a member of, in one query (READY); a guild
     without any is absent."""
-    out: dict[int, list[EmojiRow]] = {}
-    for row in (await conn.execute(_OF_USER_GUILDS, {"user_id": user_id})).mappings():
-        found = out.get(row["guild_id"])
-        if found is None:
-            out[row["guild_id"]] = [cast("EmojiRow", row)]
-        else:
-            found.append(cast("EmojiRow", row))
-    return out
+    return grouped((await conn.execute(_OF_USER_GUILDS, {"user_id": user_id})).mappings(), "guild_id")
 
 
 async def select_emoji(conn: AsyncConnection, guild_id: int, emoji_id: int) -> EmojiRow | None:

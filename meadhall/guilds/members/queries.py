@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any, cast
 
-from sqlalchemy import RowMapping, delete, func, insert, select, update
+from sqlalchemy import RowMapping, bindparam, delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts.queries import UserRow
@@ -18,6 +18,10 @@ from meadhall.db.schema import (
     users,
 )
 from meadhall.guilds.rows import MemberRow, MemberWithUser
+
+# The guilds of the user given as the bound parameter `user_id`, for statements built once that select through
+# the user's memberships (READY) instead of binding a list of 100 guild ids per request.
+USER_GUILD_IDS = select(members.c.guild_id).where(members.c.user_id == bindparam("user_id")).scalar_subquery()
 
 
 async def count_memberships(conn: AsyncConnection, user_id: int) -> int:

@@ -12,11 +12,11 @@ from meadhall.accounts.queries import UserRow
 from meadhall.db.schema import (
     channels,
     guilds,
-    members,
     permission_overrides,
     users,
 )
-from meadhall.guilds.rows import ChannelRow, GuildRow, OverrideRow
+from meadhall.guilds.members.queries import USER_GUILD_IDS
+from meadhall.guilds.rows import ChannelRow, GuildRow, OverrideRow, grouped
 
 # ---- rooms and overrides -----------------------------------------------------------------------
 
@@ -123,40 +123,25 @@ async def select_overrides_of_guilds(conn: AsyncConnection, guild_ids: list[int]
     return result
 
 
-# READY's statements, built once and selecting through the user's memberships: building them per call with
-# the list of 100 guild ids to expand and bind cost more than running them.
-_USER_GUILD_IDS = select(members.c.guild_id).where(members.c.user_id == bindparam("user_id")).scalar_subquery()
-_CHANNELS_OF_USER_GUILDS = (select(channels).where(channels.c.guild_id.in_(_USER_GUILD_IDS))
+# READY's statements, built once: building them per call with the list of 100 guild ids to expand and bind
+# cost more than running them.
+_CHANNELS_OF_USER_GUILDS = (select(channels).where(channels.c.guild_id.in_(USER_GUILD_IDS))
                             .order_by(channels.c.guild_id, channels.c.position, channels.c.id))
 _OVERRIDES_OF_USER_GUILDS = (select(permission_overrides)
                              .join(channels, channels.c.id == permission_overrides.c.channel_id)
-                             .where(channels.c.guild_id.in_(_USER_GUILD_IDS))
+                             .where(channels.c.guild_id.in_(USER_GUILD_IDS))
                              .order_by(permission_overrides.c.channel_id, permission_overrides.c.target_id))
 
 
 async def select_channels_of_user_guilds(conn: AsyncConnection, user_id: int) -> dict[int, list[ChannelRow]]:
     """guild id -> its rooms in display order, for every guild the user is a member of (READY); a guild
     without rooms is absent."""
-    out: dict[int, list[ChannelRow]] = {}
-    for row in (await conn.execute(_CHANNELS_OF_USER_GUILDS, {"user_id": user_id})).mappings():
-        found = out.get(row["guild_id"])
-        if found is None:
-            out[row["guild_id"]] = [cast(ChannelRow, row)]
-        else:
-            found.append(cast(ChannelRow, row))
-    return out
+    return grouped((await conn.execute(_CHANNELS_OF_USER_GUILDS, {"user_id": user_id})).mappings(), "guild_id")
 
 
 async def select_overrides_of_user_guilds(conn: AsyncConnection, user_id: int) -> dict[int, list[OverrideRow]]:
     """channel id -> its overrides, for every room of every guild the user is a member of (READY)."""
-    out: dict[int, list[OverrideRow]] = {}
-    for row in (await conn.execute(_OVERRIDES_OF_USER_GUILDS, {"user_id": user_id})).mappings():
-        found = out.get(row["channel_id"])
-        if found is None:
-            out[row["channel_id"]] = [cast(OverrideRow, row)]
-        else:
-            found.append(cast(OverrideRow, row))
-    return out
+    return grouped((await conn.execute(_OVERRIDES_OF_USER_GUILDS, {"user_id": user_id})).mappings(), "channel_id")
 
 
 async def select_overrides(conn: AsyncConnection, channel_id: int) -> list[OverrideRow]:

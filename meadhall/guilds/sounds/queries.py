@@ -6,10 +6,12 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, TypedDict, cast
 
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.db.schema import members, sounds
+from meadhall.db.schema import sounds
+from meadhall.guilds.members.queries import USER_GUILD_IDS
+from meadhall.guilds.rows import grouped
 
 
 class SoundRow(TypedDict):
@@ -27,11 +29,9 @@ class SoundRow(TypedDict):
 
 
 _ORDER = (sounds.c.guild_id, sounds.c.id)
-# READY's statement, built once and selecting through the user's memberships: building it per call with the
-# list of 100 guild ids to expand and bind cost more than running it.
-_OF_USER_GUILDS = (select(sounds).where(sounds.c.guild_id.in_(
-    select(members.c.guild_id).where(members.c.user_id == bindparam("user_id")).scalar_subquery()))
-    .order_by(*_ORDER))
+# READY's statement, built once: building it per call with the list of 100 guild ids to expand and bind cost
+# more than running it.
+_OF_USER_GUILDS = select(sounds).where(sounds.c.guild_id.in_(USER_GUILD_IDS)).order_by(*_ORDER)
 
 
 async def select_sounds(conn: AsyncConnection, guild_id: int, kind: str | None = None) -> list[SoundRow]:
@@ -55,14 +55,7 @@ async def select_sounds_of_guilds(conn: AsyncConnection, guild_ids: Iterable[int
 async def select_sounds_of_user_guilds(conn: AsyncConnection, user_id: int) -> dict[int, list[SoundRow]]:
     """guild id -> its sounds, for every guild the user is a member of, in one query (READY); a guild
     without any is absent."""
-    out: dict[int, list[SoundRow]] = {}
-    for row in (await conn.execute(_OF_USER_GUILDS, {"user_id": user_id})).mappings():
-        found = out.get(row["guild_id"])
-        if found is None:
-            out[row["guild_id"]] = [cast("SoundRow", row)]
-        else:
-            found.append(cast("SoundRow", row))
-    return out
+    return grouped((await conn.execute(_OF_USER_GUILDS, {"user_id": user_id})).mappings(), "guild_id")
 
 
 async def select_sound(conn: AsyncConnection, guild_id: int, sound_id: int) -> SoundRow | None:

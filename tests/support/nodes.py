@@ -1,0 +1,28 @@
+"""A second node of the instance under test: its own runtime (caches, bus subscriber) on the same database and,
+when the tests run with Redis, the same shared store, serving its own app."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+from argon2 import PasswordHasher
+
+from meadhall.app import create_app
+from meadhall.runtime import Runtime
+
+
+@asynccontextmanager
+async def second_node(settings: Any, rt: Runtime, clock: Any) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client of another node beside `rt` (same settings and clock)."""
+    other = Runtime(settings, clock=clock, redis_prefix=getattr(rt.store, "prefix", None))
+    other.password_hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    await other.start(run_migrations=False)
+    try:
+        transport = httpx.ASGITransport(app=create_app(settings, other), raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+            yield client
+    finally:
+        await other.close()
