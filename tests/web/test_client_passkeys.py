@@ -88,7 +88,11 @@ async def test_passkey_added_signed_in_with_renamed_and_removed(site, browser, a
 
     # Signed out: the sign-in screen offers the passkey in the autofill of the username field (a conditional
     # request), which the virtual authenticator answers at once: signed in without typing or pressing.
-    await page.get_by_role("button", name="Sign out").click()
+    # Waiting for the autofill's own verify (not just "not on /login", which holds before the sign-out has
+    # even navigated) so that presence is only switched off below once this request was answered.
+    async with page.expect_response(lambda r: r.url.endswith("/auth/passkeys/login/verify") and r.ok):
+        await page.get_by_role("button", name="Sign out").click()
+    await expect(page.get_by_role("button", name="Sign out")).to_be_visible(timeout=WAIT)
     await expect(page).not_to_have_url(f"{ORIGIN}/login", timeout=WAIT)
     await expect(page.get_by_role("textbox", name="Username or email")).to_have_count(0)
 
