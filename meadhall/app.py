@@ -113,7 +113,9 @@ def include_api(app: FastAPI) -> None:
     level of route matching to every request); every route passes the `global` bucket."""
     app.router.routes.extend(_included_api_routes())
     # The busiest endpoints also as plain routes, tried first (api/plain.py); the routers document them.
-    app.router.routes[0:0] = message_routes.plain_routes(API_PREFIX)
+    app.router.routes[0:0] = [*message_routes.plain_routes(API_PREFIX),
+                              *conversation_routes.plain_routes(API_PREFIX),
+                              *account_routes.plain_routes(API_PREFIX)]
 
 
 GC_YOUNG_THRESHOLD = 20_000

@@ -14,6 +14,7 @@ from meadhall.api.deps import RuntimeDep
 from meadhall.api.multipart import multipart_file
 from meadhall.api.openapi import errors, rules
 from meadhall.api.pagination import BeforePagination
+from meadhall.api.plain import PlainRoute
 from meadhall.auth import sessions
 from meadhall.auth.cookies import cleared_cookie, session_cookie
 from meadhall.auth.deps import ClientInfo, PrincipalDep, limited
@@ -205,3 +206,10 @@ async def set_avatar(request: Request, rt: RuntimeDep, principal: PrincipalDep) 
 @avatar.delete("/@me/avatar", response_model=s.UserResponse, responses=errors("auth.origin_mismatch"))
 async def remove_avatar(rt: RuntimeDep, principal: PrincipalDep) -> dict:
     return await slots.remove_image(rt, Avatar(rt, principal.user_id))
+
+
+# ---- plain routes (api/plain.py), matched before the documented ones above -----------------------------
+
+
+def plain_routes(prefix: str) -> list[PlainRoute]:
+    return []

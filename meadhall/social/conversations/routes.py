@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from meadhall.api.deps import RuntimeDep
 from meadhall.api.multipart import multipart_file
 from meadhall.api.openapi import errors, rules, with_rules
-from meadhall.api.plain import json_response
+from meadhall.api.plain import PlainRoute, json_response
 from meadhall.auth.deps import PrincipalDep, limited
 from meadhall.files import slots
 from meadhall.files.schemas import IMAGE_UPLOAD_BODY, UPLOAD_ERRORS
@@ -111,3 +111,10 @@ async def set_conversation_icon(request: Request, rt: RuntimeDep, channel_id: st
               responses=errors("channel.not_found", "perm.denied", "dm.not_group", "channel.wrong_type"))
 async def remove_conversation_icon(rt: RuntimeDep, channel_id: str, principal: PrincipalDep) -> dict:
     return await slots.remove_image(rt, ConversationIcon(principal, channel_id))
+
+
+# ---- plain routes (api/plain.py), matched before the documented ones above -----------------------------
+
+
+def plain_routes(prefix: str) -> list[PlainRoute]:
+    return []
