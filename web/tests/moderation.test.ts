@@ -131,6 +131,19 @@ describe("the audit log in words", () => {
     expect(describeEntry(entry("member.kick", { target_id: "42" }), names)).toBe("thor kicked a former member");
   });
 
+  it("says themselves when the actor acted on their own membership", () => {
+    const self = { target_id: "2" };
+    expect(describeEntry(entry("member.role_add", { ...self, data: { role_id: "11" } }), names)).toBe("thor gave themselves the role “helper”");
+    expect(describeEntry(entry("member.role_remove", { ...self, data: { role_id: "11" } }), names)).toBe("thor gave up the role “helper”");
+    expect(describeEntry(entry("member.nick_update", { ...self, data: { changes: { nick: ["Thunder", "Thor"] } } }), names))
+      .toBe("thor changed their nickname from “Thunder” to “Thor”");
+    expect(describeEntry(entry("member.nick_update", { ...self, data: { changes: { nick: ["Thor", null] } } }), names))
+      .toBe("thor removed their nickname");
+    // The same ids on another kind of target are not a person acting on themselves.
+    expect(describeEntry(entry("member.role_add", { target_type: "role", target_id: "2", data: { role_id: "11" } }), names))
+      .not.toContain("themselves");
+  });
+
   it("spells out changes to the server, rooms and roles", () => {
     const renamed = entry("guild.update", { actor: user("1", "freya"), target_type: "guild", target_id: "10",
       data: { changes: { name: ["A", "B"] } } });

@@ -157,6 +157,8 @@ export function describeEntry(entry: AuditEntry, names: Names): string {
   const actor = entry.actor?.display_name ?? (entry.actor_id ? names.user(entry.actor_id) : null) ?? "The system";
   const who = (id: string | null | undefined): string => (id ? names.user(id) ?? "a former member" : "someone");
   const target = who(entry.target_id);
+  // An owner giving themselves a role or a nickname is common; "Freya gave Freya the role" reads as a glitch.
+  const toSelf = entry.target_type === "user" && !!entry.actor_id && entry.actor_id === entry.target_id;
   const roomOf = (id: unknown, fallback?: unknown): string => {
     const known = str(id) ? names.room(String(id)) : null;
     const name = known ?? str(fallback);
@@ -228,13 +230,14 @@ export function describeEntry(entry: AuditEntry, names: Names): string {
     case "member.nick_update": {
       const pair = (data.changes as Data | undefined)?.nick;
       const [before, after] = Array.isArray(pair) ? pair : [null, null];
-      if (!after) return `${actor} removed the nickname of ${target}`;
-      return before ? `${actor} changed the nickname of ${target} from ${quoted(before)} to ${quoted(after)}` : `${actor} set the nickname of ${target} to ${quoted(after)}`;
+      const whose = toSelf ? "their nickname" : `the nickname of ${target}`;
+      if (!after) return `${actor} removed ${whose}`;
+      return before ? `${actor} changed ${whose} from ${quoted(before)} to ${quoted(after)}` : `${actor} set ${whose} to ${quoted(after)}`;
     }
     case "member.role_add":
-      return `${actor} gave ${target} the role ${roleOf(data.role_id)}`;
+      return `${actor} gave ${toSelf ? "themselves" : target} the role ${roleOf(data.role_id)}`;
     case "member.role_remove":
-      return `${actor} took the role ${roleOf(data.role_id)} from ${target}`;
+      return toSelf ? `${actor} gave up the role ${roleOf(data.role_id)}` : `${actor} took the role ${roleOf(data.role_id)} from ${target}`;
     case "member.timeout":
       return `${actor} timed out ${target} until ${when(data.timeout_until)}`;
     case "member.timeout_clear":
