@@ -198,6 +198,11 @@ describe("passkeyWords", () => {
   it("tells an administrator without two-factor authentication how the operator enrols them", () => {
     const words = passkeyWords(refusal(403, "auth.2fa_enrollment_required", "Instance administrators must enable two-factor authentication"));
     expect(words).toBe("Instance administrators must enable two-factor authentication. The operator sets it up on the server with: meadhall totp-setup --email <your email>");
+    // With the service's hint, the command it names (the account's own email) is shown instead.
+    const hinted = new ApiError(403, { code: "auth.2fa_enrollment_required", message: "Instance administrators must enable two-factor authentication.",
+      hint: "meadhall totp-setup --email astrid@example.org" });
+    expect(hinted.hint).toBe("meadhall totp-setup --email astrid@example.org");
+    expect(passkeyWords(hinted)).toBe("Instance administrators must enable two-factor authentication. The operator sets it up on the server with: meadhall totp-setup --email astrid@example.org");
   });
 
   it("keeps other messages and plain errors as they are", () => {

@@ -7,18 +7,22 @@ export interface ErrorBody {
   message: string;
   details?: { field: string; message: string }[];
   retry_after?: number;
+  hint?: string;
 }
 
 export class ApiError extends Error {
   readonly status: number;
   readonly code: string;
   readonly details: { field: string; message: string }[];
+  /** What to do about it, when the service says (an administrator without 2FA: the command to run). */
+  readonly hint: string | null;
 
   constructor(status: number, body: ErrorBody) {
     super(describe(status, body));
     this.status = status;
     this.code = body.code;
     this.details = body.details ?? [];
+    this.hint = body.hint ?? null;
   }
 }
 
@@ -32,6 +36,10 @@ export function describe(status: number, body: ErrorBody | null): string {
   if (body.code === "rate_limited" && body.retry_after !== undefined) {
     return `${body.message} Try again in ${Math.ceil(body.retry_after)} s.`;
   }
+  if (body.code === "auth.2fa_enrollment_required" && body.hint) {
+    return `${body.message.replace(/\.$/, "")}. The operator sets it up on the server with: ${body.hint}`;
+  }
+  if (body.hint) return `${body.message || `The server answered ${status}.`} ${body.hint}`;
   return body.message || `The server answered ${status}.`;
 }
 

@@ -234,7 +234,9 @@ export function passkeyWords(err: unknown): string {
       case "user.banned":
         return "This account is banned from this instance.";
       case "auth.2fa_enrollment_required":
-        return `${err.message.replace(/\.$/, "")}. The operator sets it up on the server with: meadhall totp-setup --email <your email>`;
+        // The message already names the service's command when it sent one (ApiError's `hint`).
+        return err.hint ? err.message
+          : `${err.message.replace(/\.$/, "")}. The operator sets it up on the server with: meadhall totp-setup --email <your email>`;
       default:
         return err.message;
     }
