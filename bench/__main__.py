@@ -281,6 +281,9 @@ async def run_bench(args: argparse.Namespace, selected: list[Workload]) -> dict[
     data_dir.mkdir()
     env = server_env(data_dir, database_url=args.database_url, redis_url=args.redis_url,
                      rate_limits=rate_limits(), secret_key=secrets.token_urlsafe(48))
+    metrics = any(w.metrics for w in selected)
+    if metrics:
+        env["METRICS_ENABLED"] = "true"
     server = ServerProcess(data_dir, env, tmp_root / "server.log", cpu=args.server_cpu)
     shared: dict[str, Any] = {}
     sampler: RssSampler | None = None
@@ -292,6 +295,7 @@ async def run_bench(args: argparse.Namespace, selected: list[Workload]) -> dict[
         "command": " ".join(["meadhall", *server.command[1:]]),
         "rate_limits": f"every bucket {BENCH_RATE}",
         "log_level": "warning",
+        "metrics_enabled": metrics,
     }
     results: dict[str, Any] = {}
     try:

@@ -164,8 +164,9 @@ def meadhall_command() -> list[str]:
 def server_env(data_dir: Path, *, database_url: str | None, redis_url: str | None,
                rate_limits: dict[str, str], secret_key: str) -> dict[str, str]:
     env = dict(os.environ)
-    # A stray DATABASE_URL / REDIS_URL in the caller's shell must not silently change the backend.
-    for name in ("DATABASE_URL", "REDIS_URL", "PUBLIC_URL", "TLS_ENABLED", "HOST", "PORT"):
+    # A stray DATABASE_URL / REDIS_URL in the caller's shell must not silently change the backend, nor a
+    # METRICS_ENABLED the figures (a workload that reads /metrics asks for it: Workload.metrics).
+    for name in ("DATABASE_URL", "REDIS_URL", "PUBLIC_URL", "TLS_ENABLED", "HOST", "PORT", "METRICS_ENABLED"):
         env.pop(name, None)
     env.update(
         DATA_DIR=str(data_dir),

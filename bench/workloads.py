@@ -290,18 +290,21 @@ class Workload:
     setup: SetupFn | None = None  # once, after the server is ready, before the runs; may raise Skip
     needs_users: int = 0  # users made with `meadhall create-user --sessions` before the server starts
     max_ops: int | None = None  # cap on operations per run (expensive operations such as password hashing)
+    # The server's own /metrics are read by the workload: the server then runs with METRICS_ENABLED=true,
+    # which every request and delivery pays a little for, so only when a selected workload asks for it.
+    metrics: bool = False
 
 
 REGISTRY: dict[str, Workload] = {}
 
 
 def register(name: str, *, description: str = "", setup: SetupFn | None = None, needs_users: int = 0,
-             max_ops: int | None = None) -> Callable[[WorkloadFn], WorkloadFn]:
+             max_ops: int | None = None, metrics: bool = False) -> Callable[[WorkloadFn], WorkloadFn]:
     def decorate(fn: WorkloadFn) -> WorkloadFn:
         if name in REGISTRY:
             raise ValueError(f"workload {name!r} registered twice")
         REGISTRY[name] = Workload(name, fn, description or (fn.__doc__ or "").strip(), setup, needs_users,
-                                  max_ops)
+                                  max_ops, metrics)
         return fn
 
     return decorate

@@ -1,10 +1,15 @@
 """Social workloads (issue 14 targets, docs/social.md):
 
 - `social_ready`: IDENTIFY -> READY for a user with 100 guilds, 300 conversations (each with a message)
-  and 1,000 friends. Latency = IDENTIFY sent -> READY frame read (loopback); the server CPU per READY is
-  reported beside it (target: 25 ms of server time).
+  and 1,000 friends. Latency = IDENTIFY sent -> READY frame read (loopback); the server CPU per READY
+  (handshake included) and the server's own time from IDENTIFY received to READY handed to the
+  connection (`meadhall_gateway_ready_seconds`) are reported beside it (target: 25 ms of server time).
 - `social_dm_list`: `GET /users/@me/channels` of that user (300 conversations), one request at a time
-  (target p99 10 ms).
+  (target p99 10 ms); the server's own latency of the route (`meadhall_http_request_duration_seconds`)
+  is reported beside it.
+
+Both read the server's /metrics before and after their phase (`metrics=True`: the server then runs with
+METRICS_ENABLED, which every request pays a little for, so only when one of them is selected).
 - `social_presence_1000`: the user's 1,000 friends hold one gateway connection each; the user changes its
   custom status, one change at a time; latency = PATCH start -> the last friend has read the
   PRESENCE_UPDATE carrying the new status (target p99 50 ms). The same connections then receive messages
@@ -111,6 +116,75 @@ async def _social_setup(ctx: Context) -> None:
     ctx.shared["social_ready_user"] = me
 
 
+# ---- the server's own histograms (the server runs with METRICS_ENABLED for these workloads) ----------
+
+
+# Cumulative counts by upper bound in seconds (+Inf included), the sum in seconds, the count.
+Histogram = tuple[dict[float, float], float, float]
+READY_SECONDS = "meadhall_gateway_ready_seconds"
+REQUEST_SECONDS = "meadhall_http_request_duration_seconds"
+
+
+async def _histogram(ctx: Context, name: str, **labels: str) -> Histogram | None:
+    """The histogram `name` (the series with these labels) from the server's /metrics; None when the
+    server does not serve it."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    async with ctx.http() as client:
+        resp = await client.get("/metrics")
+    if resp.status_code != 200:
+        return None
+    buckets: dict[float, float] = {}
+    total = count = 0.0
+    found = False
+    for family in text_string_to_metric_families(resp.text):
+        if family.name != name:
+            continue
+        for sample in family.samples:
+            if any(sample.labels.get(k) != v for k, v in labels.items()):
+                continue
+            found = True
+            if sample.name == name + "_bucket":
+                buckets[float(sample.labels["le"])] = sample.value
+            elif sample.name == name + "_sum":
+                total = sample.value
+            elif sample.name == name + "_count":
+                count = sample.value
+    return (buckets, total, count) if found else None
+
+
+def _since(before: Histogram | None, after: Histogram | None) -> Histogram | None:
+    """What was observed between two scrapes (a series absent before counted nothing then)."""
+    if after is None:
+        return None
+    if before is None:
+        return after
+    return ({le: n - before[0].get(le, 0.0) for le, n in after[0].items()}, after[1] - before[1],
+            after[2] - before[2])
+
+
+def _bucket_of(h: Histogram, q: float) -> str:
+    """The bucket the q-th percentile falls in, e.g. '15-20 ms'."""
+    lower = 0.0
+    for le in sorted(h[0]):
+        if h[0][le] >= h[2] * q / 100:
+            return f"> {lower * 1000:g} ms" if le == float("inf") else f"{lower * 1000:g}-{le * 1000:g} ms"
+        lower = le
+    return "?"
+
+
+def _server_side(h: Histogram | None, what: str, within: float | None = None) -> str:
+    """`what` timed by the server itself: the mean, the buckets of p50 and p99, and the share at or below
+    `within` seconds (a bucket boundary)."""
+    if h is None or h[2] <= 0:
+        return f"{what}: not in /metrics"
+    text = (f"{what} (server side, {h[2]:.0f} timed): mean {h[1] * 1000 / h[2]:.2f} ms, p50 in {_bucket_of(h, 50)}, "
+            f"p99 in {_bucket_of(h, 99)}")
+    if within is not None and within in h[0]:
+        text += f", {h[0][within] * 100 / h[2]:.1f}% <= {within * 1000:g} ms"
+    return text
+
+
 # ---- READY ------------------------------------------------------------------------------------------
 
 
@@ -133,9 +207,10 @@ async def _ready_once(ctx: Context, user: dict[str, Any]) -> tuple[float, int, d
     return elapsed, len(raw), counts
 
 
-@register("social_ready", setup=_social_setup,
+@register("social_ready", setup=_social_setup, metrics=True,
           description=f"IDENTIFY -> READY of a user with {GUILDS} guilds, {CONVERSATIONS} conversations and "
-                      f"{FRIENDS} friends (one at a time); server CPU per READY reported beside it")
+                      f"{FRIENDS} friends (one at a time); server CPU per READY and the server's own "
+                      "IDENTIFY -> READY time (meadhall_gateway_ready_seconds) reported beside it")
 async def social_ready(ctx: Context) -> Samples:
     me = ctx.shared["social_ready_user"]
     samples = Samples()
@@ -144,6 +219,7 @@ async def social_ready(ctx: Context) -> Samples:
     # A READY per connection; the per-user connection cap (10) is respected because each closes at once.
     n = min(ctx.requests, 200)
     pid = ctx.server.pid
+    timed0 = await _histogram(ctx, READY_SECONDS)
     cpu0 = sum(_server_times(pid))
     phase = time.perf_counter()
     for _ in range(n):
@@ -156,29 +232,40 @@ async def social_ready(ctx: Context) -> Samples:
         sizes.append(size)
     samples.wall_s = time.perf_counter() - phase
     server_cpu = sum(_server_times(pid)) - cpu0
+    timed = _since(timed0, await _histogram(ctx, READY_SECONDS))
     if counts and (counts["guilds"] < GUILDS or counts["dm_channels"] < CONVERSATIONS or counts["friends"] < FRIENDS):
         samples.error(f"READY lists too short: {counts}")
     progress(f"social_ready: {len(samples.latencies)} READY frames of {sizes[-1] if sizes else 0} bytes "
              f"({counts}); server CPU {server_cpu * 1000 / max(1, len(samples.latencies)):.1f} ms per READY "
              f"(handshake included); p50 {ms(percentile(sorted(samples.latencies), 50))} ms")
+    progress("social_ready: " + _server_side(timed, "IDENTIFY received -> READY handed to the connection"))
     return samples
 
 
 # ---- the conversation list --------------------------------------------------------------------------
 
 
-@register("social_dm_list", setup=_social_setup,
-          description=f"GET /users/@me/channels of a user with {CONVERSATIONS} conversations, one at a time")
+DM_LIST = "/api/v1/users/@me/channels"
+
+
+@register("social_dm_list", setup=_social_setup, metrics=True,
+          description=f"GET /users/@me/channels of a user with {CONVERSATIONS} conversations, one at a time; "
+                      "the server's own latency of the route (meadhall_http_request_duration_seconds) beside it")
 async def social_dm_list(ctx: Context) -> Samples:
     me = ctx.shared["social_ready_user"]
+    labels = {"method": "GET", "route": DM_LIST, "status": "200"}
+    timed0 = await _histogram(ctx, REQUEST_SECONDS, **labels)
     async with ctx.http_pool(1) as http:
 
         async def op(_: int) -> None:
-            resp = expect(await http.get("/api/v1/users/@me/channels", headers=_auth(me)), 200)
+            resp = expect(await http.get(DM_LIST, headers=_auth(me)), 200)
             if len(resp.json()["channels"]) < CONVERSATIONS:
                 raise OpError("conversation list too short")
 
-        return await ctx.drive(op, concurrency=1)
+        samples = await ctx.drive(op, concurrency=1)
+    timed = _since(timed0, await _histogram(ctx, REQUEST_SECONDS, **labels))
+    progress("social_dm_list: " + _server_side(timed, f"GET {DM_LIST}", within=0.01))
+    return samples
 
 
 # ---- presence to 1,000 friends ----------------------------------------------------------------------

@@ -17,6 +17,10 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 # in well under that, so the lower end is finer.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 LAG_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0)
+# A READY takes from a few ms (a new account) to tens of ms (hundreds of guilds, conversations and
+# friends): finer steps between 5 and 50 ms tell whether a large one stays within 25 ms.
+READY_BUCKETS = (0.0025, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.05, 0.075, 0.1, 0.25, 0.5, 1.0,
+                 2.5, 5.0)
 
 # The text format `generate_latest` writes, which every Prometheus server reads (newer prometheus-client
 # releases announce a later version by default, which older servers do not know).
@@ -36,6 +40,9 @@ class Metrics:
                                          "Identified gateway connections (IDENTIFY or RESUME accepted) on this node", registry=r)
         self.events_delivered = Counter("meadhall_gateway_events_delivered",
                                         "Dispatches handed to gateway connections on this node", registry=r)
+        self.ready = Histogram("meadhall_gateway_ready_seconds",
+                               "Time from an IDENTIFY frame's receipt to its READY handed to the connection",
+                               buckets=READY_BUCKETS, registry=r)
         self.bus_lag = Histogram("meadhall_bus_lag_seconds",
                                  "Delay from an event's publication to its receipt by this node's bus reader",
                                  buckets=LAG_BUCKETS, registry=r)

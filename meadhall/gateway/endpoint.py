@@ -244,6 +244,8 @@ class GatewayReader:
         # json.dumps took about 15 ms to encode (docs/benchmarks.md).
         await self.hub.go_live(gs, orjson.dumps(ready).decode())
         self.last_heartbeat = asyncio.get_running_loop().time()  # the timeout counts from READY
+        if self.rt.metrics is not None:  # `now` is when the IDENTIFY frame was received
+            self.rt.metrics.ready.observe(self.last_heartbeat - now)
         await touch(self.rt, who.user_id, in_client=True)
         return None
 

@@ -52,3 +52,16 @@ async def test_connections_deliveries_and_bus_lag_are_measured(gateway, client, 
         if await metric(client, "meadhall_gateway_connections") == 1:
             break
     assert await metric(client, "meadhall_gateway_connections") == 1
+
+
+async def test_each_ready_is_timed(gateway, client, accounts):
+    alice = await accounts.register("alice")
+    await make_guild(client, alice)
+    count = await metric(client, "meadhall_gateway_ready_seconds_count")
+    total = await metric(client, "meadhall_gateway_ready_seconds_sum")
+
+    await gateway.identified(alice["token"])
+    await gateway.identified(alice["token"])
+
+    assert await metric(client, "meadhall_gateway_ready_seconds_count") == count + 2
+    assert await metric(client, "meadhall_gateway_ready_seconds_sum") > total
