@@ -59,15 +59,16 @@ def _snapshot(gc: GuildContext, channel_rows: list[ChannelRow], overrides: Mappi
     member: dict[str, Any] | None = None
     if gc.member is not None and user is not None:
         member = member_view(gc.member, user, sorted(gc.actor.role_ids), gc.now, summary)
-    return {
-        **guild_view(gc.guild),
-        "roles": [role_view(r) for r in gc.role_rows],
-        "channels": [channel_view(c, overrides.get(c["id"], []))
-                     for c in visible_channels(gc, channel_rows, overrides)],
-        **collections[gc.guild_id],
-        "voice_states": [],
-        "member": member,
-    }
+    # Completed in place rather than copied into a new dict (a READY makes one per guild); the keys
+    # keep this order on the wire.
+    snapshot = guild_view(gc.guild)
+    snapshot["roles"] = [role_view(r) for r in gc.role_rows]
+    snapshot["channels"] = [channel_view(c, overrides.get(c["id"], []))
+                            for c in visible_channels(gc, channel_rows, overrides)]
+    snapshot.update(collections[gc.guild_id])
+    snapshot["voice_states"] = []
+    snapshot["member"] = member
+    return snapshot
 
 
 async def snapshot_of(uow: UnitOfWork, guild_id: int, user_id: int, is_admin: bool = False) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from meadhall.core.clock import iso
+from meadhall.accounts.views import iso_recalled
 from meadhall.core.ids import sid
 from meadhall.guilds.rows import GuildRow
 
@@ -23,5 +23,6 @@ def guild_view(row: GuildRow) -> dict[str, Any]:
         "public": bool(row["public"]),
         "public_invite_code": row["public_invite_code"],
         "is_main": bool(row["is_main"]),
-        "created_at": iso(row["created_at"]),
+        # Remembered (a pure function): READY shows every guild of the user, each time.
+        "created_at": iso_recalled(row["created_at"]),
     }

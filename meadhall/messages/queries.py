@@ -234,6 +234,10 @@ async def select_last_pin_at(conn: AsyncConnection, channel_id: int) -> datetime
     return (await conn.execute(stmt)).scalar()
 
 
+# Built once (READY runs it): building it per call cost more than running it.
+_READ_STATES = (select(read_states).where(read_states.c.user_id == bindparam("user_id"))
+                .order_by(read_states.c.channel_id))
+
+
 async def select_read_states(conn: AsyncConnection, user_id: int) -> list[ReadStateRow]:
-    stmt = select(read_states).where(read_states.c.user_id == user_id).order_by(read_states.c.channel_id)
-    return cast("list[ReadStateRow]", (await conn.execute(stmt)).mappings().all())
+    return cast("list[ReadStateRow]", (await conn.execute(_READ_STATES, {"user_id": user_id})).mappings().all())

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from meadhall.accounts.views import iso_recalled
 from meadhall.core import permissions as perms
-from meadhall.core.clock import iso
 from meadhall.core.ids import sid
 from meadhall.guilds.rows import ChannelRow, OverrideRow
 
@@ -35,5 +35,6 @@ def channel_view(row: ChannelRow, overrides: list[OverrideRow]) -> dict[str, Any
         "dm_owner_id": None,
         "permission_overrides": [override_view(o) for o in overrides],
         "last_message_id": sid(row["last_message_id"]),
-        "created_at": iso(row["created_at"]),
+        # Remembered (a pure function): READY shows every room of the user's guilds, each time.
+        "created_at": iso_recalled(row["created_at"]),
     }

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.db.schema import call_participants, calls, channels, dm_participants
@@ -62,11 +62,15 @@ async def select_call_page(conn: AsyncConnection, channel_id: int, before: int |
     return cast("list[CallRow]", list((await conn.execute(stmt)).mappings()))
 
 
+# Built once (READY runs it): building it per call cost more than running it.
+_ONGOING_CALLS_OF_USER = (select(calls)
+                          .join(dm_participants, dm_participants.c.channel_id == calls.c.ongoing_channel_id)
+                          .where(dm_participants.c.user_id == bindparam("user_id")).order_by(calls.c.id))
+
+
 async def select_ongoing_calls_of_user(conn: AsyncConnection, user_id: int) -> list[CallRow]:
     """The ongoing calls of the user's conversations (READY), one query whatever their number."""
-    stmt = (select(calls).join(dm_participants, dm_participants.c.channel_id == calls.c.ongoing_channel_id)
-            .where(dm_participants.c.user_id == user_id).order_by(calls.c.id))
-    return cast("list[CallRow]", list((await conn.execute(stmt)).mappings()))
+    return cast("list[CallRow]", list((await conn.execute(_ONGOING_CALLS_OF_USER, {"user_id": user_id})).mappings()))
 
 
 async def select_joined_call_ids(conn: AsyncConnection, user_id: int) -> list[int]:

@@ -38,7 +38,8 @@ def relationship_lists(rows: list[RelatedUser], now: datetime, summaries: Summar
     append_to = {type_: lists[name].append for type_, name in LISTS.items()}
     for row in rows:
         type_ = row["rel_type"]
-        other_id = row["id"]
-        append_to[type_]({"id": str(other_id), "type": type_, "user": summary_of(row), "since": iso_recalled(row["rel_since"]),
-                          "style": style_of(other_id) if type_ == "friend" else None})
+        summary = summary_of(row)
+        # The summary's id is the other user's, already written out.
+        append_to[type_]({"id": summary["id"], "type": type_, "user": summary, "since": iso_recalled(row["rel_since"]),
+                          "style": style_of(row["id"]) if type_ == "friend" else None})
     return lists
