@@ -4,7 +4,7 @@ a fixed number of queries for the whole page, never one per message."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
@@ -77,7 +77,7 @@ async def _replied(conn: AsyncConnection, rows: Sequence[MessageFields]) -> dict
 
 
 async def assemble(conn: AsyncConnection, parts: PageParts, viewer_id: int, now: datetime, *,
-                   with_reactions: bool = True, known_users: dict[int, Any] | None = None,
+                   with_reactions: bool = True, known_users: Mapping[int, Any] | None = None,
                    made: Summaries | None = None, parts_kept: bool = True) -> list[dict[str, Any]]:
     """The viewer's Message objects: authors as they are now, reactions with the viewer's `me`, and replied
     messages only where the viewer may see them. `known_users`: account rows read in this transaction;

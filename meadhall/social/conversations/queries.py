@@ -3,18 +3,18 @@ conversation list needs for any number of conversations in a fixed number of sta
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
+from itertools import groupby
+from operator import itemgetter
 from typing import Any, cast
 
-from sqlalchemy import bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import Row, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts.queries import SUMMARY_COLUMNS, SummaryRow
 from meadhall.db.schema import channels, dm_participants, messages, read_states, users
-from meadhall.guilds.rows import ChannelRow
 from meadhall.messages.rows import MessageRow
-from meadhall.social.conversations.rows import ParticipantRow
 
 
 def pair_key(a: int, b: int) -> str:
@@ -61,15 +61,17 @@ async def delete_conversation_row(conn: AsyncConnection, channel_id: int) -> Non
 # cost more than running it, a third of the list's SQL time with 300 conversations.
 _MINE = select(dm_participants.c.channel_id).where(dm_participants.c.user_id == bindparam("user_id"))
 _MINE_ALIAS = dm_participants.alias("mine")
-# What a Conversation object shows of its room (conversations.views.conversation_view), and the version its
-# kept last message is checked against: a list of 300 read all 18 columns of `channels`, most a guild room's.
-_LISTED = tuple(channels.c[name] for name in ("id", "is_group", "name", "icon_file_id", "dm_owner_id",
-                                              "last_message_id", "has_private", "message_version", "created_at"))
+# What a Conversation object shows of its room (conversations.views reads them as tuples, in this order), and
+# the version its kept last message is checked against: a list of 300 read all 18 columns of `channels`, most
+# a guild room's.
+LISTED_NAMES = ("id", "is_group", "name", "icon_file_id", "dm_owner_id", "last_message_id", "has_private",
+                "message_version", "created_at")
+_LISTED = tuple(channels.c[name] for name in LISTED_NAMES)
 _CONVERSATIONS = select(*_LISTED).where(channels.c.id.in_(_MINE.scalar_subquery()), channels.c.type == "dm")
 # A self-join from the user's own rows (index on user_id, then the primary key per conversation), sorted
 # by the database: an `IN (subquery)` with ORDER BY made SQLite walk and sort the whole table; the join
 # sorts only the user's few hundred rows.
-_PARTICIPANTS = (select(dm_participants.c.channel_id, dm_participants.c.user_id, dm_participants.c.joined_at)
+_PARTICIPANTS = (select(dm_participants.c.channel_id, dm_participants.c.user_id)
                  .join(_MINE_ALIAS, _MINE_ALIAS.c.channel_id == dm_participants.c.channel_id)
                  .where(_MINE_ALIAS.c.user_id == bindparam("user_id"))
                  .order_by(dm_participants.c.channel_id, dm_participants.c.joined_at, dm_participants.c.user_id))
@@ -86,24 +88,17 @@ _LAST_MESSAGES = select(*(c for c in messages.c if c.name != "content_norm")).wh
     messages.c.id.in_(_LAST_MESSAGE_IDS.scalar_subquery()))
 
 
-async def select_conversations_of_user(conn: AsyncConnection, user_id: int) -> list[ChannelRow]:
-    """The user's conversations, with the columns their views read (not a full ChannelRow)."""
-    return cast("list[ChannelRow]", (await conn.execute(_CONVERSATIONS, {"user_id": user_id})).mappings().all())
+async def select_conversations_of_user(conn: AsyncConnection, user_id: int) -> Sequence[Row[Any]]:
+    """The user's conversations as tuples of the LISTED columns (read as tuples: 300 mappings cost a
+    fifth more to read)."""
+    return (await conn.execute(_CONVERSATIONS, {"user_id": user_id})).all()
 
 
-async def select_participants_of_user_conversations(conn: AsyncConnection, user_id: int
-                                                    ) -> dict[int, list[ParticipantRow]]:
-    """channel id -> its participants (earliest joined first), for every conversation of the user, read as
-    plain tuples."""
-    out: dict[int, list[ParticipantRow]] = {}
-    for channel_id, member_id, joined_at in (await conn.execute(_PARTICIPANTS, {"user_id": user_id})).all():
-        row: ParticipantRow = {"channel_id": channel_id, "user_id": member_id, "joined_at": joined_at}
-        found = out.get(channel_id)
-        if found is None:
-            out[channel_id] = [row]
-        else:
-            found.append(row)
-    return out
+async def select_participant_ids_of_user_conversations(conn: AsyncConnection, user_id: int) -> dict[int, list[int]]:
+    """channel id -> its participants' ids (earliest joined first), for every conversation of the user.
+    Their `joined_at` only orders them: left unread, it is 600 values fewer to convert for 300 conversations."""
+    rows = (await conn.execute(_PARTICIPANTS, {"user_id": user_id})).all()
+    return {channel_id: [member_id for _, member_id in group] for channel_id, group in groupby(rows, itemgetter(0))}
 
 
 async def select_participant_summaries(conn: AsyncConnection, user_id: int) -> dict[int, SummaryRow]:
