@@ -99,3 +99,13 @@ async def test_out_of_range_unknown_and_malformed_values_are_refused(client, acc
     # Nothing of a refused request was kept, not even its valid part.
     assert (await api.get("/instance/settings", admin))["settings"]["media_limits"] == DEFAULTS
     assert await settings_audit(rt) == []
+
+
+async def test_a_whole_number_written_with_a_fraction_part_is_that_integer(client, accounts, rt):
+    # JSON has one number type and JSON Schema counts 2048.0 as an integer: a client whose encoder writes it
+    # so is not refused (the strings, booleans and 2048.5 of the test above still are).
+    api, admin = Api(client), await admin_account(client, accounts, rt, "root")
+    r = await api.request("PATCH", "/instance/settings", admin, expect=200,
+                          json={"media_limits": {"gallery_max_bytes": 2048.0}})
+    assert r.json()["settings"]["media_limits"]["gallery_max_bytes"] == 2048
+    assert (await api.get("/instance/settings", admin))["settings"]["media_limits"]["gallery_max_bytes"] == 2048

@@ -5,13 +5,23 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, field_validator
 
 from meadhall.admin.settings.nulls import refuse_null
 from meadhall.api.openapi import not_null
 from meadhall.files.limits import MEDIA_LIMIT_MAX, MEDIA_LIMIT_MIN
 
-MediaLimit = Annotated[StrictInt, Field(ge=MEDIA_LIMIT_MIN, le=MEDIA_LIMIT_MAX, description="bytes")]
+
+def _integral(value: object) -> object:
+    """JSON has one number type: `8146.0` is the integer 8146 (JSON Schema says so too), while a string, a
+    boolean or `8146.5` stays refused by the strict integer."""
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
+MediaLimit = Annotated[StrictInt, BeforeValidator(_integral),
+                       Field(ge=MEDIA_LIMIT_MIN, le=MEDIA_LIMIT_MAX, description="bytes")]
 
 
 class MediaLimits(BaseModel):
