@@ -12,9 +12,9 @@ from meadhall.realtime.audience import only
 from meadhall.realtime.events import Event, EventType, event
 
 
-def notify_user_update(row: UserRow, keys: Keys) -> Event:
-    """USER_UPDATE: the private User object, to that user only."""
-    return event(EventType.USER_UPDATE, user_private(row, keys), only(row["id"]))
+def notify_user_update(row: UserRow, keys: Keys, private: dict[str, Any] | None = None) -> Event:
+    """USER_UPDATE: the private User object (`private`, when the caller made it already), to that user only."""
+    return event(EventType.USER_UPDATE, user_private(row, keys) if private is None else private, only(row["id"]))
 
 
 def presence_view(row: UserColumns, now: datetime, style: dict[str, Any] | None = None) -> dict[str, Any]:

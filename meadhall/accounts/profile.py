@@ -56,13 +56,15 @@ async def do_update_me(rt: Runtime, principal: Principal, changes: dict[str, Any
             values["onboarding_completed_at"] = uow.now
         if values:
             before = user_summary(row, uow.now)
-            await queries.update_user(uow.conn, principal.user_id, values)
-            row = await queries.select_user(uow.conn, principal.user_id)
+            row = await queries.update_user_returning(uow.conn, principal.user_id, values)
             assert row is not None
-            uow.emit(notify_user_update(row, rt.keys))
+            private = user_private(row, rt.keys)
+            uow.emit(notify_user_update(row, rt.keys, private))
             if user_summary(row, uow.now) != before:
                 for hook in public_change_hooks:
                     await hook(uow, row)
+            # The answer is the event's object: both are encoded to JSON, never changed in place.
+            return private
     return user_private(row, rt.keys)
 
 

@@ -132,6 +132,17 @@ async def update_user(conn: AsyncConnection, user_id: int, values: dict[str, Any
     await conn.execute(update(users).where(users.c.id == user_id).values(values))
 
 
+# Built once: the SET clause comes from the keys of the values at execution (one cached compilation per set of
+# columns), and the written row comes back in the same statement (a profile change read it again after).
+_UPDATE_USER_RETURNING = update(users).where(users.c.id == bindparam("user_id")).returning(*users.c)
+
+
+async def update_user_returning(conn: AsyncConnection, user_id: int, values: dict[str, Any]) -> UserRow | None:
+    """Write `values` (column -> value, at least one) and return the row as written; None when no such user."""
+    result = await conn.execute(_UPDATE_USER_RETURNING, {**values, "user_id": user_id})
+    return cast("UserRow | None", result.mappings().first())
+
+
 async def select_visible_users_seen_since(conn: AsyncConnection, since: datetime) -> list[UserRow]:
     """Live, not invisible accounts whose stored activity is newer than `since` (the presence sweep)."""
     stmt = select(users).where(

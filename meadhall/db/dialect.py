@@ -165,13 +165,26 @@ async def select_id_array(conn: AsyncConnection, id_column: ColumnElement[int], 
                           ) -> list[int]:
     """Every value of an integer column where the conditions hold, in no particular order, read as one
     aggregated value: a thousand ids row by row through the result layer cost 0.7 ms of CPU, one array a
-    tenth of that (a status change reads its 1,000 friends so)."""
-    if is_sqlite(conn):
-        raw = (await conn.execute(select(func.json_group_array(id_column)).where(*where))).scalar_one()
-        ids: list[int] = json.loads(raw)
-        return ids
-    found = (await conn.execute(select(func.array_agg(id_column)).where(*where))).scalar_one()
-    return list(found or ())
+    tenth of that."""
+    return await IdArraySelect(id_column, *where).ids(conn)
+
+
+class IdArraySelect:
+    """`select_id_array` built once, for conditions whose values are bound parameters given at execution
+    (a status change reads its 1,000 friends so): building the statement cost 0.1-0.25 ms, more than
+    running it."""
+
+    def __init__(self, id_column: ColumnElement[int], *where: ColumnElement[bool]) -> None:
+        self._sqlite = select(func.json_group_array(id_column)).where(*where)
+        self._postgres = select(func.array_agg(id_column)).where(*where)
+
+    async def ids(self, conn: AsyncConnection, params: Mapping[str, Any] | None = None) -> list[int]:
+        if is_sqlite(conn):
+            raw = (await conn.execute(self._sqlite, params)).scalar_one()
+            ids: list[int] = json.loads(raw)
+            return ids
+        found = (await conn.execute(self._postgres, params)).scalar_one()
+        return list(found or ())
 
 
 async def list_tables(conn: AsyncConnection) -> list[str]:

@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any, cast
 
-from sqlalchemy import RowMapping, bindparam, delete, func, insert, select, update
+from sqlalchemy import RowMapping, and_, bindparam, delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts.queries import UserRow
@@ -126,19 +126,30 @@ async def select_memberships_with_user(conn: AsyncConnection, user_id: int) -> l
             for row in (await conn.execute(stmt)).mappings()]
 
 
-async def select_memberships_of_user(conn: AsyncConnection, user_id: int) -> list[MemberRow]:
-    """One user's membership rows in every guild, by guild id."""
-    stmt = select(members).where(members.c.user_id == user_id).order_by(members.c.guild_id)
-    return [cast(MemberRow, row) for row in (await conn.execute(stmt)).mappings()]
+# Built once, as every status change of a member runs it (building it cost more than running it). The roles
+# are joined by the primary key of member_roles (a lookup by user id alone would scan the table).
+_MEMBERSHIPS_WITH_ROLE_IDS = (
+    select(members, member_roles.c.role_id)
+    .select_from(members.outerjoin(member_roles, and_(member_roles.c.guild_id == members.c.guild_id,
+                                                      member_roles.c.user_id == members.c.user_id)))
+    .where(members.c.user_id == bindparam("user_id"))
+    .order_by(members.c.guild_id))
 
 
-async def select_role_ids_by_guild(conn: AsyncConnection, user_id: int) -> dict[int, list[int]]:
-    """guild id -> the role ids one user holds there, for every guild (one query)."""
-    stmt = select(member_roles.c.guild_id, member_roles.c.role_id).where(member_roles.c.user_id == user_id)
-    held: dict[int, list[int]] = defaultdict(list)
-    for guild_id, role_id in (await conn.execute(stmt)).all():
-        held[guild_id].append(role_id)
-    return held
+async def select_memberships_with_role_ids(conn: AsyncConnection, user_id: int) -> list[tuple[MemberRow, list[int]]]:
+    """One user's membership rows in every guild, by guild id, each with the role ids the user holds there
+    (one query)."""
+    out: list[tuple[MemberRow, list[int]]] = []
+    held: list[int] = []
+    guild_id = None
+    for row in (await conn.execute(_MEMBERSHIPS_WITH_ROLE_IDS, {"user_id": user_id})).mappings():
+        if row["guild_id"] != guild_id:
+            guild_id, held = row["guild_id"], []
+            # The row carries `role_id` beside the membership's columns; nothing reads it as a member.
+            out.append((cast(MemberRow, row), held))
+        if row["role_id"] is not None:
+            held.append(row["role_id"])
+    return out
 
 
 _USER_PREFIX = "u__"

@@ -123,21 +123,19 @@ async def emit_member_updates(uow: UnitOfWork, guild_id: int, user_ids: Iterable
 
 async def announce_profile(uow: UnitOfWork, user: account_queries.UserRow) -> None:
     """A user's public profile changed (`user`: their row as just written): MEMBER_UPDATE in every guild they
-    belong to, read for all of them in four queries (a member of 100 servers changing their custom status
+    belong to, read for all of them in three queries (a member of 100 servers changing their custom status
     would otherwise pay 300), two more when the user set guild styles."""
-    user_id = user["id"]
-    memberships = await member_queries.select_memberships_of_user(uow.conn, user_id)
+    user_id, now = user["id"], uow.now
+    memberships = await member_queries.select_memberships_with_role_ids(uow.conn, user_id)
     if not memberships:
         return
-    held = await member_queries.select_role_ids_by_guild(uow.conn, user_id)
     audiences = await members_of_guilds_of_user(uow.conn, user_id)
-    summary = user_summary(user, uow.now)  # the same user in every guild: made once
+    summary = user_summary(user, now)  # the same user in every guild: made once
     styles = await user_guild_style_views(uow.conn, user_id)
-    for member in memberships:
-        guild_id = member["guild_id"]
-        view = member_view(member, user, held.get(guild_id, []), uow.now, summary=summary,
-                           style=styles.get(guild_id))
-        uow.emit(notify_member(EventType.MEMBER_UPDATE, view, audiences[guild_id]))
+    uow.emit(*[notify_member(EventType.MEMBER_UPDATE,
+                             member_view(member, user, held, now, summary=summary, style=styles.get(member["guild_id"])),
+                             audiences[member["guild_id"]])
+               for member, held in memberships])
 
 
 async def load_target(uow: UnitOfWork, gc: GuildContext, user_id: int | None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from meadhall.accounts.views import UserColumns, user_summary
+from meadhall.accounts.views import UserColumns, iso_recalled, user_summary
 from meadhall.core.clock import as_utc, iso
 from meadhall.guilds.rows import MemberRow
 
@@ -20,7 +20,7 @@ def member_view(member: MemberRow, user: UserColumns, role_ids: list[int], now: 
         "user": user_summary(user, now) if summary is None else summary,
         "nick": member["nick"],
         "roles": [str(r) for r in sorted(role_ids)],
-        "joined_at": iso(member["joined_at"]),
+        "joined_at": iso_recalled(member["joined_at"]),
         "timeout_until": iso(until) if until is not None and until > now else None,
         "style": style,
     }

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.core.clock import iso
@@ -17,7 +17,6 @@ from meadhall.guilds.styles.queries import (
     StyleRow,
     select_guild_styles,
     select_role_cosmetic_ids,
-    select_styles,
 )
 
 
@@ -53,10 +52,19 @@ async def guild_style_views(conn: AsyncConnection, guild_id: int, user_ids: Iter
     return out
 
 
+# Built once, as every status change runs both (building one cost more than running it).
+_GUILD_STYLES_OF_USER = (select(user_styles)
+                         .where(user_styles.c.user_id == bindparam("user_id"), user_styles.c.scope_key != FRIENDS)
+                         .order_by(user_styles.c.scope_key))
+_FRIENDS_STYLES = select(user_styles).where(user_styles.c.scope_key == FRIENDS,
+                                            user_styles.c.user_id.in_(bindparam("user_ids", expanding=True)))
+
+
 async def user_guild_style_views(conn: AsyncConnection, user_id: int) -> dict[int, dict[str, Any]]:
     """guild id -> one user's guild-scope Style in each guild where they set one (a profile change
     announces the member in every guild): one query when none, three otherwise."""
-    rows = {r["scope_key"]: r for r in await select_styles(conn, user_id) if r["scope_key"] != FRIENDS}
+    found = (await conn.execute(_GUILD_STYLES_OF_USER, {"user_id": user_id})).mappings()
+    rows = {r["scope_key"]: cast(StyleRow, r) for r in found}
     if not rows:
         return {}
     held = await select_role_cosmetic_ids(conn, [user_id])
@@ -71,8 +79,8 @@ async def friends_style_views(conn: AsyncConnection, user_ids: Sequence[int]) ->
     ids = sorted(set(user_ids))
     if not ids:
         return {}
-    stmt = select(user_styles).where(user_styles.c.scope_key == FRIENDS, user_styles.c.user_id.in_(ids))
-    rows = {int(r["user_id"]): cast(StyleRow, r) for r in (await conn.execute(stmt)).mappings()}
+    found = (await conn.execute(_FRIENDS_STYLES, {"user_ids": ids})).mappings()
+    rows = {int(r["user_id"]): cast(StyleRow, r) for r in found}
     if not rows:
         return {}
     held = await select_role_cosmetic_ids(conn, rows)

@@ -74,12 +74,16 @@ async def select_related_users(conn: AsyncConnection, user_id: int) -> list[Rela
     return cast("list[RelatedUser]", (await conn.execute(_RELATED_USERS, {"user_id": user_id})).mappings().all())
 
 
+# Built once (every status change runs it).
+_FRIEND_ID_ARRAY = dialect.IdArraySelect(relationships.c.other_id, relationships.c.user_id == bindparam("user_id"),
+                                         relationships.c.type == "friend")
+
+
 async def select_friend_ids(conn: AsyncConnection, user_ids: Sequence[int]) -> dict[int, list[int]]:
     """user id -> the ids of their friends, for many users in one query (presence receivers). One user (a
     status change) reads them as one array: an event's audience is sorted anyway."""
     if len(user_ids) == 1:
-        friends = await dialect.select_id_array(conn, relationships.c.other_id, relationships.c.user_id == user_ids[0],
-                                                relationships.c.type == "friend")
+        friends = await _FRIEND_ID_ARRAY.ids(conn, {"user_id": user_ids[0]})
         return {user_ids[0]: friends} if friends else {}
     stmt = (select(relationships.c.user_id, relationships.c.other_id)
             .where(relationships.c.user_id.in_(sorted(set(user_ids))), relationships.c.type == "friend")
