@@ -31,6 +31,7 @@ from tests.support.http import Api
 from tests.support.livekit_standin import StandIn
 from tests.support.outbound import confine
 from tests.support.personas import Accounts
+from tests.support.plain import documented_client
 from tests.support.served import served
 from tests.support.voice import MEDIA_KEY, MEDIA_SECRET
 
@@ -180,6 +181,13 @@ def app(settings: Settings, rt: Runtime) -> Any:
 async def client(app: Any) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
+        yield c
+
+
+@pytest.fixture
+async def documented(app: Any) -> AsyncIterator[httpx.AsyncClient]:
+    """A client reaching only the documented FastAPI routes, never their plain twins (api/plain.py)."""
+    async with documented_client(app) as c:
         yield c
 
 

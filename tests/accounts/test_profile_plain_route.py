@@ -6,35 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 import pytest
 from starlette.routing import Route
 
-from meadhall.api.plain import DECLINED, PlainRoute
+from meadhall.api.plain import PlainRoute
 from tests.support.accounts import cookie
+from tests.support.plain import assert_same_answer
 from tests.support.social import befriend
 
 ME = "/api/v1/users/@me"
-
-
-@pytest.fixture
-async def documented(app: Any) -> Any:
-    """A client whose requests skip the plain routes, as if they had declined: the FastAPI route answers."""
-
-    async def skip_plain(scope: Any, receive: Any, send: Any) -> None:
-        await app({**scope, DECLINED: True}, receive, send)
-
-    transport = httpx.ASGITransport(app=skip_plain, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
-        yield c
-
-
-def _same(plain: httpx.Response, fastapi: httpx.Response) -> None:
-    assert plain.status_code == fastapi.status_code
-    assert plain.content == fastapi.content
-    skip = {"x-request-id", "x-ratelimit-remaining", "x-ratelimit-reset", "x-ratelimit-reset-after"}
-    assert ({k: v for k, v in plain.headers.items() if k not in skip}
-            == {k: v for k, v in fastapi.headers.items() if k not in skip})
 
 
 def _dispatches(events: Any) -> list[tuple[str, dict[str, Any], tuple[int, ...]]]:
@@ -69,7 +49,7 @@ async def test_a_change_answers_and_announces_as_the_documented_route(api, clien
         announced.append(_dispatches(capture_events))
         assert (await documented.patch(ME, json=undo, headers=a.headers)).status_code == 200
     assert answers[0].status_code == 200
-    _same(answers[0], answers[1])
+    assert_same_answer(answers[0], answers[1])
     assert {t for t, _, _ in announced[0]} == {"USER_UPDATE", "MEMBER_UPDATE", "PRESENCE_UPDATE"}
     assert announced[0] == announced[1]
 
@@ -84,13 +64,13 @@ async def test_a_change_answers_and_announces_as_the_documented_route(api, clien
 async def test_what_is_not_plain_is_the_documented_answer(client, documented, accounts, kw):
     a = await accounts.register("plainbad")
     kw = {**kw, "headers": {**a.headers, **kw.get("headers", {})}}
-    _same(await client.patch(ME, **kw), await documented.patch(ME, **kw))
+    assert_same_answer(await client.patch(ME, **kw), await documented.patch(ME, **kw))
 
 
 async def test_no_session_and_a_foreign_origin_are_the_documented_refusals(client, documented, accounts):
     a = await accounts.register("plainorigin")
-    _same(await client.patch(ME, json={"bio": "x"}), await documented.patch(ME, json={"bio": "x"}))
+    assert_same_answer(await client.patch(ME, json={"bio": "x"}), await documented.patch(ME, json={"bio": "x"}))
     foreign = {**cookie(a["token"]), "Origin": "http://evil.example"}
     plain = await client.patch(ME, json={"bio": "x"}, headers=foreign)
     assert plain.status_code == 403 and plain.json()["error"]["code"] == "auth.origin_mismatch"
-    _same(plain, await documented.patch(ME, json={"bio": "x"}, headers=foreign))
+    assert_same_answer(plain, await documented.patch(ME, json={"bio": "x"}, headers=foreign))
