@@ -109,3 +109,12 @@ async def test_a_whole_number_written_with_a_fraction_part_is_that_integer(clien
                           json={"media_limits": {"gallery_max_bytes": 2048.0}})
     assert r.json()["settings"]["media_limits"]["gallery_max_bytes"] == 2048
     assert (await api.get("/instance/settings", admin))["settings"]["media_limits"]["gallery_max_bytes"] == 2048
+
+
+async def test_the_document_states_the_range_of_each_limit(client):
+    # The range is a rule clients read from the OpenAPI document; refusing what it does not state is a bug.
+    doc = (await client.get("/api/v1/openapi.json")).json()
+    patch = doc["components"]["schemas"]["MediaLimitsPatch"]["properties"]
+    for name in DEFAULTS:
+        limit = next(s for s in patch[name].get("anyOf", [patch[name]]) if s.get("type") == "integer")
+        assert (limit["minimum"], limit["maximum"]) == (1024, 104857600), name

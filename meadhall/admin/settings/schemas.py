@@ -20,8 +20,10 @@ def _integral(value: object) -> object:
     return value
 
 
-MediaLimit = Annotated[StrictInt, BeforeValidator(_integral),
-                       Field(ge=MEDIA_LIMIT_MIN, le=MEDIA_LIMIT_MAX, description="bytes")]
+# The constraints come before the conversion: after it, pydantic can no longer state them as the schema's
+# `minimum`/`maximum`, and the document would lose them.
+MediaLimit = Annotated[StrictInt, Field(ge=MEDIA_LIMIT_MIN, le=MEDIA_LIMIT_MAX, description="bytes"),
+                       BeforeValidator(_integral)]
 
 
 class MediaLimits(BaseModel):
