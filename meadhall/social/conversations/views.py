@@ -78,27 +78,17 @@ async def _views(conn: AsyncConnection, receiver_id: int, rooms: Sequence[Room],
     for room, last_id in zip(rooms, last_ids, strict=True):
         room_id = room[_ID]
         ids = members.get(room_id, ())
-        shown = [summary for summary in map(find, ids) if summary is not None]
+        listed = [summary for summary in map(find, ids) if summary is not None]
         last = None if last_id is None else by_id.get(last_id)
         activity = room_id if last_id is None or last is None else max(last_id, room_id)
-        if room[_IS_GROUP]:
-            owner = sid(room[_OWNER])
-            out.append((activity, {
-                "id": str(room_id), "type": "dm", "guild_id": None, "is_group": True, "name": room[_NAME],
-                "icon_file_id": sid(room[_ICON]), "dm_owner_id": owner, "owner_id": owner,
-                "member_count": len(ids), "members": shown, "counterpart": None, "avatar": None, "status": None,
-                "last_message": last, "last_message_id": None if last is None else last["id"],
-                "created_at": iso_recalled(room[_CREATED])}))
-            continue
-        # The counterpart: the first participant shown who is not the receiver.
-        counterpart = None
-        for summary in shown:
-            if summary["id"] != receiver:
-                counterpart = summary
-                break
+        is_group = bool(room[_IS_GROUP])
+        owner = sid(room[_OWNER]) if is_group else None
+        # A one-to-one conversation shows its counterpart: the first participant shown who is not the receiver.
+        counterpart = None if is_group else next((m for m in listed if m["id"] != receiver), None)
         out.append((activity, {
-            "id": str(room_id), "type": "dm", "guild_id": None, "is_group": False, "name": None,
-            "icon_file_id": None, "dm_owner_id": None, "owner_id": None, "member_count": len(ids), "members": shown,
+            "id": str(room_id), "type": "dm", "guild_id": None, "is_group": is_group,
+            "name": room[_NAME] if is_group else None, "icon_file_id": sid(room[_ICON]) if is_group else None,
+            "dm_owner_id": owner, "owner_id": owner, "member_count": len(ids), "members": listed,
             "counterpart": counterpart, "avatar": None if counterpart is None else counterpart["avatar"],
             "status": None if counterpart is None else counterpart["status"], "last_message": last,
             "last_message_id": None if last is None else last["id"], "created_at": iso_recalled(room[_CREATED])}))
