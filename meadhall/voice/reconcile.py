@@ -8,6 +8,8 @@ shared store): voice states and the media server's participant lists are brought
    a ghost (a crashed client, a lost node): it is cleared.
 3. Anyone in a guild voice room on the media server without a voice state for it (left, moved, removed while
    the media server was down) is removed there.
+4. Anyone in a conversation call's room who is not a joined participant of its ongoing call (left, removed
+   from the group, the call ended, back with an old token) is removed there.
 
 A media server that cannot be asked changes nothing; the next run tries again.
 """
@@ -19,12 +21,13 @@ from datetime import timedelta
 
 from meadhall.core.limits import MEDIA_WEBHOOK_JOURNAL_DAYS, VOICE_GHOST_SECONDS
 from meadhall.runtime import Runtime
+from meadhall.social.calls.service import joined_in_call_room
 from meadhall.voice import queries
 from meadhall.voice import state as vs
 from meadhall.voice.media import MediaServer
 from meadhall.voice.removal import clear_state, revalidate_guild
 from meadhall.voice.store import VoiceState, voice_store
-from meadhall.voice.webhook import GUILD_ROOM
+from meadhall.voice.webhook import CALL_ROOM, GUILD_ROOM
 
 RECONCILE_EVERY = 15.0
 JOURNAL_CLEANUP_EVERY = 3600.0
@@ -83,9 +86,34 @@ async def reconcile(rt: Runtime) -> dict[str, int]:
             done["ghosts"] += await _ghosts(rt, states, set(present))
             allowed = {s.user_id for s in states}
             for identity in present:
-                if identity not in allowed and identity.isdigit():
+                if identity not in allowed and identity.isdigit() and not await _joined_since(rt, room, identity):
                     done["removed"] += await media.remove(room, int(identity))
+        for room in sorted(r for r in listed if CALL_ROOM.match(r)):
+            done["removed"] += await _call_room(rt, media, room)
     return done
+
+
+async def _joined_since(rt: Runtime, room: str, identity: str) -> bool:
+    """Whether the user joined this room after the states were read (their client may already be there)."""
+    _, mine = await vs.current(rt, int(identity))
+    return mine is not None and vs.room_of(mine) == room
+
+
+async def _call_room(rt: Runtime, media: MediaServer, room: str) -> int:
+    """A conversation call's room holds only the call's joined participants: who left, was removed from the
+    group, or whose call ended is removed (they may still hold a valid token). The participants are read after
+    the media server's list, so someone who joined meanwhile is among them."""
+    present = await media.participants(room)
+    if not present:
+        return 0
+    match = CALL_ROOM.match(room)
+    assert match is not None
+    joined = await joined_in_call_room(rt, int(match.group(1)))
+    removed = 0
+    for identity in present:
+        if identity.isdigit() and int(identity) not in joined:
+            removed += await media.remove(room, int(identity))
+    return removed
 
 
 async def forget_old_webhooks(rt: Runtime) -> int:

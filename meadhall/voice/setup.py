@@ -1,13 +1,19 @@
 """Wire the voice rooms into an app: the reconciliation jobs and the hooks of the layers below (guild changes
-that may take someone out of voice; calls, which take the user out of their voice room)."""
+that may take someone out of voice; calls, which take the user out of their voice room, and whose leavers
+leave the call's media-server room)."""
 
 from __future__ import annotations
+
+import functools
 
 import structlog
 
 from meadhall.guilds.hooks import on_access_change
+from meadhall.integrations.livekit import call_room
 from meadhall.runtime import Runtime
 from meadhall.social.calls.hooks import on_voice_context_taken
+from meadhall.social.calls.room_exit import on_call_room_exit
+from meadhall.voice.media import MediaServer
 from meadhall.voice.reconcile import install_voice_jobs
 from meadhall.voice.removal import revalidate_guild
 from meadhall.voice.service import leave_voice_of
@@ -33,7 +39,17 @@ async def _in_a_call(rt: Runtime, user_id: int) -> None:
         log.exception("leaving voice for a call failed", user_id=user_id)
 
 
+async def _out_of_call_room(rt: Runtime, channel_id: int, user_id: int) -> None:
+    """The user left the conversation's call: out of its media-server room too. A media server that is down
+    fails nothing (MediaServer logs); the reconciliation job removes them later."""
+    if not rt.settings.voice_enabled:
+        return
+    async with MediaServer(rt.settings) as media:
+        await media.remove(call_room(channel_id), user_id)
+
+
 def install_voice(rt: Runtime) -> None:
     on_access_change("voice", _access_changed)
     on_voice_context_taken("voice", _in_a_call)
+    on_call_room_exit("voice", functools.partial(_out_of_call_room, rt))
     install_voice_jobs(rt)

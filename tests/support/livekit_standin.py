@@ -112,7 +112,8 @@ class StandIn:
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", self.port))  # a restart (after `stop`) comes back at the same address
         self.port = sock.getsockname()[1]
         await web.SockSite(self._runner, sock).start()
 

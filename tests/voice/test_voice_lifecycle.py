@@ -12,6 +12,7 @@ from sqlalchemy import update
 from meadhall.core.clock import iso
 from meadhall.core.limits import VOICE_GHOST_SECONDS
 from meadhall.db.schema import users
+from meadhall.voice import reconcile as job
 from meadhall.voice.reconcile import reconcile
 from tests.support.calls import conversation, ongoing, participant
 from tests.support.calls import join as join_call
@@ -201,3 +202,19 @@ async def test_joining_voice_leaves_the_call_and_joining_a_call_leaves_voice(api
     [ev] = capture_events.of_type("VOICE_STATE_UPDATE")
     assert ev.data["channel_id"] is None and ev.data["user_id"] == h.b.id
     assert standin.of("RemoveParticipant")[-1].room == room_name(h.id, lounge)
+
+
+async def test_reconciliation_spares_who_joined_after_the_states_were_read(api, client, accounts, rt, standin,
+                                                                         monkeypatch):
+    h, lounge = await in_voice(api, client, accounts, rt, standin)
+    read_before_the_join = await job._states_by_room(rt)  # b joins between this read and the room's listing
+    await join(api, h.b, lounge)
+    room = room_name(h.id, lounge)
+    standin.participants[room] |= {h.b.id, h.outsider.id}
+
+    async def stale(_rt: Any) -> Any:
+        return read_before_the_join
+
+    monkeypatch.setattr(job, "_states_by_room", stale)
+    assert (await reconcile(rt))["removed"] == 1
+    assert standin.participants[room] == {h.a.id, h.b.id}

@@ -26,17 +26,14 @@ from meadhall.core.ids import parse_id
 from meadhall.db.uow import UnitOfWork
 from meadhall.guilds.members.service import do_end_membership
 from meadhall.guilds.styles.queries import delete_styles_of
-from meadhall.integrations.livekit import call_room
 from meadhall.push.queries import delete_subscriptions_of
 from meadhall.runtime import Runtime
 from meadhall.social.calls import queries as call_queries
 from meadhall.social.calls import transitions as call_transitions
-from meadhall.social.calls.service import select_joined_calls
 from meadhall.social.conversations.access import Conversation, load_conversation
 from meadhall.social.conversations.members import do_drop_participant
 from meadhall.social.conversations.service import locked
 from meadhall.social.relationships.service import do_drop_relationships
-from meadhall.voice.media import MediaServer
 from meadhall.voice.service import leave_voice_of
 
 log = structlog.get_logger("meadhall.admin")
@@ -79,13 +76,12 @@ async def do_delete_user(rt: Runtime, principal: Principal, raw_user_id: str) ->
         await delete_styles_of(uow.conn, user_id)
         await delete_subscriptions_of(uow.conn, user_id)
         await do_drop_relationships(uow, user_id)
-        in_calls = [channel_id for _, channel_id in await select_joined_calls(uow.conn, user_id)]
         await _leave_conversations(rt, uow, user_id)
         for guild_id in await queries.select_member_guild_ids(uow.conn, user_id):
             await do_end_membership(uow, guild_id, user_id)
         await record(uow, "instance.user_delete", actor_id=principal.user_id, target_type="user",
                      target_id=user_id, data={"username": user["username"]})
-    await _leave_voice(rt, user_id, in_calls)
+    await _leave_voice(rt, user_id)
 
 
 async def _leave_conversations(rt: Runtime, uow: UnitOfWork, user_id: int) -> None:
@@ -115,17 +111,14 @@ async def _leave_call(uow: UnitOfWork, conv: Conversation, user_id: int) -> None
         await call_transitions.drop(uow, live, user_id)
 
 
-async def _leave_voice(rt: Runtime, user_id: int, call_channel_ids: list[int]) -> None:
-    """After the commit: out of the guild voice room the user was in (VOICE_STATE_UPDATE, media server) and
-    out of the media-server rooms of the calls they were joined in. A store or media-server outage must not
-    turn the committed deletion into an error answer: the reconciliation job clears what was missed
-    (deleted accounts are barred from voice), and the call tokens of the account expire."""
+async def _leave_voice(rt: Runtime, user_id: int) -> None:
+    """After the commit: out of the guild voice room the user was in (VOICE_STATE_UPDATE, media server); the
+    calls they left took them out of their media-server rooms themselves. A store or media-server outage must
+    not turn the committed deletion into an error answer: the reconciliation job clears what was missed
+    (deleted accounts are barred from voice)."""
     if not rt.settings.voice_enabled:
         return
     try:
         await leave_voice_of(rt, user_id)
-        async with MediaServer(rt.settings) as media:
-            for channel_id in call_channel_ids:
-                await media.remove(call_room(channel_id), user_id)
     except Exception:
         log.exception("leaving voice after account deletion failed", user_id=user_id)

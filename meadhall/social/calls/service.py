@@ -236,6 +236,13 @@ async def do_leave_call_room(rt: Runtime, channel_id: int, user_id: int | None) 
         return changed
 
 
+async def joined_in_call_room(rt: Runtime, channel_id: int) -> set[int]:
+    """Who may be in the media-server room of the conversation's call: its joined participants (the
+    reconciliation job removes anyone else)."""
+    async with rt.read() as uow:
+        return await queries.select_joined_user_ids(uow.conn, channel_id)
+
+
 async def access_call(rt: Runtime, principal: Principal, raw_channel_id: str) -> dict[str, Any]:
     async with rt.read() as uow:
         conv = await access_conversation_or_wrong_type(uow.conn, principal, raw_channel_id, uow.now)

@@ -17,6 +17,7 @@ from meadhall.db.uow import UnitOfWork
 from meadhall.realtime.events import EventType
 from meadhall.social.calls import queries
 from meadhall.social.calls.events import notify_call
+from meadhall.social.calls.room_exit import exit_call_room_after_commit
 from meadhall.social.calls.views import call_view
 
 RINGING_SECONDS = CALL_RINGING_SECONDS  # docs/social.md, "Calls"
@@ -82,6 +83,8 @@ async def _set_call(uow: UnitOfWork, live: LiveCall, values: dict[str, Any]) -> 
 async def _set_participant(uow: UnitOfWork, live: LiveCall, user_id: int, values: dict[str, Any]) -> None:
     await queries.update_call_participant(uow.conn, live.id, user_id, values)
     live.participants[user_id].update(values)
+    if values.get("state") == "left":  # only a joined participant becomes `left`
+        exit_call_room_after_commit(uow, int(live.call["channel_id"]), user_id)
 
 
 async def finish(uow: UnitOfWork, live: LiveCall, status: str, reason: str) -> None:
