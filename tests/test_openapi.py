@@ -13,6 +13,8 @@ import pytest
 from fastapi import APIRouter
 from pydantic import BaseModel
 
+from meadhall.api.routing import LiteralPrecedence
+
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
 # Documented exceptions to "every error response is the Error envelope": /readyz answers 503 with the
@@ -265,6 +267,21 @@ async def test_405_lists_every_method_of_the_path(client: httpx.AsyncClient, met
     assert r.status_code == 405, r.text
     assert r.json()["error"]["code"] == "request.method_not_allowed"
     assert set(r.headers["Allow"].split(", ")) - {"HEAD"} == allowed
+
+
+async def test_literal_precedence_answers_the_same_from_memory_and_after_forgetting(
+        client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """LiteralPrecedence remembers recent paths (bounded): a path answers the same the first time, when
+    remembered, and after the memory was emptied; other paths still reach the router."""
+    monkeypatch.setattr(LiteralPrecedence, "REMEMBERED", 2)
+    guarded = [f"/api/v1/guilds/{n}/members/@me" for n in (1, 2, 3)]
+    for _ in range(2):
+        for path in guarded:
+            r = await client.delete(path)
+            assert r.status_code == 405, r.text
+            assert set(r.headers["Allow"].split(", ")) - {"HEAD"} == {"GET", "PATCH"}
+            assert (await client.get(path)).status_code == 401  # the route itself: authentication first
+    assert (await client.delete("/api/v1/guilds/1/members/2")).status_code == 401  # not a guarded path
 
 
 async def test_the_documentation_page_is_served_from_local_assets(client: httpx.AsyncClient) -> None:
