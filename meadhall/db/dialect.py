@@ -25,6 +25,8 @@ from sqlalchemy import (
     Select,
     String,
     Table,
+    any_,
+    bindparam,
     column,
     event,
     func,
@@ -185,6 +187,26 @@ class IdArraySelect:
             return ids
         found = (await conn.execute(self._postgres, params)).scalar_one()
         return list(found or ())
+
+
+class IdsBound:
+    """A statement holding `column IN <ids>` with the ids bound as ONE parameter: a JSON array read by
+    `json_each` on SQLite, an array compared with `= ANY` on PostgreSQL. An expanding IN list of a thousand
+    ids (a READY's friends) cost 0.3 ms to render and bind, more than the statement's run. `build` makes the
+    statement from the condition it is given for a column; both forms are built once."""
+
+    def __init__(self, build: Any, name: str = "ids") -> None:
+        self._name = name
+        as_json = select(literal_column("value")).select_from(func.json_each(bindparam(name))).scalar_subquery()
+        as_array = bindparam(name, type_=postgresql.ARRAY(BigInteger))
+        self._sqlite = build(lambda col: col.in_(as_json))
+        self._postgres = build(lambda col: col == any_(as_array))
+
+    async def execute(self, conn: AsyncConnection, ids: Sequence[int], params: Mapping[str, Any] | None = None
+                      ) -> Any:
+        if is_sqlite(conn):
+            return await conn.execute(self._sqlite, {**(params or {}), self._name: json.dumps(list(ids))})
+        return await conn.execute(self._postgres, {**(params or {}), self._name: list(ids)})
 
 
 async def list_tables(conn: AsyncConnection) -> list[str]:

@@ -107,6 +107,21 @@ async def test_friends_scope_reaches_friends_only(client, accounts, rt, capture_
     assert (both["frame_id"], both["icon_id"]) == (frame["id"], badge["id"])
 
 
+async def test_a_friends_list_shows_each_friends_own_friends_scope_style(client, accounts, rt):
+    """The friends' styles of a list are read together, whatever their number: each friend shows their own
+    friends-scope style, a friend without one shows none, and a guild-scope style is not shown there."""
+    h, frame, icon, spare, vip = await styled_hall(client, accounts, rt)
+    api = Api(client)
+    for friend in (h.a, h.b, h.owner):
+        await befriend(api, h.outsider, friend)
+    mine = (await api.put("/users/@me/styles", h.a, expect=200, json={"scope": "friends", "frame_id": frame["id"]}))
+    owners = (await api.put("/users/@me/styles", h.owner, expect=200, json={"scope": "friends", "color": 0x112233}))
+    await api.put("/users/@me/styles", h.b, expect=200, json={"scope": "guild", "guild_id": h.id, "color": 1})
+    friends = (await api.get("/users/@me/relationships", h.outsider))["friends"]
+    shown = {f["user"]["id"]: f["style"] for f in friends}
+    assert shown == {h.a.id: mine["style"], h.owner.id: owners["style"], h.b.id: None}
+
+
 async def test_items_no_longer_available_show_as_null(client, accounts, rt):
     h, frame, icon, spare, vip = await styled_hall(client, accounts, rt)
     api = Api(client)

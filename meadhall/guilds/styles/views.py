@@ -10,6 +10,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.core.clock import iso
+from meadhall.db import dialect
 from meadhall.db.schema import user_styles
 from meadhall.guilds.cosmetics.queries import CosmeticRow, select_cosmetics_by_ids
 from meadhall.guilds.styles.queries import (
@@ -56,8 +57,8 @@ async def guild_style_views(conn: AsyncConnection, guild_id: int, user_ids: Iter
 _GUILD_STYLES_OF_USER = (select(user_styles)
                          .where(user_styles.c.user_id == bindparam("user_id"), user_styles.c.scope_key != FRIENDS)
                          .order_by(user_styles.c.scope_key))
-_FRIENDS_STYLES = select(user_styles).where(user_styles.c.scope_key == FRIENDS,
-                                            user_styles.c.user_id.in_(bindparam("user_ids", expanding=True)))
+_FRIENDS_STYLES = dialect.IdsBound(lambda ids_in: select(user_styles).where(
+    user_styles.c.scope_key == FRIENDS, ids_in(user_styles.c.user_id)))
 
 
 async def user_guild_style_views(conn: AsyncConnection, user_id: int) -> dict[int, dict[str, Any]]:
@@ -79,7 +80,7 @@ async def friends_style_views(conn: AsyncConnection, user_ids: Sequence[int]) ->
     ids = sorted(set(user_ids))
     if not ids:
         return {}
-    found = (await conn.execute(_FRIENDS_STYLES, {"user_ids": ids})).mappings()
+    found = (await _FRIENDS_STYLES.execute(conn, ids)).mappings()
     rows = {int(r["user_id"]): cast(StyleRow, r) for r in found}
     if not rows:
         return {}
