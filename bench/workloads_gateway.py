@@ -397,6 +397,25 @@ class Fleet:
             for conn in self.conns:
                 conn.heartbeat()
 
+    async def quiet(self, *, settle: float = 0.25, limit: float = 10.0) -> None:
+        """Before a measured phase: heartbeat every connection now (the next beats are HEARTBEAT_EVERY away),
+        then wait until the server has been idle for `settle` seconds. The phase then holds neither the tail
+        of the connects nor a burst of a thousand heartbeats (each an activity write, not a delivery), which
+        landed in one phase or the other by chance and moved its CPU per delivery by several percent."""
+        if self._heartbeats is not None:
+            self._heartbeats.cancel()
+        for conn in self.conns:
+            conn.heartbeat()
+        self._heartbeats = asyncio.create_task(self._beat(), name="lean-gateway-heartbeats")
+        deadline = time.perf_counter() + limit
+        before = sum(_server_times(self.server.pid))
+        while time.perf_counter() < deadline:
+            await asyncio.sleep(settle)
+            after = sum(_server_times(self.server.pid))
+            if after - before <= 2 / CLOCK_TICKS:  # at most two ticks of CPU: idle
+                return
+            before = after
+
     def track(self, tracker: Tracker) -> None:
         for conn in self.conns:
             conn.tracker = tracker

@@ -14,7 +14,8 @@ METRICS_ENABLED, which every request pays a little for, so only when one of them
   custom status, one change at a time; latency = PATCH start -> the last friend has read the
   PRESENCE_UPDATE carrying the new status (target p99 50 ms). The same connections then receive messages
   of a room all 1,000 are members of, and the server CPU per delivery of both phases is reported side by
-  side (target: presence no worse than room fan-out).
+  side (target: presence no worse than room fan-out). Each phase starts once the server is idle, right
+  after the connections' heartbeats (Fleet.quiet): neither holds connects or heartbeats.
 
 Setup (once per bench run, through the public API): 1,001 users made with `meadhall create-user`, 1,000
 friendships (request + accept), 300 one-to-one conversations with one message each, 100 guilds.
@@ -349,6 +350,7 @@ async def social_presence_1000(ctx: Context) -> Samples:
             for what, act, into in (("presence", change_status, samples), ("room", send, room_samples)):
                 tracker = Tracker(len(friends))
                 fleet.track(tracker)
+                await fleet.quiet()
                 cpu0, client0 = sum(_server_times(ctx.server.pid)), _cpu_self()
                 wall = await _closed_loop(fleet, tracker, n, act, into, what)
                 server_cpu = sum(_server_times(ctx.server.pid)) - cpu0
