@@ -169,6 +169,7 @@ class LeanGateway(asyncio.Protocol):
         self.tracker: Tracker | None = None
         self.closed: str | None = None  # why the connection ended (close code / connection lost)
         self.overflow_suspect = False
+        self.acks = 0  # HEARTBEAT_ACKs read
         self._resume: tuple[str, int] | None = None
         self._hello_only = False
         self._started: asyncio.Future[str] | None = None  # READY / RESUMED / failure
@@ -311,7 +312,9 @@ class LeanGateway(asyncio.Protocol):
                 self._identify()
             elif self._started is not None and not self._started.done():
                 self._started.set_exception(OpError(f"INVALID_SESSION {d}"))
-        # HEARTBEAT_ACK (11), RECONNECT (7): nothing to do here
+        elif op == 11:  # HEARTBEAT_ACK: queued after every frame sent before it (Fleet.quiet)
+            self.acks += 1
+        # RECONNECT (7): nothing to do here
 
     def _identify(self) -> None:
         self.send_json({"op": 2, "d": {"token": self.user["token"], "properties": {
@@ -397,17 +400,25 @@ class Fleet:
             for conn in self.conns:
                 conn.heartbeat()
 
-    async def quiet(self, *, settle: float = 0.25, limit: float = 10.0) -> None:
+    async def quiet(self, *, settle: float = 0.25, limit: float = 20.0) -> None:
         """Before a measured phase: heartbeat every connection now (the next beats are HEARTBEAT_EVERY away),
-        then wait until the server has been idle for `settle` seconds. The phase then holds neither the tail
-        of the connects nor a burst of a thousand heartbeats (each an activity write, not a delivery), which
-        landed in one phase or the other by chance and moved its CPU per delivery by several percent."""
+        wait for every HEARTBEAT_ACK (the server queues it after all it was still writing to that
+        connection: the frames a RESUME replayed, say), then until the server has been idle for `settle`
+        seconds. The phase then holds neither the tail of the connects nor a burst of a thousand heartbeats
+        (each an activity write, not a delivery), which landed in one phase or the other by chance and moved
+        its CPU per delivery by several percent."""
         if self._heartbeats is not None:
             self._heartbeats.cancel()
+        acked = [conn.acks for conn in self.conns]
         for conn in self.conns:
             conn.heartbeat()
         self._heartbeats = asyncio.create_task(self._beat(), name="lean-gateway-heartbeats")
         deadline = time.perf_counter() + limit
+        for _ in range(int(limit / 0.05)):
+            if not any(conn.acks <= before and conn.closed is None
+                       for conn, before in zip(self.conns, acked, strict=True)):
+                break
+            await asyncio.sleep(0.05)
         before = sum(_server_times(self.server.pid))
         while time.perf_counter() < deadline:
             await asyncio.sleep(settle)
