@@ -17,16 +17,21 @@ async def trio(api: Any, accounts: Any) -> tuple[Any, Any, Any, str]:
     return a, b, c, await conversation(api, a, b, c)
 
 
+async def all_three_joined(api: Any, accounts: Any) -> tuple[Any, Any, Any, str, str]:
+    """A group of three whose call all three have joined: (a, b, c, conversation id, media-server room)."""
+    a, b, c, cid = await trio(api, accounts)
+    await start(api, a, cid)
+    await join(api, b, cid)
+    await join(api, c, cid)
+    return a, b, c, cid, f"dm_{cid}"
+
+
 def removed(standin: Any) -> list[tuple[str, str]]:
     return [(c.room, c.identity) for c in standin.of("RemoveParticipant")]
 
 
 async def test_leaving_an_active_call_removes_the_leaver_from_its_room(api, accounts, rt, standin):
-    a, b, c, cid = await trio(api, accounts)
-    await start(api, a, cid)
-    await join(api, b, cid)
-    await join(api, c, cid)
-    room = f"dm_{cid}"
+    a, b, c, cid, room = await all_three_joined(api, accounts)
     standin.participants[room] = {a.id, b.id, c.id}
     await leave(api, b, cid)
     assert removed(standin) == [(room, b.id)]
@@ -69,13 +74,9 @@ async def test_removal_from_the_group_during_the_call_removes_them_from_the_room
 
 
 async def test_reconciliation_removes_who_is_in_a_call_room_without_being_joined(api, accounts, rt, standin):
-    a, b, c, cid = await trio(api, accounts)
+    a, b, c, cid, room = await all_three_joined(api, accounts)
     stranger = await accounts.register("stranger")
-    await start(api, a, cid)
-    await join(api, b, cid)
-    await join(api, c, cid)
     await leave(api, c, cid)
-    room = f"dm_{cid}"
     # c came back with the token they still hold; a stranger got in somehow; a and b are the call.
     standin.participants[room] = {a.id, b.id, c.id, stranger.id, "egress-recorder"}
     standin.calls.clear()
@@ -93,11 +94,7 @@ async def test_reconciliation_removes_who_is_in_a_call_room_without_being_joined
 
 
 async def test_a_media_server_that_is_down_fails_no_leave_and_the_next_run_removes(api, accounts, rt, standin):
-    a, b, c, cid = await trio(api, accounts)
-    await start(api, a, cid)
-    await join(api, b, cid)
-    await join(api, c, cid)
-    room = f"dm_{cid}"
+    a, b, c, cid, room = await all_three_joined(api, accounts)
     participants = {a.id, b.id, c.id}
     await standin.stop()
     await leave(api, c, cid)  # answered 200 although the removal could not be made
