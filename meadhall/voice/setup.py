@@ -44,8 +44,11 @@ async def _out_of_call_room(rt: Runtime, channel_id: int, user_id: int) -> None:
     fails nothing (MediaServer logs); the reconciliation job removes them later."""
     if not rt.settings.voice_enabled:
         return
-    async with MediaServer(rt.settings) as media:
-        await media.remove(call_room(channel_id), user_id)
+    try:  # the call change has committed: nothing here may turn it into an error answer
+        async with MediaServer(rt.settings) as media:
+            await media.remove(call_room(channel_id), user_id)
+    except Exception:
+        log.exception("leaving a call's media-server room failed", channel_id=channel_id, user_id=user_id)
 
 
 def install_voice(rt: Runtime) -> None:

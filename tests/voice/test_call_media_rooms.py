@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from meadhall.voice import setup as voice_setup
 from meadhall.voice.reconcile import reconcile
 from tests.support.calls import conversation, decline, join, leave, ongoing, participant, start, states
 from tests.support.conversations import remove_recipient
@@ -103,3 +104,23 @@ async def test_a_media_server_that_is_down_fails_no_leave_and_the_next_run_remov
     standin.participants[room] = participants
     assert (await reconcile(rt))["removed"] == 1
     assert standin.participants[room] == {a.id, b.id}
+
+
+async def test_a_failing_media_server_client_fails_no_leave(api, accounts, rt, standin, monkeypatch):
+    """The leave has committed when the room is left: even an error of the client itself is only logged."""
+
+    class Broken:
+        def __init__(self, _settings: Any) -> None:
+            pass
+
+        async def __aenter__(self) -> Any:
+            raise RuntimeError("no media server client")
+
+        async def __aexit__(self, *_exc: object) -> None:
+            return None
+
+    a, b, c, cid, room = await all_three_joined(api, accounts)
+    monkeypatch.setattr(voice_setup, "MediaServer", Broken)
+    await leave(api, c, cid)  # 200, not 500
+    assert states(await ongoing(api, a, cid))[c.id] == "left"
+    assert removed(standin) == []
