@@ -3,8 +3,9 @@
 server is out of reach here, so the panel says so in words while the listing still comes from the service; after
 a reload the page offers to reconnect or leave; a
 moderator's server mute reaches the muted person's panel and locks the microphone off; a soundboard press
-reaches the other participant's client; a call rings, is accepted and left; axe-core finds no serious
-violation on the voice panel, the soundboard and the call banner."""
+reaches the other participant's client; on a phone the voice controls sit under the room's header, outside
+the drawer; a call rings, is accepted and left; axe-core finds no serious violation on the voice panel, the
+soundboard and the call banner."""
 
 from __future__ import annotations
 
@@ -168,6 +169,40 @@ async def test_a_moderator_mutes_you_and_your_client_shows_it(site, browser, cli
     await expect(thor_page.get_by_role("region", name="Voice").get_by_role("status")
                  .filter(has_text="You were disconnected from the voice room.")).to_be_visible(timeout=WAIT)
     await f_ctx.close()
+    await t_ctx.close()
+
+
+async def test_on_a_phone_the_voice_controls_stay_on_screen_outside_the_drawer(site, browser, client, accounts, rt):
+    from playwright.async_api import expect
+
+    _freya, _thor, guild, _lounge = await hall(client, accounts, rt)
+    general = guild["system_channel_id"]
+    t_ctx, page, _ = await open_page(browser, "thor", f"/channels/{guild['id']}/{general}",
+                                     viewport={"width": 360, "height": 740})
+    drawer = page.locator("#navigation")
+    await expect(page.get_by_role("heading", name="general", exact=True)).to_be_visible(timeout=WAIT)
+    await page.get_by_role("button", name="Open navigation").click()
+    await expect(rooms(page).get_by_role("link", name="Lounge", exact=True)).to_be_visible(timeout=WAIT)
+    await rooms(page).get_by_role("link", name="Lounge", exact=True).click()
+    # Opening the room closed the drawer; the panel is under the room's header, in reach without it.
+    await expect(rooms(page)).to_be_hidden(timeout=WAIT)
+    voice = panel(page)
+    await expect(voice).to_be_visible(timeout=WAIT)
+    await expect(drawer.get_by_role("region", name="Voice")).to_have_count(0)
+    await expect(voice.get_by_role("button", name="Microphone")).to_have_attribute("aria-pressed", "true")
+    await voice.get_by_role("button", name="Microphone").click()
+    await expect(voice.get_by_role("button", name="Microphone")).to_have_attribute("aria-pressed", "false")
+    box = await voice.bounding_box()
+    assert box is not None and box["width"] <= 360 and box["y"] < 200, box  # under the header, not below the fold
+    assert await serious_axe_violations(page) == []
+    # With the drawer open there is still one panel, the one in the room.
+    await page.get_by_role("button", name="Open navigation").click()
+    await expect(rooms(page)).to_be_visible(timeout=WAIT)
+    await expect(page.get_by_role("region", name="Voice")).to_have_count(1)
+    await page.keyboard.press("Escape")  # closes the drawer
+    await expect(rooms(page)).to_be_hidden(timeout=WAIT)
+    await voice.get_by_role("button", name="Leave voice").click()
+    await expect(panel(page)).to_have_count(0, timeout=WAIT)
     await t_ctx.close()
 
 
