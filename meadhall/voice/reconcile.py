@@ -21,7 +21,7 @@ from datetime import timedelta
 
 from meadhall.core.limits import MEDIA_WEBHOOK_JOURNAL_DAYS, VOICE_GHOST_SECONDS
 from meadhall.runtime import Runtime
-from meadhall.social.calls.service import joined_in_call_room
+from meadhall.social.calls.service import joined_by_call_room
 from meadhall.voice import queries
 from meadhall.voice import state as vs
 from meadhall.voice.media import MediaServer
@@ -88,8 +88,7 @@ async def reconcile(rt: Runtime) -> dict[str, int]:
             for identity in present:
                 if identity not in allowed and identity.isdigit() and not await _joined_since(rt, room, identity):
                     done["removed"] += await media.remove(room, int(identity))
-        for room in sorted(r for r in listed if CALL_ROOM.match(r)):
-            done["removed"] += await _call_room(rt, media, room)
+        done["removed"] += await _call_rooms(rt, media, sorted(r for r in listed if CALL_ROOM.match(r)))
     return done
 
 
@@ -99,20 +98,24 @@ async def _joined_since(rt: Runtime, room: str, identity: str) -> bool:
     return mine is not None and vs.room_of(mine) == room
 
 
-async def _call_room(rt: Runtime, media: MediaServer, room: str) -> int:
+async def _call_rooms(rt: Runtime, media: MediaServer, rooms: list[str]) -> int:
     """A conversation call's room holds only the call's joined participants: who left, was removed from the
-    group, or whose call ended is removed (they may still hold a valid token). The participants are read after
-    the media server's list, so someone who joined meanwhile is among them."""
-    present = await media.participants(room)
+    group, or whose call ended is removed (they may still hold a valid token). The participants are read once,
+    after the media server's lists, so someone who joined meanwhile is among them."""
+    present: dict[str, list[str]] = {}
+    for room in rooms:
+        found = await media.participants(room)
+        if found:
+            present[room] = found
     if not present:
         return 0
-    match = CALL_ROOM.match(room)
-    assert match is not None
-    joined = await joined_in_call_room(rt, int(match.group(1)))
+    joined = await joined_by_call_room(rt)
     removed = 0
-    for identity in present:
-        if identity.isdigit() and int(identity) not in joined:
-            removed += await media.remove(room, int(identity))
+    for room, identities in present.items():
+        allowed = joined.get(room, set())
+        for identity in identities:
+            if identity.isdigit() and int(identity) not in allowed:
+                removed += await media.remove(room, int(identity))
     return removed
 
 

@@ -101,14 +101,6 @@ async def select_joined_participants(conn: AsyncConnection) -> list[tuple[int, i
     return [(int(r[0]), int(r[1]), int(r[2]), r[3]) for r in (await conn.execute(stmt)).all()]
 
 
-async def select_joined_user_ids(conn: AsyncConnection, channel_id: int) -> set[int]:
-    """The `joined` participants of the conversation's ongoing call (none without one)."""
-    stmt = (select(call_participants.c.user_id)
-            .join(calls, call_participants.c.call_id == calls.c.id)
-            .where(calls.c.ongoing_channel_id == channel_id, call_participants.c.state == "joined"))
-    return {int(r[0]) for r in (await conn.execute(stmt)).all()}
-
-
 async def insert_call(conn: AsyncConnection, values: dict[str, Any]) -> None:
     await conn.execute(insert(calls).values(values))
 

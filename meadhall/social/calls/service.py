@@ -236,11 +236,15 @@ async def do_leave_call_room(rt: Runtime, channel_id: int, user_id: int | None) 
         return changed
 
 
-async def joined_in_call_room(rt: Runtime, channel_id: int) -> set[int]:
-    """Who may be in the media-server room of the conversation's call: its joined participants (the
+async def joined_by_call_room(rt: Runtime) -> dict[str, set[int]]:
+    """Media-server room -> who may be in it: the joined participants of each ongoing call (the
     reconciliation job removes anyone else)."""
     async with rt.read() as uow:
-        return await queries.select_joined_user_ids(uow.conn, channel_id)
+        rows = await queries.select_joined_participants(uow.conn)
+    out: dict[str, set[int]] = {}
+    for _, channel_id, user_id, _ in rows:
+        out.setdefault(call_room(channel_id), set()).add(user_id)
+    return out
 
 
 async def access_call(rt: Runtime, principal: Principal, raw_channel_id: str) -> dict[str, Any]:
