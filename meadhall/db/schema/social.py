@@ -30,6 +30,8 @@ relationships = Table(
     ts_column("since"),
     PrimaryKeyConstraint("user_id", "other_id", name="pk_relationships"),
     Index("ix_relationships_other_id", "other_id"),
+    # Covering: a user's friends (or blocks) by id, read from the index alone (migration 0021).
+    Index("ix_relationships_user_type_other", "user_id", "type", "other_id"),
 )
 
 dm_participants = Table(
