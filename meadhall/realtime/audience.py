@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.core import permissions as perms
@@ -22,27 +22,6 @@ async def guild_members(conn: AsyncConnection, guild_id: int) -> list[int]:
     """Every member of the guild (GUILD_*, MEMBER_*, ROLE_*, VOICE_STATE_UPDATE ...)."""
     stmt = select(members.c.user_id).where(members.c.guild_id == guild_id).order_by(members.c.user_id)
     return list((await conn.execute(stmt)).scalars())
-
-
-# Built once (every status change runs it): building it cost more than running it.
-_MEMBERS_OF_GUILDS_OF_USER = (
-    select(members.c.guild_id, members.c.user_id)
-    .where(members.c.guild_id.in_(select(members.c.guild_id).where(members.c.user_id == bindparam("user_id"))
-                                  .scalar_subquery()))
-    .order_by(members.c.guild_id, members.c.user_id))
-
-
-async def members_of_guilds_of_user(conn: AsyncConnection, user_id: int) -> dict[int, list[int]]:
-    """guild id -> every member, for every guild of one user, in one query that reads the guilds through the
-    user's memberships (a member of 100 guilds: no list of 100 ids to expand and bind)."""
-    out: dict[int, list[int]] = {}
-    for guild_id, member_id in (await conn.execute(_MEMBERS_OF_GUILDS_OF_USER, {"user_id": user_id})).all():
-        members_of = out.get(guild_id)
-        if members_of is None:
-            out[guild_id] = [member_id]
-        else:
-            members_of.append(member_id)
-    return out
 
 
 class GuildViewers:

@@ -310,3 +310,38 @@ async def test_list_members_query_count_is_bounded(client, accounts, rt, assert_
     with assert_query_count(10):
         r = await client.get(f"{API}/guilds/{guild['id']}/members", params={"limit": 100}, headers=owner.headers)
     assert r.status_code == 200 and len(r.json()["members"]) == 13
+
+
+# ---- a profile change, announced in every guild -----------------------------------------------------
+
+
+async def test_profile_change_announces_the_member_as_each_guild_shows_it(client, accounts, rt, clock,
+                                                                          capture_events):
+    """One MEMBER_UPDATE per guild of the user, each the member object that guild's API shows (nickname, every
+    held role, joined_at, a running timeout), to exactly that guild's members."""
+    h = await staffed_hall(client, accounts, rt, MOD)
+    # The moderator holds two roles and a nickname here, and is timed out; alone with its owner in a second hall.
+    await give(client, h.owner, h.id, h.mod, h.roles["helper"]["id"])
+    r = await client.patch(h.url(f"/members/{h.mod.id}"), json={"nick": "Warden"}, headers=h.owner.headers)
+    assert r.status_code == 200, r.text
+    until = clock.now() + timedelta(hours=1)
+    r = await client.patch(h.url(f"/members/{h.mod.id}"), json={"timeout_until": iso(until)}, headers=h.owner.headers)
+    assert r.status_code == 200, r.text
+    other = await make_guild(client, h.member, "Side Hall")
+    await add_member(rt, other["id"], h.mod)
+    await capture_events.reset()
+
+    r = await client.patch(f"{API}/users/@me", json={"custom_status": "on watch"}, headers=h.mod.headers)
+    assert r.status_code == 200, r.text
+    await capture_events.settle()
+    updates = {ev.data["guild_id"]: ev for ev in capture_events.of_type("MEMBER_UPDATE")}
+    assert sorted(updates) == sorted([h.id, other["id"]])
+    for guild_id, members in ((h.id, h.ids(h.owner, h.mod, h.member)), (other["id"], h.ids(h.member, h.mod))):
+        shown = await client.get(f"{API}/guilds/{guild_id}/members/{h.mod.id}", headers=h.member.headers)
+        assert updates[guild_id].data == shown.json()["member"]
+        assert list(updates[guild_id].users) == sorted(members)
+    main = updates[h.id].data
+    assert main["nick"] == "Warden" and main["timeout_until"] == iso(until)
+    assert main["roles"] == sorted([h.roles["mod"]["id"], h.roles["helper"]["id"]], key=int)
+    assert main["user"]["custom_status"] == "on watch" and updates[other["id"]].data["roles"] == []
+    assert updates[other["id"]].data["nick"] is None

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import RowMapping, and_, bindparam, delete, func, insert, select, update
+from sqlalchemy import RowMapping, and_, bindparam, case, delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts.queries import UserRow
@@ -126,29 +127,46 @@ async def select_memberships_with_user(conn: AsyncConnection, user_id: int) -> l
             for row in (await conn.execute(stmt)).mappings()]
 
 
-# Built once, as every status change of a member runs it (building it cost more than running it). The roles
-# are joined by the primary key of member_roles (a lookup by user id alone would scan the table).
-_MEMBERSHIPS_WITH_ROLE_IDS = (
-    select(members, member_roles.c.role_id)
-    .select_from(members.outerjoin(member_roles, and_(member_roles.c.guild_id == members.c.guild_id,
+# Built once, as every profile change of a member runs it (building it cost more than running it): every member of
+# every guild of the user, by guild then user id, the user's own rows carrying their membership's columns and a
+# role id each (the other members' read NULL, so their table rows are never visited for them).
+_ME = members.c.user_id == bindparam("user_id")
+_PROFILE_AUDIENCES = (
+    select(members.c.guild_id, members.c.user_id, case((_ME, members.c.nick)), case((_ME, members.c.joined_at)),
+           case((_ME, members.c.timeout_until)), member_roles.c.role_id)
+    .select_from(members.outerjoin(member_roles, and_(_ME, member_roles.c.guild_id == members.c.guild_id,
                                                       member_roles.c.user_id == members.c.user_id)))
-    .where(members.c.user_id == bindparam("user_id"))
-    .order_by(members.c.guild_id))
+    .where(members.c.guild_id.in_(USER_GUILD_IDS))
+    .order_by(members.c.guild_id, members.c.user_id))
 
 
-async def select_memberships_with_role_ids(conn: AsyncConnection, user_id: int) -> list[tuple[MemberRow, list[int]]]:
-    """One user's membership rows in every guild, by guild id, each with the role ids the user holds there
-    (one query)."""
-    out: list[tuple[MemberRow, list[int]]] = []
-    held: list[int] = []
-    guild_id = None
-    for row in (await conn.execute(_MEMBERSHIPS_WITH_ROLE_IDS, {"user_id": user_id})).mappings():
-        if row["guild_id"] != guild_id:
-            guild_id, held = row["guild_id"], []
-            # The row carries `role_id` beside the membership's columns; nothing reads it as a member.
-            out.append((cast(MemberRow, row), held))
-        if row["role_id"] is not None:
-            held.append(row["role_id"])
+@dataclass(slots=True)
+class ProfileAudience:
+    """One guild of a user whose public profile changed: their membership there and who hears of it."""
+
+    guild_id: int
+    members: list[int]  # every member, the user included, by id
+    role_ids: list[int]  # held by the user
+    membership: dict[str, Any] | None = None  # the user's MemberRow columns that a Member object shows
+
+
+async def select_profile_audiences(conn: AsyncConnection, user_id: int) -> list[ProfileAudience]:
+    """Every guild of the user with their membership, the role ids they hold and every member, by guild id, in
+    one query (a member of 100 servers changing their custom status would otherwise pay two per guild)."""
+    out: list[ProfileAudience] = []
+    current = ProfileAudience(0, [], [])
+    for guild_id, member_id, nick, joined_at, timeout_until, role_id in (
+            await conn.execute(_PROFILE_AUDIENCES, {"user_id": user_id})).all():
+        if guild_id != current.guild_id:
+            current = ProfileAudience(guild_id, [], [])
+            out.append(current)
+        if not current.members or current.members[-1] != member_id:  # the user's row comes once per role
+            current.members.append(member_id)
+        if member_id == user_id:
+            current.membership = {"guild_id": guild_id, "nick": nick, "joined_at": joined_at,
+                                  "timeout_until": timeout_until}
+            if role_id is not None:
+                current.role_ids.append(role_id)
     return out
 
 

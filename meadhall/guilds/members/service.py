@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -30,7 +30,7 @@ from meadhall.guilds.members.views import member_view
 from meadhall.guilds.rows import GuildRow, MemberRow
 from meadhall.guilds.snapshot import snapshot_of
 from meadhall.guilds.styles.views import guild_style_views, user_guild_style_views
-from meadhall.realtime.audience import guild_members, members_of_guilds_of_user
+from meadhall.realtime.audience import guild_members
 from meadhall.realtime.events import EventType
 from meadhall.runtime import Runtime
 
@@ -123,19 +123,19 @@ async def emit_member_updates(uow: UnitOfWork, guild_id: int, user_ids: Iterable
 
 async def announce_profile(uow: UnitOfWork, user: account_queries.UserRow) -> None:
     """A user's public profile changed (`user`: their row as just written): MEMBER_UPDATE in every guild they
-    belong to, read for all of them in three queries (a member of 100 servers changing their custom status
-    would otherwise pay 300), two more when the user set guild styles."""
+    belong to, read for all of them in one query (a member of 100 servers changing their custom status would
+    otherwise pay 300), two more when the user set guild styles."""
     user_id, now = user["id"], uow.now
-    memberships = await member_queries.select_memberships_with_role_ids(uow.conn, user_id)
-    if not memberships:
+    guilds = await member_queries.select_profile_audiences(uow.conn, user_id)
+    if not guilds:
         return
-    audiences = await members_of_guilds_of_user(uow.conn, user_id)
     summary = user_summary(user, now)  # the same user in every guild: made once
     styles = await user_guild_style_views(uow.conn, user_id)
     uow.emit(*[notify_member(EventType.MEMBER_UPDATE,
-                             member_view(member, user, held, now, summary=summary, style=styles.get(member["guild_id"])),
-                             audiences[member["guild_id"]])
-               for member, held in memberships])
+                             member_view(cast(MemberRow, g.membership), user, g.role_ids, now, summary=summary,
+                                         style=styles.get(g.guild_id)),
+                             g.members)
+               for g in guilds])
 
 
 async def load_target(uow: UnitOfWork, gc: GuildContext, user_id: int | None
