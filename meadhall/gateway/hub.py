@@ -161,7 +161,10 @@ class Hub:
         if ev.type == NodeMessage.EVICT:
             await self._evict(ev)
             return
-        if not self.by_user:
+        # No session of any receiver here (most events on a node of several, and a profile change's MEMBER_UPDATE
+        # in each of 100 guilds): no lock. A session registered after this check needs nothing of the event:
+        # its READY is read after the commit that published it.
+        if not any(map(self.by_user.__contains__, ev.users)):
             return
         async with self._lock:
             targets = self._targets(ev)

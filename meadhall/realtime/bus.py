@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -101,7 +100,7 @@ class RedisBus(LocalBus):
         async with self.client.pipeline(transaction=False) as pipe:
             for ev in events:
                 if not ev.id:
-                    ev = dataclasses.replace(ev, id=uuid.uuid4().hex)
+                    ev = ev._replace(id=uuid.uuid4().hex)
                 pipe.publish(self.channel, _stamped(ev.to_json(), published))
             await pipe.execute()
 

@@ -4,7 +4,6 @@ commit, and a rolled-back block drops them together with its writes (audit inclu
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -99,7 +98,7 @@ async def test_events_are_published_only_after_commit(rt, published, delivered):
     assert published.committed_at_publish == [1]
     await wait_for(lambda: len(delivered) >= 3)
     # Through Redis each event arrives stamped with the id RedisBus gives it (one per publication).
-    assert [dataclasses.replace(ev, id="") for ev in delivered] == [first, second, third]
+    assert [ev._replace(id="") for ev in delivered] == [first, second, third]
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -130,7 +129,7 @@ def without_ids(events: list[Event]) -> list[Event]:
     """RedisBus gives every published event an id (resume buffers append an event once per gateway
     session by it, whichever node appends): compare the rest, after checking the ids are there."""
     assert all(e.id for e in events), events
-    return [dataclasses.replace(e, id="") for e in events]
+    return [e._replace(id="") for e in events]
 
 
 async def wait_subscribed(client: Any, channel: str, count: int) -> None:
