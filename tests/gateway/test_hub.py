@@ -114,3 +114,19 @@ async def test_detached_sessions_keep_numbering_and_expire_after_the_window():
     assert hub.sweep() == 1
     assert gs.id not in hub.sessions
     assert await hub.store.replay(gs.id, 1, clock.timestamp()) is None
+
+
+async def test_an_event_for_nobody_here_does_not_wait_for_the_delivery_lock():
+    """While a delivery holds the lock (a Redis round trip, say), an event none of whose receivers has a session
+    on this node returns at once; one for a session here waits its turn and then arrives."""
+    hub = Hub(MemoryResumeStore(), MovableClock())
+    here = Sink()
+    await live(hub, here, 1, 10)
+    async with hub._lock:
+        await asyncio.wait_for(hub.on_event(Event("MEMBER_UPDATE", {"x": 1}, (2, 3))), 0.5)
+        waiting = asyncio.create_task(hub.on_event(Event("MEMBER_UPDATE", {"x": 2}, (1, 2))))
+        await asyncio.sleep(0.05)
+        assert not waiting.done()
+    await asyncio.wait_for(waiting, 1.0)
+    await settle([here], 2)
+    assert [f["d"] for f in here.frames[1:]] == [{"x": 2}]
