@@ -49,6 +49,7 @@ SHIPPED = {
     "0018_user_search.py": "27cc4d1e0c16ac4dd259260a2fa5518511f4d0fd67b04f6ec408ebbfaac0d5bf",
     "0019_user_search_short_parts.py": "b8e253166d534db656b20b6fef3932eaf0cc8638369269b232b852b8a8afabbc",
     "0020_room_days.py": "a654b3d9063c2874a45cc399f1f398556b2cc4678e6d027b831bced5feddf753",
+    "0021_relationships_by_type.py": "30462d4c2309f087d1fab0ba5d430b27a08f66d596362b0e2104c8d760745c76",
 }
 
 FILE_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.py$")
