@@ -147,7 +147,8 @@ class ProfileAudience:
     guild_id: int
     members: list[int]  # every member, the user included, by id
     role_ids: list[int]  # held by the user
-    membership: dict[str, Any] | None = None  # the user's MemberRow columns that a Member object shows
+    # The user's membership: the columns a Member object shows (set by their own row, which every guild has).
+    membership: MemberRow | None = None
 
 
 async def select_profile_audiences(conn: AsyncConnection, user_id: int) -> list[ProfileAudience]:
@@ -163,8 +164,8 @@ async def select_profile_audiences(conn: AsyncConnection, user_id: int) -> list[
         if not current.members or current.members[-1] != member_id:  # the user's row comes once per role
             current.members.append(member_id)
         if member_id == user_id:
-            current.membership = {"guild_id": guild_id, "nick": nick, "joined_at": joined_at,
-                                  "timeout_until": timeout_until}
+            current.membership = cast(MemberRow, {"guild_id": guild_id, "nick": nick, "joined_at": joined_at,
+                                                  "timeout_until": timeout_until})
             if role_id is not None:
                 current.role_ids.append(role_id)
     return out

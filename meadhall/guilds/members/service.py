@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -132,10 +132,10 @@ async def announce_profile(uow: UnitOfWork, user: account_queries.UserRow) -> No
     summary = user_summary(user, now)  # the same user in every guild: made once
     styles = await user_guild_style_views(uow.conn, user_id)
     uow.emit(*[notify_member(EventType.MEMBER_UPDATE,
-                             member_view(cast(MemberRow, g.membership), user, g.role_ids, now, summary=summary,
+                             member_view(g.membership, user, g.role_ids, now, summary=summary,
                                          style=styles.get(g.guild_id)),
                              g.members)
-               for g in guilds])
+               for g in guilds if g.membership is not None])
 
 
 async def load_target(uow: UnitOfWork, gc: GuildContext, user_id: int | None
