@@ -48,6 +48,9 @@ class NodeMessage(StrEnum):
     EVICT = "GATEWAY_EVICT"
 
 
+_NODE_MESSAGES = frozenset(m.value for m in NodeMessage)  # plain strings: an Enum member hashes by its name
+
+
 class State(Enum):
     PENDING = "pending"
     RESUMING = "resuming"
@@ -153,6 +156,13 @@ class Hub:
                 out.append(gs)
         return out
 
+    def wants(self, ev: Event) -> bool:
+        """The bus's test before handing over an event: a node message, or a receiver with a session here. Most
+        events on a node of several, and a profile change's MEMBER_UPDATE in each of 100 guilds, have none, and
+        skip the handler and the lock. A session registered after this test needs nothing of the event: its
+        READY is read after the commit that published it."""
+        return ev.type in _NODE_MESSAGES or any(map(self.by_user.__contains__, ev.users))
+
     async def on_event(self, ev: Event) -> None:
         """The bus handler: deliver one event to this node's gateway sessions."""
         if ev.type == NodeMessage.ADOPT:
@@ -161,10 +171,7 @@ class Hub:
         if ev.type == NodeMessage.EVICT:
             await self._evict(ev)
             return
-        # No session of any receiver here (most events on a node of several, and a profile change's MEMBER_UPDATE
-        # in each of 100 guilds): no lock. A session registered after this check needs nothing of the event:
-        # its READY is read after the commit that published it.
-        if not any(map(self.by_user.__contains__, ev.users)):
+        if not any(map(self.by_user.__contains__, ev.users)):  # when called without the bus's `wants`
             return
         async with self._lock:
             targets = self._targets(ev)

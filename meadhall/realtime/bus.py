@@ -16,21 +16,24 @@ from meadhall.metrics import Metrics
 from meadhall.realtime.events import Event
 
 Handler = Callable[[Event], Awaitable[None]]
+# A handler's synchronous test of whether an event concerns it at all; events it refuses are not handed to it.
+Wants = Callable[[Event], bool]
 START_TIMEOUT = 10.0  # seconds for the subscription at start (the process stops when Redis is unreachable)
 log = structlog.get_logger("meadhall.bus")
 
 
 class LocalBus:
     def __init__(self) -> None:
-        self._handlers: list[Handler] = []
+        self._handlers: list[tuple[Handler, Wants | None]] = []
         self.metrics: Metrics | None = None  # set by the runtime when METRICS_ENABLED
 
-    def subscribe(self, handler: Handler) -> None:
-        self._handlers.append(handler)
+    def subscribe(self, handler: Handler, wants: Wants | None = None) -> None:
+        """`wants`: asked first for each event, so that the events a handler has no use for cost no coroutine
+        (a profile change publishes one MEMBER_UPDATE per guild of the user, most for no session here)."""
+        self._handlers.append((handler, wants))
 
     def unsubscribe(self, handler: Handler) -> None:
-        with contextlib.suppress(ValueError):
-            self._handlers.remove(handler)
+        self._handlers[:] = [entry for entry in self._handlers if entry[0] != handler]
 
     async def publish(self, events: list[Event]) -> None:
         metrics = self.metrics
@@ -41,7 +44,9 @@ class LocalBus:
             await self._dispatch(ev)
 
     async def _dispatch(self, ev: Event) -> None:
-        for handler in list(self._handlers):
+        for handler, wants in list(self._handlers):
+            if wants is not None and not wants(ev):
+                continue
             try:
                 await handler(ev)
             except Exception:  # one failing receiver must not stop the others

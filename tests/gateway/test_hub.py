@@ -8,7 +8,7 @@ import json
 
 from meadhall.core.clock import MovableClock
 from meadhall.gateway.connection import Connection
-from meadhall.gateway.hub import GatewaySession, Hub, State
+from meadhall.gateway.hub import GatewaySession, Hub, NodeMessage, State
 from meadhall.gateway.resume import MemoryResumeStore, Owner
 from meadhall.realtime.events import Event
 
@@ -130,3 +130,15 @@ async def test_an_event_for_nobody_here_does_not_wait_for_the_delivery_lock():
     await asyncio.wait_for(waiting, 1.0)
     await settle([here], 2)
     assert [f["d"] for f in here.frames[1:]] == [{"x": 2}]
+
+
+async def test_the_hub_asks_the_bus_only_for_events_of_its_sessions_and_node_messages():
+    """`Hub.wants`, the bus's test before it hands over an event: receivers with a session on this node, or a
+    message between nodes (which names no receiver)."""
+    hub = Hub(MemoryResumeStore(), MovableClock())
+    await live(hub, Sink(), 1, 10)
+    assert hub.wants(Event("MEMBER_UPDATE", {}, (1, 2)))
+    assert not hub.wants(Event("MEMBER_UPDATE", {}, (2, 3)))
+    assert not hub.wants(Event("MEMBER_UPDATE", {}, ()))
+    assert hub.wants(Event(NodeMessage.EVICT, {"connections": []}, ()))
+    assert hub.wants(Event.from_json(Event(NodeMessage.ADOPT, {}, ()).to_json()))  # as Redis hands it over

@@ -106,6 +106,28 @@ async def test_local_bus_failing_handler_does_not_stop_others():
     assert calls == ["broken", "broken"]  # the broken handler still gets every event
 
 
+async def test_a_handler_gets_only_the_events_its_test_accepts_and_the_others_get_all():
+    bus = LocalBus()
+    picky_seen, picky = recorder()
+    asked: list[str] = []
+
+    def wants(ev: Event) -> bool:
+        asked.append(ev.type)
+        return 2 in ev.users
+
+    all_seen, everything = recorder()
+    bus.subscribe(picky, wants)
+    bus.subscribe(everything)
+    events = [Event("A", {}, (1,)), Event("B", {}, (1, 2)), Event("C", {}, (3,))]
+    await bus.publish(events)
+    assert [e.type for e in picky_seen] == ["B"]
+    assert asked == ["A", "B", "C"]
+    assert all_seen == events
+    bus.unsubscribe(picky)  # a handler subscribed with a test is unsubscribed by itself
+    await bus.publish([Event("D", {}, (2,))])
+    assert [e.type for e in picky_seen] == ["B"]
+
+
 async def test_local_bus_unsubscribe_and_close():
     bus = LocalBus()
     seen, handler = recorder()
