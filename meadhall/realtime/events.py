@@ -173,6 +173,6 @@ def event(type_: EventType, data: dict[str, Any], users: list[int] | set[int] | 
     ids = tuple(users)
     # Most audiences come from queries in id order: one pass of comparisons proves such a list sorted and
     # without repeats, where hashing and sorting it again cost 0.25 ms for 1,000 friends.
-    if not all(map(lt, ids, islice(ids, 1, None))):
+    if len(ids) > 1 and not all(map(lt, ids, islice(ids, 1, None))):
         ids = tuple(sorted(set(ids)))
     return Event(type_, data, ids, **kw)
