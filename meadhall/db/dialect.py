@@ -27,10 +27,12 @@ from sqlalchemy import (
     Table,
     any_,
     bindparam,
+    case,
     column,
     event,
     func,
     literal_column,
+    null,
     or_,
     select,
     table,
@@ -40,6 +42,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.sql.base import Executable
 from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.selectable import ScalarSelect
 
 from meadhall.core.ids import EPOCH_MS
 from meadhall.core.text import escape_like
@@ -181,6 +184,34 @@ class IdArraySelect:
             return ids
         found = (await conn.execute(self._postgres, params)).scalar_one()
         return list(found or ())
+
+
+class StampedIdArray:
+    """IdArraySelect behind a stamp (a scalar subquery of a value that changes with every change of the ids,
+    db/schema/social.py `relationship_stamps`): one statement reads the stamp and, unless it equals the one the
+    caller already holds, the ids. Both come from one snapshot, so the ids are those the stamp stands for."""
+
+    def __init__(self, stamp: ScalarSelect[int], id_column: ColumnElement[int], *where: ColumnElement[bool]) -> None:
+        held = bindparam("held_stamp", type_=BigInteger)
+
+        def unless_held(ids: ColumnElement[Any]) -> Select[Any]:
+            # A NULL stamp (none stored) never equals: the ids are read.
+            return select(stamp.label("stamp"), case((stamp == held, null()), else_=ids).label("ids"))
+
+        self._sqlite = unless_held(select(func.json_group_array(id_column)).where(*where).scalar_subquery())
+        self._postgres = unless_held(select(func.array_agg(id_column)).where(*where).scalar_subquery())
+
+    async def read(self, conn: AsyncConnection, params: Mapping[str, Any], held: int | None
+                   ) -> tuple[int | None, list[int] | None]:
+        """(the stamp, the ids), the ids None when the stamp is `held`."""
+        bound = {**params, "held_stamp": held}
+        if is_sqlite(conn):
+            stamp, raw = (await conn.execute(self._sqlite, bound)).one()
+            return stamp, None if raw is None else orjson.loads(raw)
+        stamp, found = (await conn.execute(self._postgres, bound)).one()
+        if found is None and stamp is not None and stamp == held:
+            return stamp, None
+        return stamp, list(found or ())
 
 
 class IdsBound:
@@ -665,6 +696,60 @@ _POSTGRES_PERM_TRIGGERS = [
 def create_perm_version_triggers(op: Any) -> None:
     """Migration helper: the triggers that keep `guilds.perm_version` current (idempotent)."""
     _execute_in_migration(op, _SQLITE_PERM_TRIGGERS, _POSTGRES_PERM_TRIGGERS)
+
+
+# ---- relationship stamps ------------------------------------------------------------------------
+#
+# `relationship_stamps.stamp` (db/schema/social.py) takes a value never used before whenever a row of
+# `relationships` with that `user_id` is written: random() on SQLite (64 bits), a sequence on PostgreSQL. Never
+# a counter: a transaction that changed relationships, kept its friends under its stamp and then rolled back
+# must not leave a cache entry that a later commit's stamp could match. Only users that still exist get one (a
+# deleted account's rows go by cascade). PostgreSQL stamps once per statement, in user id order, so two
+# statements touching the same users take their stamp rows' locks in one order.
+
+_SQLITE_STAMP = ("INSERT INTO relationship_stamps (user_id, stamp) SELECT id, random() FROM users WHERE id = {row}.user_id "
+                 "ON CONFLICT (user_id) DO UPDATE SET stamp = excluded.stamp")
+_SQLITE_RELATIONSHIP_STAMP_TRIGGERS = [
+    f"CREATE TRIGGER IF NOT EXISTS rs_relationships_{op.lower()} AFTER {op} ON relationships BEGIN "
+    f"{_SQLITE_STAMP.format(row=row)}; END"
+    for op, row in (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD"))
+]
+_POSTGRES_RELATIONSHIP_STAMP_TRIGGERS = [
+    "CREATE SEQUENCE IF NOT EXISTS relationship_stamp_seq",
+    """CREATE OR REPLACE FUNCTION rs_stamp() RETURNS trigger AS $$
+    BEGIN
+      INSERT INTO relationship_stamps (user_id, stamp)
+      SELECT u.id, nextval('relationship_stamp_seq')
+      FROM users u WHERE u.id IN (SELECT user_id FROM changed)
+      ORDER BY u.id
+      ON CONFLICT (user_id) DO UPDATE SET stamp = EXCLUDED.stamp;
+      RETURN NULL;
+    END $$ LANGUAGE plpgsql""",
+    *(f"CREATE OR REPLACE TRIGGER rs_relationships_{op.lower()} AFTER {op} ON relationships "
+      f"REFERENCING {side} TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION rs_stamp()"
+      for op, side in (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD"))),
+]
+# Users with relationships when the stamps arrive get one, so that their friends may be kept at once.
+_SQLITE_FIRST_STAMPS = ("INSERT INTO relationship_stamps (user_id, stamp) SELECT user_id, random() "
+                        "FROM (SELECT DISTINCT user_id FROM relationships) WHERE true ON CONFLICT (user_id) DO NOTHING")
+_POSTGRES_FIRST_STAMPS = ("INSERT INTO relationship_stamps (user_id, stamp) SELECT user_id, nextval('relationship_stamp_seq') "
+                          "FROM (SELECT DISTINCT user_id FROM relationships) AS r ON CONFLICT (user_id) DO NOTHING")
+
+
+def create_relationship_stamp_triggers(op: Any) -> None:
+    """Migration helper: the triggers that keep `relationship_stamps` current, and a first stamp for every user
+    with relationships (idempotent)."""
+    _execute_in_migration(op, [*_SQLITE_RELATIONSHIP_STAMP_TRIGGERS, _SQLITE_FIRST_STAMPS],
+                          [*_POSTGRES_RELATIONSHIP_STAMP_TRIGGERS, _POSTGRES_FIRST_STAMPS])
+
+
+def drop_relationship_stamp_triggers(op: Any) -> None:
+    """Migration helper: undo create_relationship_stamp_triggers (the table goes with the migration's downgrade)."""
+    sqlite_drops = [f"DROP TRIGGER IF EXISTS rs_relationships_{op_name}" for op_name in ("insert", "update", "delete")]
+    postgres_drops = [*(f"DROP TRIGGER IF EXISTS rs_relationships_{op_name} ON relationships"
+                        for op_name in ("insert", "update", "delete")),
+                      "DROP FUNCTION IF EXISTS rs_stamp()", "DROP SEQUENCE IF EXISTS relationship_stamp_seq"]
+    _execute_in_migration(op, sqlite_drops, postgres_drops)
 
 
 # ---- the session epoch ----------------------------------------------------------------------------

@@ -10,7 +10,8 @@ PostgreSQL database and Redis, as several nodes behind a reverse proxy would.
 - a user's gateway connections on both nodes share the cap of ten: the eleventh, on B, closes the
   oldest, on A, with 4013.
 - presence crosses nodes: a friend's coming online and status change, produced on A, reach a friend
-  connected to B as PRESENCE_UPDATE, and a stranger connected to B gets none.
+  connected to B as PRESENCE_UPDATE, and a stranger connected to B gets none; the friends node A keeps for a
+  user follow a block and a new friendship made through B at once.
 - voice states live in Redis: a voice room joined through B is listed by A, announced to a client of A, and
   left through A (the media server is down here, which fails no voice request).
 - the link-preview cache lives in the database: an answer cached through A is B's answer too.
@@ -390,6 +391,37 @@ async def test_presence_produced_on_one_node_reaches_a_friend_on_the_other_and_n
     [update] = await presence_frames_before_marker(http, cluster.b, finn, finn_on_b)
     assert (update["user"]["id"], update["user"]["status"]) == (erin.id, "dnd")
     assert await presence_frames_before_marker(http, cluster.b, stranger, stranger_on_b) == []
+
+
+async def test_friends_kept_by_one_node_follow_a_block_and_a_friendship_made_on_the_other(
+        cluster, http, ws_clients):
+    hana = await register_on(http, cluster, cluster.a, "hana")
+    ivan = await register_on(http, cluster, cluster.b, "ivan")
+    jade = await register_on(http, cluster, cluster.b, "jade")
+    await befriend_across(http, cluster, hana, ivan)
+    ivan_on_b = await identified(cluster.b, ivan, ws_clients)
+    jade_on_b = await identified(cluster.b, jade, ws_clients)
+
+    async def change_on_a(status: str) -> None:
+        r = await http.patch(f"{cluster.a.url}{API}/users/@me", json={"status": status}, headers=hana.headers)
+        assert r.status_code == 200, r.text
+
+    # Node A reads, and keeps, hana's friends.
+    await change_on_a("dnd")
+    [update] = await presence_frames_before_marker(http, cluster.b, ivan, ivan_on_b)
+    assert (update["user"]["id"], update["user"]["status"]) == (hana.id, "dnd")
+
+    # Node B: ivan blocks hana (the friendship ends), jade becomes her friend.
+    r = await http.put(f"{cluster.b.url}{API}/users/@me/relationships/{hana.id}", json={"type": "blocked"},
+                       headers=ivan.headers)
+    assert r.status_code == 200, r.text
+    await befriend_across(http, cluster, hana, jade)
+
+    # Node A's next status change of hana reaches jade, and never the user who blocked her.
+    await change_on_a("idle")
+    assert await presence_frames_before_marker(http, cluster.b, ivan, ivan_on_b) == []
+    updates = await presence_frames_before_marker(http, cluster.b, jade, jade_on_b)
+    assert [(u["user"]["id"], u["user"]["status"]) for u in updates][-1:] == [(hana.id, "idle")]
 
 
 # ---------------------------------------------------------------- (g) voice states shared through Redis

@@ -23,7 +23,13 @@ from meadhall.db.schema.guilds import (
 from meadhall.db.schema.messages import messages, reactions, read_states
 from meadhall.db.schema.outbound import link_previews, push_subscriptions
 from meadhall.db.schema.passkeys import passkeys
-from meadhall.db.schema.social import call_participants, calls, dm_participants, relationships
+from meadhall.db.schema.social import (
+    call_participants,
+    calls,
+    dm_participants,
+    relationship_stamps,
+    relationships,
+)
 from meadhall.db.schema.stats import room_days
 from meadhall.db.schema.voice import media_webhook_events
 from meadhall.db.schema.webhooks import webhooks
@@ -50,6 +56,7 @@ __all__ = [
     "read_states",
     "room_days",
     "files",
+    "relationship_stamps",
     "relationships",
     "dm_participants",
     "calls",

@@ -34,6 +34,17 @@ relationships = Table(
     Index("ix_relationships_user_type_other", "user_id", "type", "other_id"),
 )
 
+# A value that changes, to one never seen before, with every change to a user's own relationship rows (the ones
+# with their `user_id`): triggers keep it (db/dialect.py, migration 0022), so that a process may keep a user's
+# friends under it (social/relationships/friends.py) and trust them exactly while it is current. No row: never
+# changed since the migration, nothing may be kept.
+relationship_stamps = Table(
+    "relationship_stamps",
+    metadata,
+    Column("user_id", BigInteger, ForeignKey("users.id", ondelete="CASCADE"), primary_key=True, autoincrement=False),
+    Column("stamp", BigInteger, nullable=False),
+)
+
 dm_participants = Table(
     "dm_participants",
     metadata,

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from meadhall.accounts.queries import SUMMARY_COLUMNS, SummaryRow, UserRow
 from meadhall.core.text import escape_like
 from meadhall.db import dialect
-from meadhall.db.schema import relationships, users
+from meadhall.db.schema import relationship_stamps, relationships, users
 
 
 class RelationshipRow(TypedDict):
@@ -79,9 +79,22 @@ _FRIEND_ID_ARRAY = dialect.IdArraySelect(relationships.c.other_id, relationships
                                          relationships.c.type == "friend")
 
 
+# Built once (every status change runs it, through social/relationships/friends.py).
+_FRIEND_IDS_UNLESS_STAMP = dialect.StampedIdArray(
+    select(relationship_stamps.c.stamp).where(relationship_stamps.c.user_id == bindparam("user_id")).scalar_subquery(),
+    relationships.c.other_id, relationships.c.user_id == bindparam("user_id"), relationships.c.type == "friend")
+
+
+async def select_friend_ids_unless(conn: AsyncConnection, user_id: int, held: int | None
+                                   ) -> tuple[int | None, list[int] | None]:
+    """(the user's relationship stamp, their friends' ids in no particular order), the ids None when the stamp is
+    `held`: the friends the caller keeps under it are still current."""
+    return await _FRIEND_IDS_UNLESS_STAMP.read(conn, {"user_id": user_id}, held)
+
+
 async def select_friend_ids(conn: AsyncConnection, user_ids: Sequence[int]) -> dict[int, list[int]]:
-    """user id -> the ids of their friends, for many users in one query (presence receivers). One user (a
-    status change) reads them as one array: an event's audience is sorted anyway."""
+    """user id -> the ids of their friends, for many users in one query (presence receivers). One user reads
+    them as one array: an event's audience is sorted anyway."""
     if len(user_ids) == 1:
         friends = await _FRIEND_ID_ARRAY.ids(conn, {"user_id": user_ids[0]})
         return {user_ids[0]: friends} if friends else {}

@@ -4,8 +4,8 @@ are the receivers of their presence (accounts/presence.py offers the slot; docs/
 from __future__ import annotations
 
 from meadhall.accounts.presence import on_friends_lookup
-from meadhall.social.relationships.queries import select_friend_ids
+from meadhall.social.relationships.friends import friends_lookup
 
 
 def register() -> None:
-    on_friends_lookup(select_friend_ids)
+    on_friends_lookup(friends_lookup)

@@ -1,0 +1,56 @@
+"""Each user's friends, kept per process under their relationship stamp (db/schema/social.py): a status change
+of a user with 1,000 friends reads one value instead of 1,000 ids (0.15 -> 0.03 ms on SQLite, docs/benchmarks.md).
+
+The stamp and the ids are read by one statement, so a kept list is exactly the one its stamp stands for; a stamp
+never repeats, so a list kept by a transaction that rolled back can never be taken for a later one. Every node
+reads the stamp from the database: a block made on another node is seen by the next status change here.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from meadhall.db.engine import engine_token
+from meadhall.social.relationships import queries
+
+# The kept ids, all users together (some 40 MB of Python integers at most); the least recently used go first.
+MAX_KEPT_IDS = 1_000_000
+
+# (engine token, user id) -> (stamp, friends' ids): two databases in one process never share an entry.
+_KEPT: OrderedDict[tuple[int, int], tuple[int, tuple[int, ...]]] = OrderedDict()
+_kept_ids = 0
+
+
+async def friend_ids_of(conn: AsyncConnection, user_id: int) -> tuple[int, ...]:
+    """The ids of the user's friends, in the order the database gave them (an event sorts its audience if need be)."""
+    global _kept_ids
+    key = (engine_token(conn), user_id)
+    kept = _KEPT.get(key)
+    stamp, ids = await queries.select_friend_ids_unless(conn, user_id, kept[0] if kept is not None else None)
+    if ids is None and kept is not None:
+        _KEPT.move_to_end(key)
+        return kept[1]
+    friends = tuple(ids or ())
+    if kept is not None:
+        del _KEPT[key]
+        _kept_ids -= len(kept[1])
+    if stamp is not None:
+        _KEPT[key] = (stamp, friends)
+        _kept_ids += len(friends)
+        while _kept_ids > MAX_KEPT_IDS and _KEPT:
+            _, (_, dropped) = _KEPT.popitem(last=False)
+            _kept_ids -= len(dropped)
+    return friends
+
+
+async def friends_lookup(conn: AsyncConnection, user_ids: Sequence[int]) -> dict[int, list[int]]:
+    """The presence slot's lookup (accounts/presence.py): one user (a status change, coming online) through the
+    kept lists, several (the sweeper) in one query."""
+    if len(user_ids) != 1:
+        return await queries.select_friend_ids(conn, user_ids)
+    friends = await friend_ids_of(conn, user_ids[0])
+    return {user_ids[0]: list(friends)} if friends else {}
+
