@@ -129,7 +129,8 @@ async def announce_profile(uow: UnitOfWork, row: UserRow) -> None:
     user_id = row["id"]
     receivers = (await friends_of(uow.conn, [user_id])).get(user_id, [])
     if receivers:
-        style = (await friends_styles(uow.conn, [user_id])).get(user_id)
+        # `style_count`: no style of any scope, no lookup (the row is the one just written).
+        style = (await friends_styles(uow.conn, [user_id])).get(user_id) if row["style_count"] else None
         uow.emit(notify_presence(row, uow.now, receivers, style))
 
 

@@ -44,6 +44,7 @@ class UserRow(TypedDict):
     ban_reason: str | None
     banned_by: int | None
     deleted_at: datetime | None
+    style_count: int
 
 
 class SummaryRow(TypedDict):

@@ -234,3 +234,54 @@ async def test_friends_see_the_style_in_relationships_and_ready(client, accounts
     accepted = (await api.put(f"/users/@me/relationships/{h.a.id}", h.outsider, expect=200,
                               json={"type": "friend"}))["relationship"]
     assert accepted["type"] == "friend" and accepted["style"] == style
+
+
+async def style_count_of(rt, account) -> int:
+    from sqlalchemy import select
+
+    from meadhall.db.schema import users
+
+    async with rt.read() as uow:
+        return (await uow.conn.execute(select(users.c.style_count).where(users.c.id == int(account.id)))).scalar_one()
+
+
+async def test_the_style_count_follows_every_style_and_a_profile_change_still_carries_them(
+        client, accounts, rt, capture_events):
+    """`users.style_count` (kept by triggers) lets a profile change of a user without styles skip both style
+    lookups; with styles, its MEMBER_UPDATE in each guild and its PRESENCE_UPDATE carry them."""
+    h, frame, icon, spare, vip = await styled_hall(client, accounts, rt)
+    api = Api(client)
+    other = await make_guild(client, h.a, "Second hall")
+    await befriend(api, h.a, h.outsider)
+    assert await style_count_of(rt, h.a) == 0
+
+    friends_style = (await api.put("/users/@me/styles", h.a, expect=200,
+                                   json={"scope": "friends", "icon_id": icon["id"]}))["style"]
+    hall_style = (await api.put("/users/@me/styles", h.a, expect=200,
+                                json={"scope": "guild", "guild_id": h.id, "frame_id": frame["id"]}))["style"]
+    await api.put("/users/@me/styles", h.a, expect=200, json={"scope": "guild", "guild_id": other["id"], "color": 7})
+    assert await style_count_of(rt, h.a) == 3
+    hall_style = (await api.put("/users/@me/styles", h.a, expect=200,  # a change, not one more
+                                json={"scope": "guild", "guild_id": h.id, "frame_id": frame["id"], "color": 5}))["style"]
+    assert await style_count_of(rt, h.a) == 3
+
+    await capture_events.reset()
+    await api.patch("/users/@me", h.a, json={"custom_status": "brewing"})
+    await capture_events.settle()
+    by_guild = {ev.data["guild_id"]: ev.data["style"] for ev in capture_events.of_type("MEMBER_UPDATE")}
+    assert by_guild[h.id] == hall_style
+    assert by_guild[other["id"]]["color"] == 7
+    [presence] = capture_events.of_type("PRESENCE_UPDATE")
+    assert presence.data["style"] == friends_style
+
+    await api.delete(f"/guilds/{other['id']}", h.a, expect=204)  # its style goes by cascade
+    assert await style_count_of(rt, h.a) == 2
+    await api.delete("/users/@me/styles", h.a, params={"scope": "guild", "guild_id": h.id})
+    await api.delete("/users/@me/styles", h.a, params={"scope": "friends"})
+    assert await style_count_of(rt, h.a) == 0
+
+    await capture_events.reset()
+    await api.patch("/users/@me", h.a, json={"custom_status": "resting"})
+    await capture_events.settle()
+    assert [ev.data["style"] for ev in capture_events.of_type("MEMBER_UPDATE")] == [None]
+    assert capture_events.of_type("PRESENCE_UPDATE")[0].data["style"] is None

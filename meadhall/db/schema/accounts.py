@@ -48,6 +48,9 @@ users = Table(
     Column("ban_reason", Text, nullable=True),
     Column("banned_by", BigInteger, nullable=True),
     ts_column("deleted_at", nullable=True),
+    # How many personal styles (`user_styles` rows, any scope) the user has, kept by triggers (db/dialect.py,
+    # migration 0023): a profile change of a user with none skips both style lookups of its events.
+    Column("style_count", Integer, nullable=False, default=0, server_default="0"),
 )
 
 sessions = Table(

@@ -124,13 +124,13 @@ async def emit_member_updates(uow: UnitOfWork, guild_id: int, user_ids: Iterable
 async def announce_profile(uow: UnitOfWork, user: account_queries.UserRow) -> None:
     """A user's public profile changed (`user`: their row as just written): MEMBER_UPDATE in every guild they
     belong to, read for all of them in one query (a member of 100 servers changing their custom status would
-    otherwise pay 300), two more when the user set guild styles."""
+    otherwise pay 300), one more when the user has personal styles (`style_count`), three when guild ones."""
     user_id, now = user["id"], uow.now
     guilds = await member_queries.select_profile_audiences(uow.conn, user_id)
     if not guilds:
         return
     summary = user_summary(user, now)  # the same user in every guild: made once
-    styles = await user_guild_style_views(uow.conn, user_id)
+    styles = await user_guild_style_views(uow.conn, user_id) if user["style_count"] else {}
     uow.emit(*[notify_member(EventType.MEMBER_UPDATE,
                              member_view(g.membership, user, g.role_ids, now, summary=summary,
                                          style=styles.get(g.guild_id)),
