@@ -18,8 +18,12 @@ METRICS_ENABLED, which every request pays a little for, so only when one of them
   the server is idle, right after the connections' heartbeats (Fleet.quiet): neither holds connects or
   heartbeats, and drift during the run falls on both alike.
 
-Setup (once per bench run, through the public API): 1,001 users made with `meadhall create-user`, 1,000
-friendships (request + accept), 300 one-to-one conversations with one message each, 100 guilds.
+- `social_presence_friends_only`: the same comparison for a second user with the same 1,000 friends and no guild:
+  the status change is presence alone, where the first user's also announces them in 100 guilds (MEMBER_UPDATE).
+
+Setup (once per bench run, through the public API): 1,002 users made with `meadhall create-user`, 1,000
+friendships (request + accept), 300 one-to-one conversations with one message each, 100 guilds; the friends-only
+workload adds the second user's 1,000 friendships.
 """
 
 from __future__ import annotations
@@ -56,10 +60,11 @@ def _auth(user: dict[str, Any]) -> dict[str, str]:
 
 
 async def _social_users(ctx: Context) -> list[dict[str, Any]]:
-    """The central user and its 1,000 friends-to-be (made here: the harness prepares fewer)."""
+    """The central user, its 1,000 friends-to-be and a second central user who will have only those friends
+    (made here: the harness prepares fewer)."""
     if "social_users" in ctx.shared:
         return list(ctx.shared["social_users"])
-    count = FRIENDS + 1
+    count = FRIENDS + 2
     path = ctx.data_dir.parent / f"social-{secrets.token_hex(4)}.jsonl"
     started = time.perf_counter()
     progress(f"social: meadhall create-user --count {count} ...")
@@ -303,6 +308,28 @@ async def _presence_setup(ctx: Context) -> None:
     await _guild_with_members(ctx, "social_presence_room", friends[0], friends[1:], "Presence comparison")
 
 
+async def _friends_only_setup(ctx: Context) -> None:
+    await _presence_setup(ctx)
+    if "social_friends_only_user" in ctx.shared:
+        return
+    users = ctx.shared["social_users"]
+    solo, friends = users[FRIENDS + 1], users[1:FRIENDS + 1]
+    started = time.perf_counter()
+    async with ctx.http_pool(SETUP_CONCURRENCY) as http:
+
+        async def befriend(i: int) -> None:
+            friend = friends[i]
+            expect(await http.put(f"/api/v1/users/@me/relationships/{friend['id']}", json={"type": "friend"},
+                                  headers=_auth(solo)), 200)
+            expect(await http.put(f"/api/v1/users/@me/relationships/{solo['id']}", json={"type": "friend"},
+                                  headers=_auth(friend)), 200)
+
+        await _parallel(ctx, "friendships of the friends-only user", len(friends), befriend)
+    progress(f"social: a second user with the same {len(friends)} friends and no guild in "
+             f"{time.perf_counter() - started:.1f} s")
+    ctx.shared["social_friends_only_user"] = solo
+
+
 async def _closed_loop(fleet: Fleet, tracker: Tracker, n: int, act: Any, samples: Samples, what: str) -> float:
     """Run `act(i, nonce)` n times, each waiting for every receiver; returns the phase's wall seconds."""
     phase = time.perf_counter()
@@ -325,12 +352,26 @@ async def _closed_loop(fleet: Fleet, tracker: Tracker, n: int, act: Any, samples
 
 
 @register("social_presence_1000", setup=_presence_setup,
-          description=f"custom-status changes of a user with {FRIENDS} friends on the gateway, one at a time; "
-                      "latency = PATCH start -> PRESENCE_UPDATE read by the last friend; then the same "
-                      "connections receive room messages, for the server CPU per delivery of both")
+          description=f"custom-status changes of a user with {FRIENDS} friends on the gateway (and {GUILDS} guilds, "
+                      f"each change a MEMBER_UPDATE in every one), one at a time; latency = PATCH start -> "
+                      "PRESENCE_UPDATE read by the last friend; then the same connections receive room messages, "
+                      "for the server CPU per delivery of both")
 async def social_presence_1000(ctx: Context) -> Samples:
     users = ctx.shared["social_users"]
-    me, friends = users[0], users[1:FRIENDS + 1]
+    return await _presence_against_room(ctx, "social_presence_1000", users[0])
+
+
+@register("social_presence_friends_only", setup=_friends_only_setup,
+          description=f"as social_presence_1000, for a user with the same {FRIENDS} friends and no guild: the status "
+                      "change is presence alone")
+async def social_presence_friends_only(ctx: Context) -> Samples:
+    return await _presence_against_room(ctx, "social_presence_friends_only", ctx.shared["social_friends_only_user"])
+
+
+async def _presence_against_room(ctx: Context, name: str, me: dict[str, Any]) -> Samples:
+    """`me` changes their custom status, one change at a time, while the 1,000 friends are on the gateway; the
+    room phase sends messages to the same connections; the two alternate in blocks."""
+    friends = ctx.shared["social_users"][1:FRIENDS + 1]
     room = ctx.shared["social_presence_room"]
     fleet = Fleet(ctx.server, friends, "social_presence", ctx.shared, conn_class=PresenceGateway)
     rss0 = snapshot(ctx.server.pid).rss_kib
@@ -368,7 +409,7 @@ async def social_presence_1000(ctx: Context) -> Samples:
             for what, into in (("presence", samples), ("room", room_samples)):
                 _, server_cpu, deliveries = totals[what]
                 latencies = sorted(into.latencies)
-                progress(f"social_presence_1000 {what}: {len(latencies)}/{per_block * COMPARISON_BLOCKS} complete, "
+                progress(f"{name} {what}: {len(latencies)}/{per_block * COMPARISON_BLOCKS} complete, "
                          f"{deliveries} deliveries; last receiver p50 {ms(percentile(latencies, 50))} ms, p99 "
                          f"{ms(percentile(latencies, 99))} ms; server CPU "
                          f"{server_cpu * 1e6 / max(1, deliveries):.1f} us per delivery")
@@ -377,7 +418,7 @@ async def social_presence_1000(ctx: Context) -> Samples:
     rss1 = snapshot(ctx.server.pid).rss_kib
     p_cpu = totals["presence"][1] / max(1, totals["presence"][2])
     r_cpu = totals["room"][1] / max(1, totals["room"][2])
-    progress(f"social_presence_1000: presence {p_cpu * 1e6:.1f} us vs room fan-out {r_cpu * 1e6:.1f} us of server "
+    progress(f"{name}: presence {p_cpu * 1e6:.1f} us vs room fan-out {r_cpu * 1e6:.1f} us of server "
              f"CPU per delivery (ratio {p_cpu / (r_cpu or 1):.2f}); server RSS {mib(rss0)} -> {mib(rss1)} MiB")
     if room_samples.errors:
         samples.error(f"room comparison phase: {room_samples.errors} errors ({room_samples.error_examples[:1]})")
