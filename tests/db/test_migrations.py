@@ -50,6 +50,8 @@ SHIPPED = {
     "0019_user_search_short_parts.py": "b8e253166d534db656b20b6fef3932eaf0cc8638369269b232b852b8a8afabbc",
     "0020_room_days.py": "a654b3d9063c2874a45cc399f1f398556b2cc4678e6d027b831bced5feddf753",
     "0021_relationships_by_type.py": "30462d4c2309f087d1fab0ba5d430b27a08f66d596362b0e2104c8d760745c76",
+    "0022_relationship_stamps.py": "863cb2232b4ae6e92a8d417059c2b78d6e7ca1535faf4d0c129bdf6d4a3a64fa",
+    "0023_user_style_count.py": "503e108a45b9c4706a53933f0a2ffdb13deac8cc3c7bfdb5daa4cb9a11df416d",
 }
 
 FILE_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.py$")
