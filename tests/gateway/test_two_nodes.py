@@ -11,7 +11,8 @@ PostgreSQL database and Redis, as several nodes behind a reverse proxy would.
   oldest, on A, with 4013.
 - presence crosses nodes: a friend's coming online and status change, produced on A, reach a friend
   connected to B as PRESENCE_UPDATE, and a stranger connected to B gets none; the friends node A keeps for a
-  user follow a block and a new friendship made through B at once.
+  user follow a block and a new friendship made through B at once, and so do the receivers of a profile change
+  (MEMBER_UPDATE) when a member joins through B.
 - voice states live in Redis: a voice room joined through B is listed by A, announced to a client of A, and
   left through A (the media server is down here, which fails no voice request).
 - the link-preview cache lives in the database: an answer cached through A is B's answer too.
@@ -422,6 +423,33 @@ async def test_friends_kept_by_one_node_follow_a_block_and_a_friendship_made_on_
     assert await presence_frames_before_marker(http, cluster.b, ivan, ivan_on_b) == []
     updates = await presence_frames_before_marker(http, cluster.b, jade, jade_on_b)
     assert [(u["user"]["id"], u["user"]["status"]) for u in updates][-1:] == [(hana.id, "idle")]
+
+
+async def test_a_profile_change_on_one_node_reaches_a_member_who_joined_through_the_other(
+        cluster, http, ws_clients):
+    """Node A keeps the audiences of kate's profile changes under her guilds' versions: a member who joined
+    through node B is among the receivers of her next change made on A."""
+    kate = await register_on(http, cluster, cluster.a, "kate")
+    leo = await register_on(http, cluster, cluster.b, "leo")
+    r = await http.post(f"{cluster.a.url}{API}/guilds", json={"name": "Kate's hall"}, headers=kate.headers)
+    assert r.status_code == 201, r.text
+    room = r.json()["guild"]["system_channel_id"]
+
+    async def change_on_a(text: str) -> None:
+        r = await http.patch(f"{cluster.a.url}{API}/users/@me", json={"custom_status": text}, headers=kate.headers)
+        assert r.status_code == 200, r.text
+
+    await change_on_a("first")  # node A reads, and keeps, the audience: kate alone
+    r = await http.post(f"{cluster.a.url}{API}/channels/{room}/invites", json={}, headers=kate.headers)
+    assert r.status_code == 201, r.text
+    leo_on_b = await identified(cluster.b, leo, ws_clients)
+    r = await http.post(f"{cluster.b.url}{API}/invites/{r.json()['invite']['code']}", headers=leo.headers)
+    assert r.status_code == 200, r.text
+
+    await change_on_a("second")
+    update = await leo_on_b.recv_until(lambda f: f["op"] == 0 and f["t"] == "MEMBER_UPDATE"
+                                       and f["d"]["user"]["id"] == kate.id)
+    assert update["d"]["user"]["custom_status"] == "second"
 
 
 # ---------------------------------------------------------------- (g) voice states shared through Redis

@@ -345,3 +345,53 @@ async def test_profile_change_announces_the_member_as_each_guild_shows_it(client
     assert main["roles"] == sorted([h.roles["mod"]["id"], h.roles["helper"]["id"]], key=int)
     assert main["user"]["custom_status"] == "on watch" and updates[other["id"]].data["roles"] == []
     assert updates[other["id"]].data["nick"] is None
+
+
+async def test_every_profile_change_sees_the_guilds_as_they_are_now(client, accounts, rt, clock, capture_events):
+    """The audiences of a profile change are kept per process under the guilds' permission versions
+    (guilds/members/audiences.py): after a first change, a nickname, a role, a timeout, a new member, a kick
+    and a guild left must each show in the next one, events and receivers alike."""
+    h = await staffed_hall(client, accounts, rt, MOD)
+    other = await make_guild(client, h.member, "Side Hall")
+    await add_member(rt, other["id"], h.mod)
+    newcomer = await accounts.register("newcomer")
+
+    async def change(text: str) -> dict[str, object]:
+        await capture_events.reset()
+        r = await client.patch(f"{API}/users/@me", json={"custom_status": text}, headers=h.mod.headers)
+        assert r.status_code == 200, r.text
+        await capture_events.settle()
+        updates = {ev.data["guild_id"]: ev for ev in capture_events.of_type("MEMBER_UPDATE")}
+        for guild_id, ev in updates.items():  # each the member object its guild shows now
+            shown = await client.get(f"{API}/guilds/{guild_id}/members/{h.mod.id}", headers=h.mod.headers)
+            assert ev.data == shown.json()["member"]
+        return updates
+
+    async def owner_patch(path: str, body: dict[str, object]) -> None:
+        r = await client.patch(h.url(path), json=body, headers=h.owner.headers)
+        assert r.status_code == 200, r.text
+
+    first = await change("one")
+    assert list(first[h.id].users) == sorted(h.ids(h.owner, h.mod, h.member))
+    assert list(first[other["id"]].users) == sorted(h.ids(h.member, h.mod))
+    second = await change("two")  # nothing moved: the same events to the same receivers, but the new status
+    assert {k: (v.data, v.users) for k, v in second.items()} == {
+        k: ({**v.data, "user": {**v.data["user"], "custom_status": "two"}}, v.users) for k, v in first.items()}
+
+    await owner_patch(f"/members/{h.mod.id}", {"nick": "Warden"})
+    assert (await change("three"))[h.id].data["nick"] == "Warden"
+    await give(client, h.owner, h.id, h.mod, h.roles["helper"]["id"])
+    assert h.roles["helper"]["id"] in (await change("four"))[h.id].data["roles"]
+    until = clock.now() + timedelta(hours=1)
+    await owner_patch(f"/members/{h.mod.id}", {"timeout_until": iso(until)})
+    assert (await change("five"))[h.id].data["timeout_until"] == iso(until)
+
+    await add_member(rt, other["id"], newcomer)
+    assert int(newcomer.id) in (await change("six"))[other["id"]].users
+    r = await client.delete(f"{API}/guilds/{other['id']}/members/{newcomer.id}", headers=h.member.headers)
+    assert r.status_code == 204, r.text
+    assert int(newcomer.id) not in (await change("seven"))[other["id"]].users
+
+    r = await client.delete(f"{API}/users/@me/guilds/{other['id']}", headers=h.mod.headers)
+    assert r.status_code == 204, r.text
+    assert sorted(await change("eight")) == [h.id]

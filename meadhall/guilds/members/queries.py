@@ -14,6 +14,7 @@ from meadhall.accounts.queries import UserRow
 from meadhall.core.text import escape_like
 from meadhall.db import dialect
 from meadhall.db.schema import (
+    guilds,
     member_roles,
     members,
     users,
@@ -169,6 +170,19 @@ async def select_profile_audiences(conn: AsyncConnection, user_id: int) -> list[
             if role_id is not None:
                 current.role_ids.append(role_id)
     return out
+
+
+# Built once (every profile change runs it, through guilds/members/audiences.py).
+_GUILD_VERSIONS_OF_USER = (select(members.c.guild_id, guilds.c.perm_version)
+                           .join(guilds, guilds.c.id == members.c.guild_id)
+                           .where(members.c.user_id == bindparam("user_id")).order_by(members.c.guild_id))
+
+
+async def select_guild_versions_of_user(conn: AsyncConnection, user_id: int) -> tuple[tuple[int, int], ...]:
+    """(guild id, permission version) of every guild of the user, by guild id: the versions change with every
+    change of a guild's members, their roles or their rows (db/dialect.py, "guild permission versions")."""
+    return tuple((guild_id, version) for guild_id, version in
+                 (await conn.execute(_GUILD_VERSIONS_OF_USER, {"user_id": user_id})).all())
 
 
 _USER_PREFIX = "u__"

@@ -25,6 +25,7 @@ from meadhall.guilds.access import GuildContext, access_guild, member_context, r
 from meadhall.guilds.events import notify_guild_create, notify_guild_delete
 from meadhall.guilds.hooks import GuildNotice, NoticeType, access_changed, announce_in_room
 from meadhall.guilds.members import queries as member_queries
+from meadhall.guilds.members.audiences import profile_audiences
 from meadhall.guilds.members.events import notify_member, notify_member_remove
 from meadhall.guilds.members.views import member_view
 from meadhall.guilds.rows import GuildRow, MemberRow
@@ -124,9 +125,10 @@ async def emit_member_updates(uow: UnitOfWork, guild_id: int, user_ids: Iterable
 async def announce_profile(uow: UnitOfWork, user: account_queries.UserRow) -> None:
     """A user's public profile changed (`user`: their row as just written): MEMBER_UPDATE in every guild they
     belong to, read for all of them in one query (a member of 100 servers changing their custom status would
-    otherwise pay 300), one more when the user has personal styles (`style_count`), three when guild ones."""
+    otherwise pay 300) and kept under the guilds' versions (guilds/members/audiences.py: the change writes the
+    users row alone), one more when the user has personal styles (`style_count`), three when guild ones."""
     user_id, now = user["id"], uow.now
-    guilds = await member_queries.select_profile_audiences(uow.conn, user_id)
+    guilds = await profile_audiences(uow.conn, user_id)
     if not guilds:
         return
     summary = user_summary(user, now)  # the same user in every guild: made once

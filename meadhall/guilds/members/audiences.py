@@ -1,0 +1,59 @@
+"""Who hears of a user's profile change in each of their guilds (MEMBER_UPDATE), kept per process under the
+permission versions of those guilds (db/dialect.py, "guild permission versions"): a user in 100 guilds changing
+their status again reads 100 version numbers instead of every member of every guild.
+
+A version changes with every insert, update and delete of the guild's members (nickname and timeout included)
+and of the roles they hold, so kept audiences are used exactly while every one of the user's guilds, and the
+set of them, is as it was. Versions are read before the audiences: under PostgreSQL's read committed a change
+committed in between can only make the kept audiences newer than their versions, never older, and the next
+reader sees new versions and reads again. The versions live in the database, so a member who joined through
+another node is heard of at once.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from meadhall.db.engine import engine_token
+from meadhall.guilds.members import queries
+from meadhall.guilds.members.queries import ProfileAudience
+
+# The kept member ids, all users together; the least recently used go first.
+MAX_KEPT_MEMBERS = 1_000_000
+
+Versions = tuple[tuple[int, int], ...]
+# (engine token, user id) -> (the versions read, the audiences read after them).
+_KEPT: OrderedDict[tuple[int, int], tuple[Versions, list[ProfileAudience]]] = OrderedDict()
+_kept_members = 0
+
+
+def _size(audiences: list[ProfileAudience]) -> int:
+    return sum(len(a.members) for a in audiences)
+
+
+async def profile_audiences(conn: AsyncConnection, user_id: int) -> list[ProfileAudience]:
+    """The user's guilds with their membership, held roles and members (select_profile_audiences), read again
+    only when a version moved. Only for transactions that changed no guild's members, roles or rooms (a profile
+    change writes the users row alone): a version such a transaction raised might never commit, and a later
+    one could take the same number. The audiences returned are shared: never change them."""
+    global _kept_members
+    versions = await queries.select_guild_versions_of_user(conn, user_id)
+    if not versions:
+        return []
+    key = (engine_token(conn), user_id)
+    kept = _KEPT.get(key)
+    if kept is not None and kept[0] == versions:
+        _KEPT.move_to_end(key)
+        return kept[1]
+    audiences = await queries.select_profile_audiences(conn, user_id)
+    if kept is not None:
+        del _KEPT[key]
+        _kept_members -= _size(kept[1])
+    _KEPT[key] = (versions, audiences)
+    _kept_members += _size(audiences)
+    while _kept_members > MAX_KEPT_MEMBERS and _KEPT:
+        _, (_, dropped) = _KEPT.popitem(last=False)
+        _kept_members -= _size(dropped)
+    return audiences
