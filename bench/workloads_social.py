@@ -85,6 +85,19 @@ async def _parallel(ctx: Context, what: str, n: int, op: Any) -> None:
         raise OpError(f"social setup, {what}: {done.errors} of {n} failed: {done.error_examples[:1]}")
 
 
+async def _befriend_all(ctx: Context, http: Any, me: dict[str, Any], friends: list[dict[str, Any]], what: str) -> None:
+    """`me` asks each of `friends`, who accepts (two PUTs each, SETUP_CONCURRENCY at a time)."""
+
+    async def befriend(i: int) -> None:
+        friend = friends[i]
+        expect(await http.put(f"/api/v1/users/@me/relationships/{friend['id']}", json={"type": "friend"},
+                              headers=_auth(me)), 200)
+        expect(await http.put(f"/api/v1/users/@me/relationships/{me['id']}", json={"type": "friend"},
+                              headers=_auth(friend)), 200)
+
+    await _parallel(ctx, what, len(friends), befriend)
+
+
 async def _social_setup(ctx: Context) -> None:
     if "social_ready_user" in ctx.shared:
         return
@@ -97,14 +110,7 @@ async def _social_setup(ctx: Context) -> None:
         if probe.status_code in (404, 405):
             raise Skip(f"skipped: /users/@me/relationships not available (HTTP {probe.status_code})")
 
-        async def befriend(i: int) -> None:
-            friend = friends[i]
-            expect(await http.put(f"/api/v1/users/@me/relationships/{friend['id']}", json={"type": "friend"},
-                                  headers=_auth(me)), 200)
-            expect(await http.put(f"/api/v1/users/@me/relationships/{me['id']}", json={"type": "friend"},
-                                  headers=_auth(friend)), 200)
-
-        await _parallel(ctx, "friendships", len(friends), befriend)
+        await _befriend_all(ctx, http, me, friends, "friendships")
 
         async def converse(i: int) -> None:
             resp = expect(await http.post("/api/v1/users/@me/channels", json={"recipient_id": friends[i]["id"]},
@@ -316,15 +322,7 @@ async def _friends_only_setup(ctx: Context) -> None:
     solo, friends = users[FRIENDS + 1], users[1:FRIENDS + 1]
     started = time.perf_counter()
     async with ctx.http_pool(SETUP_CONCURRENCY) as http:
-
-        async def befriend(i: int) -> None:
-            friend = friends[i]
-            expect(await http.put(f"/api/v1/users/@me/relationships/{friend['id']}", json={"type": "friend"},
-                                  headers=_auth(solo)), 200)
-            expect(await http.put(f"/api/v1/users/@me/relationships/{solo['id']}", json={"type": "friend"},
-                                  headers=_auth(friend)), 200)
-
-        await _parallel(ctx, "friendships of the friends-only user", len(friends), befriend)
+        await _befriend_all(ctx, http, solo, friends, "friendships of the friends-only user")
     progress(f"social: a second user with the same {len(friends)} friends and no guild in "
              f"{time.perf_counter() - started:.1f} s")
     ctx.shared["social_friends_only_user"] = solo

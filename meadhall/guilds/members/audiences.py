@@ -12,25 +12,20 @@ another node is heard of at once.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.core.kept import Kept
 from meadhall.db.engine import engine_token
 from meadhall.guilds.members import queries
 from meadhall.guilds.members.queries import ProfileAudience
 
-# The kept member ids, all users together; the least recently used go first.
+# The kept member ids, all users together.
 MAX_KEPT_MEMBERS = 1_000_000
 
 Versions = tuple[tuple[int, int], ...]
-# (engine token, user id) -> (the versions read, the audiences read after them).
-_KEPT: OrderedDict[tuple[int, int], tuple[Versions, list[ProfileAudience]]] = OrderedDict()
-_kept_members = 0
-
-
-def _size(audiences: list[ProfileAudience]) -> int:
-    return sum(len(a.members) for a in audiences)
+# (engine token, user id) -> the audiences, under the versions read before them.
+_KEPT: Kept[tuple[int, int], Versions, list[ProfileAudience]] = Kept(
+    MAX_KEPT_MEMBERS, lambda audiences: sum(len(a.members) for a in audiences))
 
 
 async def profile_audiences(conn: AsyncConnection, user_id: int) -> list[ProfileAudience]:
@@ -38,22 +33,13 @@ async def profile_audiences(conn: AsyncConnection, user_id: int) -> list[Profile
     only when a version moved. Only for transactions that changed no guild's members, roles or rooms (a profile
     change writes the users row alone): a version such a transaction raised might never commit, and a later
     one could take the same number. The audiences returned are shared: never change them."""
-    global _kept_members
     versions = await queries.select_guild_versions_of_user(conn, user_id)
     if not versions:
         return []
     key = (engine_token(conn), user_id)
-    kept = _KEPT.get(key)
+    kept = _KEPT.entry(key)
     if kept is not None and kept[0] == versions:
-        _KEPT.move_to_end(key)
         return kept[1]
     audiences = await queries.select_profile_audiences(conn, user_id)
-    if kept is not None:
-        del _KEPT[key]
-        _kept_members -= _size(kept[1])
-    _KEPT[key] = (versions, audiences)
-    _kept_members += _size(audiences)
-    while _kept_members > MAX_KEPT_MEMBERS and _KEPT:
-        _, (_, dropped) = _KEPT.popitem(last=False)
-        _kept_members -= _size(dropped)
+    _KEPT.put(key, versions, audiences)
     return audiences

@@ -8,43 +8,32 @@ reads the stamp from the database: a block made on another node is seen by the n
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.core.kept import Kept
 from meadhall.db.engine import engine_token
 from meadhall.social.relationships import queries
 
-# The kept ids, all users together (some 40 MB of Python integers at most); the least recently used go first.
+# The kept ids, all users together (some 40 MB of Python integers at most).
 MAX_KEPT_IDS = 1_000_000
 
-# (engine token, user id) -> (stamp, friends' ids): two databases in one process never share an entry.
-_KEPT: OrderedDict[tuple[int, int], tuple[int, tuple[int, ...]]] = OrderedDict()
-_kept_ids = 0
+# (engine token, user id) -> friends' ids, under the stamp: two databases in one process never share an entry.
+_KEPT: Kept[tuple[int, int], int, tuple[int, ...]] = Kept(MAX_KEPT_IDS, len)
 
 
 async def friend_ids_of(conn: AsyncConnection, user_id: int) -> tuple[int, ...]:
     """The ids of the user's friends, in the order the database gave them (an event sorts its audience if need be)."""
-    global _kept_ids
     key = (engine_token(conn), user_id)
-    kept = _KEPT.get(key)
-    stamp, ids = await queries.select_friend_ids_unless(conn, user_id, kept[0] if kept is not None else None)
+    kept = _KEPT.entry(key)
+    stamp, ids = await queries.select_friend_ids_unless(conn, user_id, None if kept is None else kept[0])
     if ids is None and kept is not None:
-        _KEPT.move_to_end(key)
         return kept[1]
     friends = tuple(ids or ())
-    if kept is not None:
-        del _KEPT[key]
-        _kept_ids -= len(kept[1])
     if stamp is not None:
-        _KEPT[key] = (stamp, friends)
-        _kept_ids += len(friends)
-        while _kept_ids > MAX_KEPT_IDS and _KEPT:
-            _, (_, dropped) = _KEPT.popitem(last=False)
-            _kept_ids -= len(dropped)
+        _KEPT.put(key, stamp, friends)
     return friends
-
 
 async def friends_lookup(conn: AsyncConnection, user_ids: Sequence[int]) -> dict[int, list[int]]:
     """The presence slot's lookup (accounts/presence.py): one user (a status change, coming online) through the
@@ -53,4 +42,3 @@ async def friends_lookup(conn: AsyncConnection, user_ids: Sequence[int]) -> dict
         return await queries.select_friend_ids(conn, user_ids)
     friends = await friend_ids_of(conn, user_ids[0])
     return {user_ids[0]: list(friends)} if friends else {}
-
