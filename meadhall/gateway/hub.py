@@ -161,7 +161,10 @@ class Hub:
         events on a node of several, and a profile change's MEMBER_UPDATE in each of 100 guilds, have none, and
         skip the handler and the lock. A session registered after this test needs nothing of the event: its
         READY is read after the commit that published it."""
-        return ev.type in _NODE_MESSAGES or any(map(self.by_user.__contains__, ev.users))
+        return ev.type in _NODE_MESSAGES or self._has_receiver_here(ev)
+
+    def _has_receiver_here(self, ev: Event) -> bool:
+        return any(map(self.by_user.__contains__, ev.users))
 
     async def on_event(self, ev: Event) -> None:
         """The bus handler: deliver one event to this node's gateway sessions."""
@@ -171,7 +174,7 @@ class Hub:
         if ev.type == NodeMessage.EVICT:
             await self._evict(ev)
             return
-        if not any(map(self.by_user.__contains__, ev.users)):  # when called without the bus's `wants`
+        if not self._has_receiver_here(ev):  # when called without the bus's `wants`
             return
         async with self._lock:
             targets = self._targets(ev)

@@ -35,6 +35,7 @@ async def friend_ids_of(conn: AsyncConnection, user_id: int) -> tuple[int, ...]:
         _KEPT.put(key, stamp, friends)
     return friends
 
+
 async def friends_lookup(conn: AsyncConnection, user_ids: Sequence[int]) -> dict[int, list[int]]:
     """The presence slot's lookup (accounts/presence.py): one user (a status change, coming online) through the
     kept lists, several (the sweeper) in one query."""

@@ -74,11 +74,6 @@ async def select_related_users(conn: AsyncConnection, user_id: int) -> list[Rela
     return cast("list[RelatedUser]", (await conn.execute(_RELATED_USERS, {"user_id": user_id})).mappings().all())
 
 
-# Built once (every status change runs it).
-_FRIEND_ID_ARRAY = dialect.IdArraySelect(relationships.c.other_id, relationships.c.user_id == bindparam("user_id"),
-                                         relationships.c.type == "friend")
-
-
 # Built once (every status change runs it, through social/relationships/friends.py).
 _FRIEND_IDS_UNLESS_STAMP = dialect.StampedIdArray(
     select(relationship_stamps.c.stamp).where(relationship_stamps.c.user_id == bindparam("user_id")).scalar_subquery(),
@@ -93,11 +88,8 @@ async def select_friend_ids_unless(conn: AsyncConnection, user_id: int, held: in
 
 
 async def select_friend_ids(conn: AsyncConnection, user_ids: Sequence[int]) -> dict[int, list[int]]:
-    """user id -> the ids of their friends, for many users in one query (presence receivers). One user reads
-    them as one array: an event's audience is sorted anyway."""
-    if len(user_ids) == 1:
-        friends = await _FRIEND_ID_ARRAY.ids(conn, {"user_id": user_ids[0]})
-        return {user_ids[0]: friends} if friends else {}
+    """user id -> the ids of their friends, for many users in one query (presence receivers: the sweeper's; one
+    user's are read through select_friend_ids_unless)."""
     stmt = (select(relationships.c.user_id, relationships.c.other_id)
             .where(relationships.c.user_id.in_(sorted(set(user_ids))), relationships.c.type == "friend")
             .order_by(relationships.c.user_id, relationships.c.other_id))
