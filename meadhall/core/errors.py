@@ -23,6 +23,7 @@ REGISTRY: dict[str, tuple[int, str]] = {
     "auth.2fa_required": (401, "A two-factor code is required"),
     "auth.invalid_code": (401, "Invalid or already used code"),
     "auth.passkey_failed": (401, "Passkey verification failed"),
+    "auth.passkey_uv_required": (401, "Administrators must verify with a PIN or biometric on their passkey"),
     "auth.ceremony_invalid": (401, "Unknown, expired or already used ceremony"),
     "auth.step_up_required": (403, "Re-verify your identity to continue"),
     "auth.2fa_enrollment_required": (403, "Instance administrators must enable two-factor authentication"),
