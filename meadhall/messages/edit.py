@@ -33,6 +33,7 @@ async def do_edit_message(rt: Runtime, principal: Principal, raw_channel_id: str
             raise permission_denied(None, "System and webhook messages cannot be edited")
         if row["author_id"] != principal.user_id:
             room.require(P.MANAGE_MESSAGES)
+        await room.check_send(uow.conn)  # edits are refused where sends are (docs/social.md, blocks)
         created = as_utc(row["created_at"])
         assert created is not None
         if uow.now - created > timedelta(seconds=EDIT_WINDOW_SECONDS):

@@ -16,5 +16,6 @@ async def do_send_typing(rt: Runtime, principal: Principal, raw_channel_id: str)
     async with rt.read() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now)
         room.require(P.SEND_MESSAGES)
+        await room.check_send(uow.conn)  # typing announces a send: refused where sending is (docs/social.md)
         viewers = [u for u in await room.viewers(uow.conn, uow.now) if u != principal.user_id]
         uow.emit(notify_typing(room.channel_id, room.guild_id, principal.user_id, uow.now, viewers))

@@ -34,9 +34,9 @@ from meadhall.social.conversations.service import (
 
 async def do_add_recipient(rt: Runtime, principal: Principal, raw_channel_id: str, raw_user_id: str
                            ) -> dict[str, Any]:
-    """Any participant adds a user (no block between adder and added; at most 10 participants). Adding a
-    participant again changes nothing. DM_CHANNEL_UPDATE to the previous participants, DM_CHANNEL_CREATE
-    to the added user."""
+    """Any participant adds a user (no block between adder and added, nor between the two of a 1:1; at most
+    10 participants). Adding a participant again changes nothing. DM_CHANNEL_UPDATE to the previous
+    participants, DM_CHANNEL_CREATE to the added user."""
     me = principal.user_id
     async with rt.uow() as uow:
         conv = await access_conversation_or_wrong_type(uow.conn, principal, raw_channel_id, uow.now)
@@ -50,6 +50,11 @@ async def do_add_recipient(rt: Runtime, principal: Principal, raw_channel_id: st
                                      if uid in users):
             # A one-to-one conversation with a deleted account is kept only to be read (docs/admin.md).
             raise permission_denied(None, "The other participant's account was deleted")
+        if not conv.is_group:
+            # A blocked pair's 1:1 never becomes a group: a third person would let their writes reach the
+            # blocker again (docs/social.md "Blocks in a one-to-one conversation").
+            first, second = conv.participant_ids
+            await check_not_blocked(uow.conn, first, second)
         await check_not_blocked(uow.conn, me, added)
         if len(conv.participants) >= MAX_PARTICIPANTS:
             raise AppError("dm.full")

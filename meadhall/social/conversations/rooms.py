@@ -6,9 +6,10 @@ Every participant holds the same fixed set of permissions; nobody holds more. So
 `@everyone` (MENTION_EVERYONE), no slowmode to bypass, and nobody edits, deletes or removes reactions of
 another's messages (MANAGE_MESSAGES); pinning is open to every participant (the pin rule of
 conversations). The audience of an event is the participants (a `private` message: its two parties).
-In a one-to-one conversation with a block between the two, sending is refused (403
-`relationship.blocked`) while history, reactions, pins and read marks keep working; with a deleted
-account on the other side, sending is refused with 403 `perm.denied`.
+In a one-to-one conversation with a block between the two, sending, editing one's messages and typing
+are refused (403 `relationship.blocked`: `check_send`, which the message operations ask) while history,
+reactions, pins and read marks keep working; with a deleted account on the other side they are refused
+with 403 `perm.denied` (docs/social.md "Blocks in a one-to-one conversation").
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ class ConversationRoom(MessageRoom):
         return self.conversation.participant_ids
 
     async def check_send(self, conn: AsyncConnection) -> None:
+        """Asked before a send, an edit and a typing indicator: in a conversation of two (a 1:1, or a group
+        that shrank to two) neither writes to a deleted account or across a block."""
         ids = self.conversation.participant_ids
         if not self.conversation.is_group and len(ids) == 2:
             # A deleted account stays in its one-to-one conversations so that the other can still read
