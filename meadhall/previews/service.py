@@ -16,7 +16,8 @@ from meadhall.auth.sessions import Principal
 from meadhall.core import limits
 from meadhall.core.clock import iso
 from meadhall.core.errors import AppError, rate_limited, validation_error
-from meadhall.integrations.outbound import OutboundBlocked, OutboundFailed, RefusedURL
+from meadhall.core.ratelimit import Decision
+from meadhall.integrations.outbound import MalformedURL, OutboundBlocked, OutboundFailed, RefusedURL
 from meadhall.previews import queries
 from meadhall.previews.card import parse_card
 from meadhall.previews.queries import PreviewRow
@@ -30,7 +31,10 @@ LIVES = {
 }
 
 
-async def access_link_preview(rt: Runtime, principal: Principal, raw_url: str) -> dict[str, Any]:
+async def access_link_preview(rt: Runtime, principal: Principal, raw_url: str
+                              ) -> tuple[dict[str, Any], Decision | None]:
+    """(the LinkPreview, the `link_previews` decision when a fetch took a token: the route reports that
+    bucket, the most specific one applied, in the rate-limit headers; None for a free answer)."""
     if not rt.settings.UNFURL_ENABLED:
         raise AppError("link_preview.disabled")
     url, refused = _normalise(rt, raw_url)
@@ -39,7 +43,8 @@ async def access_link_preview(rt: Runtime, principal: Principal, raw_url: str) -
         cached = await queries.select_preview(uow.conn, key)
         now = uow.now
     if cached is not None and _utc(cached["expires_at"]) > now:
-        return preview_view(cached)
+        return preview_view(cached), None
+    decision = None
     if refused:
         status, card = "blocked", None
     else:
@@ -51,12 +56,13 @@ async def access_link_preview(rt: Runtime, principal: Principal, raw_url: str) -
         row = PreviewRow(url_hash=key, url=url, status=status, card=card, fetched_at=uow.now,
                          expires_at=uow.now + timedelta(seconds=LIVES[status]))
         await queries.upsert_preview(uow.conn, row)
-    return preview_view(row)
+    return preview_view(row), decision
 
 
 def _normalise(rt: Runtime, raw: str) -> tuple[str, bool]:
     """(the normalised URL, whether it is refused before any fetch). An absolute URL of another scheme, with
-    credentials or naming a refused address is `blocked`; what is not an absolute URL at all answers 422."""
+    credentials or naming a refused address is `blocked`; what is not an absolute URL at all, or whose host
+    cannot be read (`[zz::1]`, a number naming no address, a space), answers 422."""
     try:
         parsed = URL(raw.strip())
     except (ValueError, TypeError, UnicodeError):
@@ -65,6 +71,8 @@ def _normalise(rt: Runtime, raw: str) -> tuple[str, bool]:
         raise validation_error("url", "must be an absolute http or https URL")
     try:
         return str(rt.outbound.target(parsed)), False
+    except MalformedURL as exc:
+        raise validation_error("url", f"not a URL: {exc}") from None
     except RefusedURL:
         return str(parsed.with_fragment(None)), True
 

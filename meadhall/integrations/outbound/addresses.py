@@ -101,6 +101,17 @@ class RefusedURL(ValueError):
     """The URL may not be fetched: scheme, userinfo, no host, or an address that is refused."""
 
 
+class MalformedURL(RefusedURL):
+    """Not a URL at all: it cannot be parsed, or its host is neither a name nor an address (`[zz::1]`, a number
+    that names no address, a space). A caller that tells a refused URL from an unreadable one catches this
+    first (a link preview answers 422 for it, `blocked` for the others: docs/outbound.md)."""
+
+
+# What a host name cannot hold (the WHATWG URL standard's forbidden domain code points): a URL whose host holds
+# one has no host a resolver could be asked about.
+_NOT_IN_NAMES = frozenset(" #%/:<>?@[\\]^|\x7f") | frozenset(chr(c) for c in range(0x20))
+
+
 def url_target(raw: str | URL, allowed: Sequence[Network] = ()) -> URL:
     """The URL to fetch, normalised (numeric IPv4 spellings written as the address they name, no fragment),
     or RefusedURL. A host name is only judged later, by the addresses it resolves to at connect time."""
@@ -108,18 +119,20 @@ def url_target(raw: str | URL, allowed: Sequence[Network] = ()) -> URL:
         url = raw if isinstance(raw, URL) else URL(raw)
         host = url.raw_host
     except (ValueError, TypeError, UnicodeError):
-        raise RefusedURL("not a URL") from None
+        raise MalformedURL("not a URL") from None
     if url.scheme not in ("http", "https"):
         raise RefusedURL("only http and https")
     if url.raw_user is not None or url.raw_password is not None:
         raise RefusedURL("a URL with credentials")
     if not host:
         raise RefusedURL("no host")
+    if ":" not in host and not _NOT_IN_NAMES.isdisjoint(host):
+        raise MalformedURL("a host that is neither a name nor an address")
     address: IPAddress | None
     try:
         address = ipaddress.ip_address(host.split("%", 1)[0]) if ":" in host else numeric_ipv4(host)
     except ValueError:
-        raise RefusedURL("an address that does not exist") from None
+        raise MalformedURL("an address that does not exist") from None
     if address is not None:
         reason = refusal(address, allowed)
         if reason:
@@ -128,4 +141,4 @@ def url_target(raw: str | URL, allowed: Sequence[Network] = ()) -> URL:
     return url.with_fragment(None)
 
 
-__all__ = ["IPAddress", "Network", "RefusedURL", "numeric_ipv4", "parse_networks", "refusal", "url_target"]
+__all__ = ["IPAddress", "MalformedURL", "Network", "RefusedURL", "numeric_ipv4", "parse_networks", "refusal", "url_target"]

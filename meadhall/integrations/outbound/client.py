@@ -186,9 +186,24 @@ class Outbound:
                     continue
                 body = b""
                 if read_body is None or read_body(resp.content_type):
-                    body = await resp.content.read(max_bytes)
+                    body = await _read_up_to(resp.content, max_bytes)
                 return Answer(resp.status, target, dict(resp.headers), resp.content_type, resp.charset, body)
         raise OutboundFailed("too many redirects")
+
+
+async def _read_up_to(stream: aiohttp.StreamReader, max_bytes: int) -> bytes:
+    """The body until its end or `max_bytes`, whichever comes first. One `read(n)` returns what has arrived,
+    at most n bytes and often far fewer (one network read), so a page sent in small pieces would lose all
+    but its first one."""
+    parts: list[bytes] = []
+    left = max_bytes
+    while left > 0:
+        part = await stream.read(left)
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
 
 
 __all__ = ["Answer", "Outbound", "OutboundBlocked", "OutboundFailed", "Resolve"]
