@@ -7,10 +7,16 @@ being offline (activity after more than 2 minutes without any, or the first acti
 profile or chosen status changes (a public-change hook of accounts/profile.py), and when the sweeper, run by
 one node at a time, finds they went offline. Who the friends are is the social layer's knowledge: it fills
 the `on_friends_lookup` slot at start (accounts lies below social and never imports it).
+
+"Online in a client" (API.md 4.9, docs/push.md): the user has an open gateway connection on some node. Each
+identified connection is an entry in the shared store (Redis when configured, this process's memory
+otherwise), added at IDENTIFY/RESUME, removed as soon as its connection closes, and carrying a safety expiry
+that its heartbeats renew: the entries of a node that died without closing anything lapse on their own.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -71,11 +77,6 @@ def _hot_key(user_id: int) -> str:
     return f"presence:seen:{user_id}"
 
 
-# "Online in a client" (docs/gateway.md, docs/scaling.md): a gateway connection refreshes this mark with every
-# heartbeat; it lapses one heartbeat timeout after the last connection went quiet, on every node alike.
-IN_CLIENT_TTL = 45.0
-
-
 async def touch(rt: Runtime, user_id: int, *, in_client: bool = False, stored: bool = False) -> None:
     """Record activity now (gateway heartbeats, IDENTIFY and RESUME with `in_client`; the REST session
     refresh with `stored`, as it wrote `users.last_seen_at` itself). Activity after more than 2 minutes
@@ -87,7 +88,6 @@ async def touch(rt: Runtime, user_id: int, *, in_client: bool = False, stored: b
     previous = await rt.store.get(hot, now)
     await rt.store.set(hot, now, HOT_TTL, now)
     if in_client:
-        await rt.store.set(f"presence:client:{user_id}", 1, IN_CLIENT_TTL, now)
         await rt.store.set(f"presence:client_seen:{user_id}", now, HOT_TTL, now)
     woke = previous is None or now - float(previous) > _TIMEOUT
     flush = not stored and await rt.store.set_nx(f"presence:flush:{user_id}", 1, FLUSH_EVERY, now)
@@ -140,9 +140,63 @@ def install() -> None:
     on_public_change(announce_profile)
 
 
+# One entry per connection rather than one counter per user: a counter with a single expiry would keep a dead
+# node's share alive for as long as another node's connection of the same user heartbeats.
+_local_clients: weakref.WeakKeyDictionary[Runtime, dict[int, dict[str, float]]] = weakref.WeakKeyDictionary()
+
+
+def _clients_key(rt: Runtime, user_id: int) -> str:
+    return f"{rt.redis_prefix}:presence:clients:{user_id}"
+
+
+async def client_opened(rt: Runtime, user_id: int, conn_id: str, expiry: float) -> None:
+    """An identified gateway connection (IDENTIFY or RESUME): the user is online in a client until it closes,
+    or until `expiry` seconds pass without `client_refreshed` (its node died)."""
+    await _put_client(rt, user_id, conn_id, expiry, only_existing=False)
+
+
+async def client_refreshed(rt: Runtime, user_id: int, conn_id: str, expiry: float) -> None:
+    """A heartbeat of the connection renews its safety expiry (an entry already removed stays removed)."""
+    await _put_client(rt, user_id, conn_id, expiry, only_existing=True)
+
+
+async def _put_client(rt: Runtime, user_id: int, conn_id: str, expiry: float, *, only_existing: bool) -> None:
+    now = rt.clock.timestamp()
+    if rt.redis is None:
+        entries = _local_clients.setdefault(rt, {}).setdefault(user_id, {})
+        if not only_existing or conn_id in entries:
+            entries[conn_id] = now + expiry
+        for lapsed in [cid for cid, until in entries.items() if until < now]:
+            del entries[lapsed]
+        return
+    key = _clients_key(rt, user_id)
+    async with rt.redis.pipeline(transaction=False) as pipe:
+        # Scored by the service-clock time each entry lapses; the key's own TTL only bounds the cleanup.
+        pipe.zadd(key, {conn_id: now + expiry}, xx=only_existing)
+        pipe.zremrangebyscore(key, "-inf", f"({now!r}")
+        pipe.pexpire(key, int(expiry * 1000) + 60_000)
+        await pipe.execute()
+
+
+async def client_closed(rt: Runtime, user_id: int, conn_id: str) -> None:
+    """The connection closed, cleanly or not: it stops counting at once, on every node."""
+    if rt.redis is None:
+        entries = _local_clients.get(rt, {}).get(user_id)
+        if entries is not None:
+            entries.pop(conn_id, None)
+            if not entries:
+                del _local_clients[rt][user_id]
+        return
+    await rt.redis.zrem(_clients_key(rt, user_id), conn_id)
+
+
 async def in_client(rt: Runtime, user_id: int) -> bool:
-    """Whether the user has an open gateway connection on any node (Web Push is skipped then)."""
-    return await rt.store.get(f"presence:client:{user_id}", rt.clock.timestamp()) is not None
+    """Whether the user has an open gateway connection on any node (Web Push is skipped then). A gateway
+    session kept only for RESUME has no connection and does not count."""
+    now = rt.clock.timestamp()
+    if rt.redis is None:
+        return any(until >= now for until in _local_clients.get(rt, {}).get(user_id, {}).values())
+    return int(await rt.redis.zcount(_clients_key(rt, user_id), repr(now), "+inf")) > 0
 
 
 async def client_last_seen(rt: Runtime, user_id: int) -> float | None:
@@ -189,3 +243,4 @@ async def sweep(rt: Runtime) -> list[int]:
                 if friends.get(row["id"]):
                     uow.emit(notify_went_offline(row, now, friends[row["id"]], styles.get(row["id"])))
     return [row["id"] for row in went_offline]
+

@@ -17,7 +17,7 @@ import structlog
 from fastapi import APIRouter, WebSocket
 from fastapi.responses import JSONResponse
 
-from meadhall.accounts.presence import touch
+from meadhall.accounts.presence import client_closed, client_opened, client_refreshed, touch
 from meadhall.api.client import client_key
 from meadhall.api.errors import outage
 from meadhall.auth.cookies import COOKIE_NAME
@@ -158,6 +158,7 @@ class GatewayReader:
             log.exception("gateway connection failed")
             self.conn.close(p.CLOSE_UNKNOWN_ERROR)
         finally:
+            await self._closed_for_presence()
             if self.gs is not None:
                 await self.hub.detach(self.gs, self.conn)
             try:
@@ -202,14 +203,26 @@ class GatewayReader:
         if self.gs is not None and self.who is not None:
             await self.hub.heartbeat(self.gs)
             await self.hub.caps.refresh(self.who.user_id, self.conn_id, self.rt.clock.timestamp())
+            await client_refreshed(self.rt, self.who.user_id, self.conn_id, p.stale_after(self.timing))
             await touch(self.rt, self.who.user_id, in_client=True)
         return None
+
+    async def _closed_for_presence(self) -> None:
+        """The user stops being online in a client through this connection at once (API.md 4.9)."""
+        if self.who is None:
+            return
+        try:
+            await client_closed(self.rt, self.who.user_id, self.conn_id)
+        except Exception:  # a shared store outage: the entry lapses at its safety expiry instead
+            log.warning("gateway connection not removed from presence", exc_info=True)
 
     async def _count(self, gs: GatewaySession) -> None:
         """Count this identified connection against its user's cap; over it, the user's oldest
         connections are closed with 4013 by the nodes holding them (docs/gateway.md)."""
         stale_before = self.rt.clock.timestamp() - p.stale_after(self.timing)
         evicted = await self.hub.attach(self.conn_id, gs, self.conn, stale_before)
+        # Online in a client from here until the close (API.md 4.9; accounts/presence.py).
+        await client_opened(self.rt, gs.user_id, self.conn_id, p.stale_after(self.timing))
         if evicted:
             await self.rt.bus.publish([Event(NodeMessage.EVICT, {"connections": evicted}, ())])
 

@@ -11,11 +11,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.db import dialect
 from meadhall.db.schema import push_subscriptions as t
+from meadhall.db.schema import users
 
 
 class SubscriptionRow(TypedDict):
     id: int
     user_id: int
+    session_id: int
     endpoint: str
     p256dh: str
     auth: str
@@ -34,7 +36,12 @@ async def select_subscriptions(conn: AsyncConnection, user_id: int) -> list[Subs
 
 
 async def select_subscriptions_of(conn: AsyncConnection, user_ids: list[int]) -> list[SubscriptionRow]:
-    rows = await conn.execute(select(t).where(t.c.user_id.in_(user_ids)).order_by(t.c.id))
+    """The subscriptions to deliver to: never those of a banned or deleted account (API.md 3.17), whatever
+    state their sessions are in."""
+    rows = await conn.execute(
+        select(t).join(users, users.c.id == t.c.user_id)
+        .where(t.c.user_id.in_(user_ids), users.c.banned_at.is_(None), users.c.deleted_at.is_(None))
+        .order_by(t.c.id))
     return [_row(r) for r in rows.mappings()]
 
 
@@ -53,11 +60,13 @@ async def insert_subscription(conn: AsyncConnection, row: SubscriptionRow) -> bo
     return bool(result.rowcount)
 
 
-async def update_subscription_owner(conn: AsyncConnection, subscription_id: int, user_id: int, p256dh: str,
-                                    auth: str, now: datetime) -> None:
-    """An endpoint subscribed again (by its owner or someone else on the same browser) starts afresh."""
+async def update_subscription_owner(conn: AsyncConnection, subscription_id: int, user_id: int, session_id: int,
+                                    p256dh: str, auth: str, now: datetime) -> None:
+    """An endpoint subscribed again (by its owner or someone else on the same browser) starts afresh, and
+    belongs to the session that subscribed it now."""
     await conn.execute(update(t).where(t.c.id == subscription_id).values(
-        user_id=user_id, p256dh=p256dh, auth=auth, created_at=now, failure_count=0, last_delivery_at=None))
+        user_id=user_id, session_id=session_id, p256dh=p256dh, auth=auth, created_at=now, failure_count=0,
+        last_delivery_at=None))
 
 
 async def delete_user_subscription(conn: AsyncConnection, user_id: int, endpoint: str) -> bool:

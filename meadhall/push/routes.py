@@ -44,7 +44,7 @@ async def create_push_subscription(rt: RuntimeDep, body: s.SubscriptionCreate, p
 @router.delete("/push/subscriptions", status_code=204, dependencies=[limited("push.subscriptions")],
                responses=errors("push_subscription.not_found"))
 async def delete_push_subscription(rt: RuntimeDep, principal: PrincipalDep,
-                                   endpoint: Annotated[str, Query(min_length=1, max_length=2048)]) -> Response:
+                                   endpoint: Annotated[s.Endpoint, Query(min_length=1, max_length=2048)]) -> Response:
     await service.do_unsubscribe(rt, principal, endpoint)
     return Response(status_code=204)
 

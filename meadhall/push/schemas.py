@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, Field
+
+from meadhall.core.text import check_single_line
+
+# A URL never holds a control character; refused with 422 before it reaches a query (a NUL is an error on
+# PostgreSQL, API.md 0.x "Control characters").
+Endpoint = Annotated[str, AfterValidator(check_single_line)]
 
 
 class PushConfig(BaseModel):
@@ -20,7 +28,7 @@ class SubscriptionKeys(BaseModel):
 
 
 class SubscriptionCreate(BaseModel):
-    endpoint: str = Field(min_length=9, max_length=2048, pattern="^https://",
+    endpoint: Endpoint = Field(min_length=9, max_length=2048, pattern="^https://",
                           description="the push service URL of `PushSubscription.endpoint`")
     keys: SubscriptionKeys
 

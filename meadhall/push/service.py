@@ -66,18 +66,21 @@ async def do_subscribe(rt: Runtime, principal: Principal, endpoint: str, p256dh:
         if not mine and await queries.count_subscriptions(uow.conn, principal.user_id) >= PUSH_SUBSCRIPTIONS_PER_USER:
             raise AppError("push.limit_reached")
         if existing is not None:
-            await queries.update_subscription_owner(uow.conn, existing["id"], principal.user_id, p256dh, auth,
-                                                    uow.now)
-            row = SubscriptionRow(**{**existing, "user_id": principal.user_id, "p256dh": p256dh, "auth": auth,
-                                     "created_at": uow.now, "failure_count": 0, "last_delivery_at": None})
+            await queries.update_subscription_owner(uow.conn, existing["id"], principal.user_id,
+                                                    principal.session_id, p256dh, auth, uow.now)
+            row = SubscriptionRow(**{**existing, "user_id": principal.user_id, "session_id": principal.session_id,
+                                     "p256dh": p256dh, "auth": auth, "created_at": uow.now, "failure_count": 0,
+                                     "last_delivery_at": None})
         else:
-            row = SubscriptionRow(id=uow.next_id(), user_id=principal.user_id, endpoint=endpoint, p256dh=p256dh,
-                                  auth=auth, created_at=uow.now, failure_count=0, last_delivery_at=None)
+            # The calling session owns it: the database deletes it when that session ends (docs/push.md).
+            row = SubscriptionRow(id=uow.next_id(), user_id=principal.user_id, session_id=principal.session_id,
+                                  endpoint=endpoint, p256dh=p256dh, auth=auth, created_at=uow.now, failure_count=0,
+                                  last_delivery_at=None)
             if not await queries.insert_subscription(uow.conn, row):
                 raced = await queries.select_by_endpoint(uow.conn, endpoint)
                 if raced is not None:  # the other request won: this one's keys are as new
-                    await queries.update_subscription_owner(uow.conn, raced["id"], principal.user_id, p256dh,
-                                                            auth, uow.now)
+                    await queries.update_subscription_owner(uow.conn, raced["id"], principal.user_id,
+                                                            principal.session_id, p256dh, auth, uow.now)
                     row = SubscriptionRow(**{**row, "id": raced["id"]})
     return {"subscription": subscription_view(row)}
 

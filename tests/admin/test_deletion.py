@@ -112,7 +112,8 @@ async def test_second_factor_passkeys_push_subscriptions_and_styles_are_removed(
             "id": 900 + n, "user_id": int(who.id), "credential_id": f"cred-{n}", "public_key": b"k", "sign_count": 0,
             "transports": [], "backed_up": False, "name": "Key", "user_handle": f"h{n}", "created_at": now}])
         await insert_rows(rt, push_subscriptions, [{
-            "id": 910 + n, "user_id": int(who.id), "endpoint": f"https://push.example/{n}", "p256dh": "p",
+            "id": 910 + n, "user_id": int(who.id), "session_id": int(who["session"]["id"]),
+            "endpoint": f"https://push.example/{n}", "p256dh": "p",
             "auth": "a", "created_at": now, "failure_count": 0}])
         await insert_rows(rt, user_styles, [{"user_id": int(who.id), "scope_key": 0, "guild_id": None,
                                              "color": 0xFF0000, "updated_at": now}])

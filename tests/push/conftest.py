@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from typer.testing import CliRunner
 
+from meadhall.cli.main import app as cli_app
 from tests.support.outbound import ALLOWED, VAPID, Site, make_ca
 
 
@@ -60,3 +62,16 @@ async def push_service(rt: Any, tmp_path: Any) -> AsyncIterator[PushService]:
         await service.stop()
 
 
+
+
+@pytest.fixture
+def cli(settings: Any, rt: Any) -> Any:
+    """`meadhall <command>` in-process against the test's database, as an operator runs it."""
+    runner = CliRunner()
+    env = {"DATA_DIR": str(settings.DATA_DIR), "DATABASE_URL": settings.DATABASE_URL,
+           "SECRET_KEY": settings.SECRET_KEY, "DOMAIN": settings.DOMAIN, "REDIS_URL": ""}
+
+    async def invoke(*args: str) -> Any:
+        return await asyncio.to_thread(runner.invoke, cli_app, list(args), env=env)
+
+    return invoke

@@ -23,6 +23,9 @@ push_subscriptions = Table(
     metadata,
     id_column(),
     Column("user_id", BigInteger, ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    # The session that subscribed: however it ends (logout, revocation, password change, ban, ...), the
+    # database removes its subscriptions with it (docs/push.md, migration 0024).
+    Column("session_id", BigInteger, ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
     Column("endpoint", String(2048), nullable=False),
     Column("p256dh", String(128), nullable=False),
     Column("auth", String(64), nullable=False),
@@ -31,4 +34,5 @@ push_subscriptions = Table(
     ts_column("last_delivery_at", nullable=True),
     Index("uq_push_subscriptions_endpoint", "endpoint", unique=True),
     Index("ix_push_subscriptions_user_id", "user_id"),
+    Index("ix_push_subscriptions_session_id", "session_id"),
 )
