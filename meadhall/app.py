@@ -179,6 +179,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     install_files(app, rt)
     install_previews(rt)  # the link-preview cache's expiry job
     install_push(rt)  # messages know no push: the send path's hook queues Web Push deliveries
+    rt.serve_outbox()  # what CLI runs changed reaches the open connections (docs/architecture.md)
     # FastAPI's documented way to replace the document is to assign `app.openapi`; mypy refuses any
     # assignment to a method.
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]

@@ -27,6 +27,7 @@ from meadhall.integrations.outbound import Outbound, parse_networks
 from meadhall.metrics import Metrics
 from meadhall.realtime.bus import LocalBus, RedisBus
 from meadhall.realtime.jobs import Jobs
+from meadhall.realtime.outbox import POLL_EVERY, OutboxDrain
 
 log = structlog.get_logger("meadhall.runtime")
 
@@ -72,8 +73,12 @@ class Runtime:
         *,
         clock: Clock | None = None,
         redis_prefix: str = "meadhall",
+        outbox: bool = False,
     ) -> None:
         self.settings = settings
+        # A CLI run: its events go to the outbox that serving processes drain, never to a bus of its own
+        # (docs/architecture.md, "CLI effects reach live connections").
+        self.outbox = outbox
         self.clock = clock or Clock()
         self.ids = SnowflakeGenerator(settings.NODE_ID)
         self.engine = create_engine(settings.database_url)
@@ -124,7 +129,8 @@ class Runtime:
             self.applied_migrations = await migrate(self.engine)
             if self.applied_migrations:
                 log.info("migrations applied", applied=self.applied_migrations)
-        await self.bus.start()
+        if not self.outbox:  # an outbox process publishes nothing and listens to nothing
+            await self.bus.start()
         self.started = True
 
     async def close(self) -> None:
@@ -136,6 +142,13 @@ class Runtime:
         self.hash_pool.shutdown(wait=False)
         self.image_pool.shutdown(wait=False)
         self.started = False
+
+    def serve_outbox(self) -> OutboxDrain:
+        """A serving process publishes on its bus what CLI runs left in the outbox, polling every POLL_EVERY
+        seconds on every node (each row is claimed by one of them)."""
+        drain = OutboxDrain(self.engine, self.clock, self.ids, self.bus)
+        self.jobs.add("outbox", POLL_EVERY, drain.run, leader_only=False)
+        return drain
 
     async def off_loop(self, fn: Any, *args: Any) -> Any:
         """Run CPU-heavy work (password and code hashing) in the hashing pool."""
@@ -154,7 +167,7 @@ class Runtime:
 
     def uow(self) -> Any:
         """A write transaction; events publish after commit."""
-        return unit_of_work(self.engine, self.clock, self.ids, self.bus, write=True)
+        return unit_of_work(self.engine, self.clock, self.ids, self.bus, write=True, outbox=self.outbox)
 
     def read(self) -> Any:
         """A read-only transaction (no write lock on SQLite)."""

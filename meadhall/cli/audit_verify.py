@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
         found: dict[str, Any] = {}
 
         async def go() -> dict[str, Any]:
-            rt = Runtime(settings_for(data_dir))
+            rt = Runtime(settings_for(data_dir), outbox=True)  # it emits nothing, and needs no bus
             try:
                 await rt.start()
                 found.update(await audit_verify(rt))

@@ -1,5 +1,6 @@
 """Unit of work: one transaction per request. Events queued on it are published only after the commit
-succeeds and are dropped on rollback (house rule 3)."""
+succeeds and are dropped on rollback (house rule 3). A CLI run writes them to the outbox instead, in the same
+transaction, for a serving process to publish (docs/architecture.md, "CLI effects reach live connections")."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
+from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from meadhall.core.clock import Clock
 from meadhall.core.ids import SnowflakeGenerator
 from meadhall.db import dialect
 from meadhall.db.engine import WROTE_FLAG
+from meadhall.db.schema.outbox import event_outbox
 
 if TYPE_CHECKING:
     # Type only: db sits below realtime and imports nothing of it at run time (docs/architecture.md,
@@ -23,6 +26,8 @@ if TYPE_CHECKING:
     from meadhall.realtime.events import Event
 
 log = structlog.get_logger("meadhall.uow")
+
+_INSERT_OUTBOX = insert(event_outbox)
 
 
 class Publisher(Protocol):
@@ -54,8 +59,11 @@ class UnitOfWork:
 
 @asynccontextmanager
 async def unit_of_work(
-    engine: AsyncEngine, clock: Clock, ids: SnowflakeGenerator, bus: Publisher, *, write: bool = True
+    engine: AsyncEngine, clock: Clock, ids: SnowflakeGenerator, bus: Publisher, *, write: bool = True,
+    outbox: bool = False,
 ) -> AsyncIterator[UnitOfWork]:
+    """`outbox`: the process has no way to the serving processes' bus (a CLI run): the events of a write are
+    stored in `event_outbox` within this transaction, so they exist exactly when the change does."""
     async with dialect.write_lock(engine) if write else contextlib.nullcontext():
         async with engine.connect() as conn:
             option = dialect.WRITE_OPTION if write else dialect.READ_OPTION
@@ -64,6 +72,10 @@ async def unit_of_work(
                 conn.info[WROTE_FLAG] = False
                 uow = UnitOfWork(conn, clock, ids)
                 yield uow
+                if outbox and write and uow.events:
+                    await conn.execute(_INSERT_OUTBOX, [{"created_at": uow.now, "body": ev.to_json()}
+                                                        for ev in uow.events])
+                    uow.events = []
     # Reached only when the transaction committed.
     if uow.events:
         try:

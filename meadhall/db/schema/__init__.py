@@ -22,6 +22,7 @@ from meadhall.db.schema.guilds import (
 )
 from meadhall.db.schema.messages import messages, reactions, read_states
 from meadhall.db.schema.outbound import link_previews, push_subscriptions
+from meadhall.db.schema.outbox import event_outbox
 from meadhall.db.schema.passkeys import passkeys
 from meadhall.db.schema.social import (
     call_participants,
@@ -70,4 +71,5 @@ __all__ = [
     "push_subscriptions",
     "webhooks",
     "passkeys",
+    "event_outbox",
 ]

@@ -1,0 +1,97 @@
+"""The event outbox (docs/architecture.md, "CLI effects reach live connections"): a CLI run has no way to the
+serving processes' bus, so its unit of work stores its events in `event_outbox` in the transaction of the change
+(db/uow.py); every serving process polls the table and publishes what it claims on its own bus.
+
+Each row is claimed by one process (the claim deletes it), so with Redis every node gets each event once, from
+whichever node claimed it. The claim commits only after the bus took the events: a bus that refuses them (Redis
+unreachable) rolls the claim back and the rows wait for the next poll."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import structlog
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from meadhall.core.clock import Clock, as_utc
+from meadhall.core.ids import SnowflakeGenerator
+from meadhall.db import dialect
+from meadhall.db.schema.outbox import event_outbox
+from meadhall.db.uow import Publisher, unit_of_work
+from meadhall.realtime.events import Event
+
+# API.md 3.20 allows 2 seconds from the command to the connections; an idle poll is one indexed read.
+POLL_EVERY = 0.5
+# A row this old was written while no serving process ran (one would have claimed it within a poll): every
+# connection open then has closed, and a gateway session that could still RESUME past it lives at most the
+# resume window (120 s, docs/gateway.md). Connections opened since got the change in READY, and an old
+# USER_UPDATE or MEMBER_UPDATE published now could overwrite a newer state in a client: such rows are dropped.
+STALE_AFTER = 120.0
+BATCH = 500
+
+log = structlog.get_logger("meadhall.outbox")
+
+_ANY = select(event_outbox.c.id).limit(1)
+_CLAIM = (
+    delete(event_outbox)
+    .where(event_outbox.c.id.in_(select(event_outbox.c.id).order_by(event_outbox.c.id).limit(BATCH)))
+    .returning(event_outbox.c.id, event_outbox.c.created_at, event_outbox.c.body)
+)
+
+
+def _fresh(created_at: datetime, cutoff: datetime) -> bool:
+    created = as_utc(created_at)
+    return created is not None and created >= cutoff
+
+
+class OutboxDrain:
+    def __init__(self, engine: AsyncEngine, clock: Clock, ids: SnowflakeGenerator, bus: Publisher) -> None:
+        self.engine = engine
+        self.clock = clock
+        self.ids = ids
+        self.bus = bus
+        self.failing = False
+
+    async def run(self) -> None:
+        """One poll (the periodic job). It repeats twice a second, so a failure (database or Redis down) is
+        logged once, and its end once."""
+        try:
+            await self.drain()
+        except Exception:
+            if not self.failing:
+                log.exception("outbox drain failed; retrying every poll")
+            self.failing = True
+        else:
+            if self.failing:
+                log.info("outbox drain working again")
+            self.failing = False
+
+    async def drain(self) -> int:
+        """Publish and delete the waiting rows, oldest first; returns how many events were published."""
+        published = 0
+        while await self._pending():
+            claimed, sent = await self._publish_batch()
+            published += sent
+            if claimed < BATCH:  # the rest, if any, was claimed by another node meanwhile
+                break
+        return published
+
+    async def _pending(self) -> bool:
+        """The idle cost of the outbox: one read of at most one key, without a transaction on SQLite."""
+        async with self.engine.connect() as conn:
+            conn = await conn.execution_options(**{dialect.READ_OPTION: True})
+            return (await conn.execute(_ANY)).first() is not None
+
+    async def _publish_batch(self) -> tuple[int, int]:
+        async with unit_of_work(self.engine, self.clock, self.ids, self.bus) as uow:
+            rows = sorted((await uow.conn.execute(_CLAIM)).all())
+            cutoff = uow.now - timedelta(seconds=STALE_AFTER)
+            events = [Event.from_json(row.body) for row in rows if _fresh(row.created_at, cutoff)]
+            if len(events) < len(rows):
+                log.info("stale outbox rows dropped", count=len(rows) - len(events), older_than_seconds=STALE_AFTER)
+            if events:
+                # Inside the claim's transaction, on purpose: these changes committed long ago; what must not
+                # commit before the bus has the events is the deletion of their rows.
+                await self.bus.publish(events)
+        return len(rows), len(events)
