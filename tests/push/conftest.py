@@ -21,6 +21,7 @@ class PushService(Site):
     def __init__(self, tls: Any) -> None:
         self.status: dict[str, int] = {}
         self.delay = 0.0
+        self.client_tls: Any = None
         super().__init__({}, ssl_context=tls)
 
     async def start(self) -> None:
@@ -55,6 +56,7 @@ async def push_service(rt: Any, tmp_path: Any) -> AsyncIterator[PushService]:
     ca = make_ca(tmp_path)
     rt.outbound.ssl_context = ca.client
     service = PushService(ca.server)
+    service.client_tls = ca.client  # for the outbound client of another node (tests/support/nodes.py)
     await service.start()
     try:
         yield service

@@ -17,12 +17,21 @@ from meadhall.runtime import Runtime
 @asynccontextmanager
 async def second_node(settings: Any, rt: Runtime, clock: Any) -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP client of another node beside `rt` (same settings and clock)."""
+    async with second_node_with_runtime(settings, rt, clock) as (client, _other):
+        yield client
+
+
+@asynccontextmanager
+async def second_node_with_runtime(settings: Any, rt: Runtime, clock: Any
+                                   ) -> AsyncIterator[tuple[httpx.AsyncClient, Runtime]]:
+    """`second_node`, with the other node's runtime too (to wait for its background work, or give its
+    outbound client a test CA)."""
     other = Runtime(settings, clock=clock, redis_prefix=getattr(rt.store, "prefix", None))
     other.password_hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
     await other.start(run_migrations=False)
     try:
         transport = httpx.ASGITransport(app=create_app(settings, other), raise_app_exceptions=False)
         async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
-            yield client
+            yield client, other
     finally:
         await other.close()
