@@ -18,7 +18,7 @@ GROUP_DM_MIN_INVITED = 2
 GROUP_DM_MAX_INVITED = 9
 CALL_RINGING_SECONDS = 60
 CALL_DISCONNECT_SECONDS = 120
-MEDIA_TOKEN_HOURS = 6
+MEDIA_TOKEN_MINUTES = 10
 VOICE_GHOST_SECONDS = 60
 MEDIA_WEBHOOK_JOURNAL_DAYS = 7
 PAGE_DEFAULT = 50
@@ -64,7 +64,7 @@ MEANINGS: dict[str, str] = {
     "GROUP_DM_MAX_INVITED": "most users invited to a group conversation (10 participants)",
     "CALL_RINGING_SECONDS": "seconds a call rings before the unanswered are marked missed",
     "CALL_DISCONNECT_SECONDS": "seconds without any gateway connection after which a joined call participant leaves",
-    "MEDIA_TOKEN_HOURS": "hours a media-server token stays valid",
+    "MEDIA_TOKEN_MINUTES": "minutes a media-server token stays valid (the media server refreshes the token of a connected participant; a client that reconnects later joins again)",
     "VOICE_GHOST_SECONDS": "seconds a voice participant may be missing from the media server before the reconciliation clears their voice state",
     "MEDIA_WEBHOOK_JOURNAL_DAYS": "days a processed media-server webhook id is remembered (a repeat within them has no effect)",
     "PAGE_DEFAULT": "items of a list page when `limit` is not given",

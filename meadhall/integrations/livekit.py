@@ -1,9 +1,13 @@
 """Media-server (LiveKit) access tokens and room names (docs/social.md, "Calls").
 
 A token is an HS256 JWT signed with `MEDIA_API_SECRET` (`iss` = `MEDIA_API_KEY`, `sub` = the user id,
-`name` = the display name), valid for 6 hours, granting one room. Calls in direct conversations may publish
-every source; guild voice rooms will narrow the sources to what the member's permissions allow, so the grant
-is a value the caller builds, not something this module decides.
+`name` = the display name), valid for 10 minutes, granting one room. Calls in direct conversations may publish
+every source; guild voice rooms narrow the sources to what the member's permissions allow, so the grant is a
+value the caller builds, not something this module decides.
+
+The lifetime is short because a token cannot be revoked (docs/voice.md, "Who may be in a media room"): the
+media server refreshes the token of a connected participant, so only a later reconnection needs a new one,
+and a removed user cannot come back with an old one for long.
 """
 
 from __future__ import annotations
@@ -15,9 +19,9 @@ from datetime import UTC, datetime, timedelta
 from livekit.api import AccessToken, VideoGrants
 
 from meadhall.config import Settings
-from meadhall.core.limits import MEDIA_TOKEN_HOURS
+from meadhall.core.limits import MEDIA_TOKEN_MINUTES
 
-TOKEN_LIFETIME = timedelta(hours=MEDIA_TOKEN_HOURS)
+TOKEN_LIFETIME = timedelta(minutes=MEDIA_TOKEN_MINUTES)
 # Source names of the media server: `microphone` needs SPEAK, `camera` VIDEO, the two screen sources STREAM.
 MICROPHONE = "microphone"
 CAMERA = "camera"

@@ -9,6 +9,7 @@ state later. Calls are short (a few seconds at most) so a hung server does not h
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -16,13 +17,38 @@ import structlog
 from livekit import api as lk
 
 from meadhall.config import Settings
-from meadhall.integrations.livekit import CAMERA, MICROPHONE, SCREEN_SOURCES
+from meadhall.integrations.livekit import ALL_SOURCES, CAMERA, MICROPHONE, SCREEN_SOURCES
 
 log = structlog.get_logger("meadhall.voice.media")
 
 TIMEOUT = aiohttp.ClientTimeout(total=3)
 _SOURCES = {MICROPHONE: lk.TrackSource.MICROPHONE, CAMERA: lk.TrackSource.CAMERA,
             SCREEN_SOURCES[0]: lk.TrackSource.SCREEN_SHARE, SCREEN_SOURCES[1]: lk.TrackSource.SCREEN_SHARE_AUDIO}
+_NAMES = {int(v): k for k, v in _SOURCES.items()}
+
+
+@dataclass(frozen=True)
+class Participant:
+    """Someone in a media-server room and what the media server lets them do now."""
+
+    identity: str
+    sources: frozenset[str]  # what they may publish
+    subscribes: bool  # whether they hear and see the others
+
+    def restricted_as(self, sources: tuple[str, ...], *, deafened: bool) -> bool:
+        return self.sources == frozenset(sources) and self.subscribes is not deafened
+
+
+def _participant(info: Any) -> Participant:
+    """A participant of a listing. The media server reads an empty source list with `canPublish` as "every
+    source"; a participant listed without permissions is taken to hold the widest (it is restricted again
+    if it should not)."""
+    if not info.HasField("permission"):
+        return Participant(info.identity, frozenset(ALL_SOURCES), True)
+    perm = info.permission
+    named = frozenset(_NAMES[int(s)] for s in perm.can_publish_sources if int(s) in _NAMES)
+    sources = (named or frozenset(ALL_SOURCES)) if perm.can_publish else frozenset()
+    return Participant(info.identity, sources, bool(perm.can_subscribe))
 
 
 class MediaServer:
@@ -80,13 +106,13 @@ class MediaServer:
             return await self.remove(room, user_id)
         return True
 
-    async def participants(self, room: str) -> list[str] | None:
-        """Identities in the room; None when the server could not be asked."""
+    async def participants(self, room: str) -> list[Participant] | None:
+        """Who is in the room, with what they may do; None when the server could not be asked."""
         found = await self._call("ListParticipants", room, lambda rs: rs.list_participants(
             lk.ListParticipantsRequest(room=room)))
         if found is False:
             return None
-        return [] if found is None else [p.identity for p in found.participants]
+        return [] if found is None else [_participant(p) for p in found.participants]
 
     async def rooms(self) -> list[str] | None:
         found = await self._call("ListRooms", "*", lambda rs: rs.list_rooms(lk.ListRoomsRequest()))

@@ -65,10 +65,7 @@ def _require(mask: int, flag: perms.Permission, where: str) -> None:
 async def _apply_restrictions(rt: Runtime, state: VoiceState) -> None:
     """Mute and deafen on the media server: the sources the member may publish without the microphone while
     muted, no subscriptions while deafened."""
-    async with rt.read() as uow:
-        guild = await vs.guild_state(uow.conn, int(state.guild_id))
-    mask = 0 if guild is None else vs.mask_in(guild, int(state.user_id), int(state.channel_id), rt.clock.now())
-    grant = vs.grant_of(state, mask)
+    grant = await vs.grant_now(rt, state)
     async with MediaServer(rt.settings) as media:
         await media.restrict(grant.room, int(state.user_id), grant.sources, deafened=state.server_deafen)
 

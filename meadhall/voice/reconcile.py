@@ -8,7 +8,10 @@ shared store): voice states and the media server's participant lists are brought
    a ghost (a crashed client, a lost node): it is cleared.
 3. Anyone in a guild voice room on the media server without a voice state for it (left, moved, removed while
    the media server was down) is removed there.
-4. Anyone in a conversation call's room who is not a joined participant of its ongoing call (left, removed
+4. Whoever the media server lets publish or hear more or less than the restrictions in force allow (a
+   server mute, a server deafen, the sources their permissions allow now) gets them applied again: a change
+   the media server missed while down, or a reconnection with a token signed before it.
+5. Anyone in a conversation call's room who is not a joined participant of its ongoing call (left, removed
    from the group, the call ended, back with an old token) is removed there.
 
 A media server that cannot be asked changes nothing; the next run tries again.
@@ -24,10 +27,10 @@ from meadhall.runtime import Runtime
 from meadhall.social.calls.service import joined_by_call_room
 from meadhall.voice import queries
 from meadhall.voice import state as vs
-from meadhall.voice.media import MediaServer
+from meadhall.voice.admission import CALL_ROOM, GUILD_ROOM
+from meadhall.voice.media import MediaServer, Participant
 from meadhall.voice.removal import clear_state, revalidate_guild
 from meadhall.voice.store import VoiceState, voice_store
-from meadhall.voice.webhook import CALL_ROOM, GUILD_ROOM
 
 RECONCILE_EVERY = 15.0
 JOURNAL_CLEANUP_EVERY = 3600.0
@@ -68,7 +71,7 @@ async def _ghosts(rt: Runtime, states: list[VoiceState], present: set[str]) -> i
 
 async def reconcile(rt: Runtime) -> dict[str, int]:
     """One run; what it did (for logs and tests)."""
-    done = {"revoked": 0, "ghosts": 0, "removed": 0}
+    done = {"revoked": 0, "ghosts": 0, "removed": 0, "restricted": 0}
     if not rt.settings.voice_enabled:
         return done
     for guild_id in await voice_store(rt).guilds():
@@ -83,13 +86,29 @@ async def reconcile(rt: Runtime) -> dict[str, int]:
             if present is None:
                 continue
             states = by_room.get(room, [])
-            done["ghosts"] += await _ghosts(rt, states, set(present))
+            done["ghosts"] += await _ghosts(rt, states, {p.identity for p in present})
             allowed = {s.user_id for s in states}
-            for identity in present:
-                if identity not in allowed and identity.isdigit() and not await _joined_since(rt, room, identity):
-                    done["removed"] += await media.remove(room, int(identity))
+            for p in present:
+                if p.identity not in allowed and p.identity.isdigit() and not await _joined_since(rt, room, p.identity):
+                    done["removed"] += await media.remove(room, int(p.identity))
+            done["restricted"] += await _restrict(rt, media, states, present)
         done["removed"] += await _call_rooms(rt, media, sorted(r for r in listed if CALL_ROOM.match(r)))
     return done
+
+
+async def _restrict(rt: Runtime, media: MediaServer, states: list[VoiceState], present: list[Participant]) -> int:
+    """The restrictions in force, applied to whoever the media server lets do more or less (a mute or a
+    permission change it missed while down, a reconnection with an older token); how many were applied."""
+    there = {p.identity: p for p in present}
+    states = [s for s in states if s.user_id in there]
+    if not states:
+        return 0
+    applied = 0
+    for state, grant in zip(states, await vs.grants_now(rt, int(states[0].guild_id), states), strict=True):
+        if not there[state.user_id].restricted_as(grant.sources, deafened=state.server_deafen):
+            applied += await media.restrict(grant.room, int(state.user_id), grant.sources,
+                                            deafened=state.server_deafen)
+    return applied
 
 
 async def _joined_since(rt: Runtime, room: str, identity: str) -> bool:
@@ -106,7 +125,7 @@ async def _call_rooms(rt: Runtime, media: MediaServer, rooms: list[str]) -> int:
     for room in rooms:
         found = await media.participants(room)
         if found:
-            present[room] = found
+            present[room] = [p.identity for p in found]
     if not present:
         return 0
     joined = await joined_by_call_room(rt)

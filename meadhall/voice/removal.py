@@ -9,8 +9,12 @@ changes made elsewhere; clearing is a compare-and-set, so two nodes doing it at 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from meadhall.core import permissions as perms
 from meadhall.guilds.rooms import queries as room_queries
+from meadhall.realtime.guild_state import GuildState
 from meadhall.runtime import Runtime
 from meadhall.voice import queries
 from meadhall.voice import state as vs
@@ -18,6 +22,14 @@ from meadhall.voice.service import finish_removal
 from meadhall.voice.store import VoiceState, voice_store
 
 NEEDED = perms.P.VIEW_CHANNEL | perms.P.CONNECT_VOICE
+
+
+def _allowed(guild: GuildState | None, room: Mapping[str, Any] | None, barred: set[int], state: VoiceState,
+             now: Any) -> bool:
+    """Whether the state's user may be in its room: a voice room of the guild, an account neither banned nor
+    deleted, VIEW_CHANNEL and CONNECT_VOICE there."""
+    return (guild is not None and room is not None and room["type"] == "voice" and int(state.user_id) not in barred
+            and vs.mask_in(guild, int(state.user_id), int(state.channel_id), now) & NEEDED == NEEDED)
 
 
 async def unwelcome_states(rt: Runtime, guild_id: int) -> list[VoiceState]:
@@ -31,15 +43,16 @@ async def unwelcome_states(rt: Runtime, guild_id: int) -> list[VoiceState]:
         rooms = {} if guild is None else {r["id"]: r for r in await room_queries.select_channels(uow.conn, guild_id)}
         barred = await queries.select_barred_users(uow.conn, [int(s.user_id) for s in states])
         now = uow.now
-    out = []
-    for s in states:
-        room = rooms.get(int(s.channel_id))
-        allowed = (guild is not None and room is not None and room["type"] == "voice"
-                   and int(s.user_id) not in barred
-                   and vs.mask_in(guild, int(s.user_id), int(s.channel_id), now) & NEEDED == NEEDED)
-        if not allowed:
-            out.append(s)
-    return out
+    return [s for s in states if not _allowed(guild, rooms.get(int(s.channel_id)), barred, s, now)]
+
+
+async def still_allowed(rt: Runtime, state: VoiceState) -> bool:
+    """One state's check (a participant connecting to the media server), with the rules above."""
+    async with rt.read() as uow:
+        guild = await vs.guild_state(uow.conn, int(state.guild_id))
+        room = await room_queries.select_guild_channel(uow.conn, int(state.guild_id), int(state.channel_id))
+        barred = await queries.select_barred_users(uow.conn, [int(state.user_id)])
+        return _allowed(guild, room, barred, state, uow.now)
 
 
 async def clear_state(rt: Runtime, state: VoiceState) -> bool:

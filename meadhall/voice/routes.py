@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 
 from meadhall.api.deps import RuntimeDep
-from meadhall.api.openapi import errors, rules
+from meadhall.api.openapi import errors, rules, with_rules
 from meadhall.auth.deps import PrincipalDep, limited
 from meadhall.voice import moderation, service, sounds, webhook
 from meadhall.voice import schemas as s
@@ -85,8 +85,11 @@ _WEBHOOK_BODY = {
 }
 
 
-@router.post("/media/webhook", response_model=s.MediaWebhookAnswer, openapi_extra=_WEBHOOK_BODY,
-             responses=errors("auth.unauthorized", _OFF))
+@router.post("/media/webhook", response_model=s.MediaWebhookAnswer,
+             openapi_extra=with_rules(_WEBHOOK_BODY, rules({
+                 "body": "a correctly signed body must be a media-server event in JSON",
+                 "id": "required", "event": "required"})),
+             responses=errors("auth.unauthorized", "validation.failed", _OFF))
 async def receive_media_webhook(request: Request, rt: RuntimeDep) -> dict:
     await webhook.do_media_webhook(rt, await request.body(), request.headers.get("authorization"))
     return {}

@@ -32,7 +32,7 @@ class VoiceStatesResponse(BaseModel):
 
 
 class VoiceJoinResponse(BaseModel):
-    """The voice state and what the media server takes: a signed token for `room`, valid 6 hours, at `url`
+    """The voice state and what the media server takes: a signed token for `room`, valid 10 minutes, at `url`
     (connect with livekit-client: `room.connect(url, token)`)."""
 
     token: str

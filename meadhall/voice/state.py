@@ -54,6 +54,21 @@ def grant_of(state: VoiceState, mask: int) -> MediaGrant:
                       push_to_talk_required=not mask & P.USE_VAD)
 
 
+async def grant_now(rt: Runtime, state: VoiceState) -> MediaGrant:
+    """What the participant may do in their room now (their permissions there, the moderators' flags): the
+    restrictions applied on the media server after a moderation, a (re)connection and by the reconciliation."""
+    return (await grants_now(rt, int(state.guild_id), [state]))[0]
+
+
+async def grants_now(rt: Runtime, guild_id: int, states: list[VoiceState]) -> list[MediaGrant]:
+    """`grant_now` of several states of one guild, its permissions read once."""
+    async with rt.read() as uow:
+        guild = await guild_state(uow.conn, guild_id)
+    now = rt.clock.now()
+    return [grant_of(s, 0 if guild is None else mask_in(guild, int(s.user_id), int(s.channel_id), now))
+            for s in states]
+
+
 def room_of(state: VoiceState) -> str:
     return guild_voice_room(int(state.guild_id), int(state.channel_id))
 

@@ -84,7 +84,7 @@ async def test_start_rings_the_others_and_answers_media_credentials(api, account
     assert await ongoing(api, bob, cid) == call
 
 
-async def test_the_token_is_signed_for_the_call_room_and_lasts_six_hours(api, accounts, rt, clock):
+async def test_the_token_is_signed_for_the_call_room_and_lasts_ten_minutes(api, accounts, rt, clock):
     alice, bob = await people(accounts, "alice", "bob")
     await api.patch("/users/@me", alice, json={"display_name": "Alice Smith"})
     cid = await conversation(api, alice, bob)
@@ -94,7 +94,7 @@ async def test_the_token_is_signed_for_the_call_room_and_lasts_six_hours(api, ac
 
     c = claims(token)
     assert c["iss"] == MEDIA_KEY and c["sub"] == alice.id and c["name"] == "Alice Smith"
-    assert abs(c["exp"] - (clock.now() + timedelta(hours=6)).timestamp()) <= 1.5
+    assert abs(c["exp"] - (clock.now() + timedelta(minutes=10)).timestamp()) <= 1.5
     assert c["video"] == {"roomJoin": True, "room": f"dm_{cid}", "canPublish": True, "canSubscribe": True,
                           "canPublishData": True,
                           "canPublishSources": ["microphone", "camera", "screen_share", "screen_share_audio"]}

@@ -5,6 +5,10 @@ It speaks what livekit-api's client sends: `POST /twirp/livekit.RoomService/<Met
 grant for the room the request names, `roomList` for ListRooms), records every accepted call, and answers
 ListParticipants / ListRooms from `participants`, a table the test controls (room -> identities).
 
+`connect` is a client connecting with a participant token, as LiveKit admits it (signature, expiry, the
+room of the grant): the participant then holds the permissions of that token until UpdateParticipant
+changes them (`permission_of`); ListParticipants reports them as LiveKit does.
+
 Also here: webhooks signed as LiveKit signs them (a JWT whose `sha256` claim is the body's digest).
 """
 
@@ -33,6 +37,21 @@ _REQUESTS: dict[str, tuple[type, type]] = {
 }
 
 
+class Refused(Exception):
+    """The stand-in refused a participant's connection (as LiveKit answers 401 to a bad or expired token)."""
+
+
+def _permission(video: dict[str, Any]) -> lk.ParticipantPermission:
+    """A token's video grant as the participant permission LiveKit derives from it."""
+    sources = [getattr(lk.TrackSource, name.upper()) for name in video.get("canPublishSources", [])]
+    return lk.ParticipantPermission(can_subscribe=bool(video.get("canSubscribe")),
+                                    can_publish=bool(video.get("canPublish")),
+                                    can_publish_data=bool(video.get("canPublishData")), can_publish_sources=sources)
+
+
+_WIDEST = lk.ParticipantPermission(can_subscribe=True, can_publish=True, can_publish_data=True)
+
+
 @dataclass
 class Call:
     method: str
@@ -46,6 +65,8 @@ class StandIn:
     key: str
     secret: str
     participants: dict[str, set[str]] = field(default_factory=dict)
+    # (room, identity) -> what LiveKit lets that participant do; absent: the widest (a token of every source).
+    permissions: dict[tuple[str, str], Any] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)  # (method, why)
     supports_move: bool = True
@@ -58,6 +79,30 @@ class StandIn:
 
     def of(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
+
+    def connect(self, token: str, *, at: float | None = None) -> tuple[str, str]:
+        """A client connecting with a participant token at time `at` (default now): (room, identity). Refused
+        (`Refused`) for a bad signature, an expired token or a token without `roomJoin`."""
+        try:
+            claims = jwt.decode(token, self.secret, algorithms=["HS256"], issuer=self.key,
+                                options={"require": ["exp", "iss", "sub"], "verify_exp": False, "verify_nbf": False})
+        except jwt.PyJWTError as err:
+            raise Refused(f"token: {err}") from None
+        if float(claims["exp"]) <= (time.time() if at is None else at):
+            raise Refused("token expired")
+        video = claims.get("video", {})
+        if not video.get("roomJoin") or not video.get("room"):
+            raise Refused("no roomJoin grant")
+        room, identity = str(video["room"]), str(claims["sub"])
+        self.participants.setdefault(room, set()).add(identity)
+        self.permissions[(room, identity)] = _permission(video)
+        return room, identity
+
+    def permission_of(self, room: str, identity: str) -> dict[str, Any]:
+        """What the participant may do now: `can_publish_sources` (names, lower case) and `can_subscribe`."""
+        perm = self.permissions.get((room, identity), _WIDEST)
+        return {"can_publish_sources": sorted(lk.TrackSource.Name(s).lower() for s in perm.can_publish_sources),
+                "can_publish": perm.can_publish, "can_subscribe": perm.can_subscribe}
 
     def _error(self, status: int, code: str, msg: str) -> web.Response:
         return web.Response(status=status, text=json.dumps({"code": code, "msg": msg}),
@@ -91,13 +136,19 @@ class StandIn:
             return self._error(501, "unimplemented", "MoveParticipant is a LiveKit Cloud feature")
         if method in ("RemoveParticipant", "UpdateParticipant", "MoveParticipant") and identity not in present:
             return self._error(404, "not_found", "participant not found")
-        if method == "RemoveParticipant":
+        if method in ("RemoveParticipant", "MoveParticipant"):
             present.discard(identity)
+            held = self.permissions.pop((room, identity), None)
         if method == "MoveParticipant":
-            present.discard(identity)
             self.participants.setdefault(message.destination_room, set()).add(identity)
+            if held is not None:
+                self.permissions[(message.destination_room, identity)] = held
+        if method == "UpdateParticipant" and message.HasField("permission"):
+            self.permissions[(room, identity)] = message.permission
         if method == "ListParticipants":
-            answer = resp_type(participants=[lk.ParticipantInfo(identity=i) for i in sorted(present)])
+            answer = resp_type(participants=[
+                lk.ParticipantInfo(identity=i, permission=self.permissions.get((room, i), _WIDEST))
+                for i in sorted(present)])
         elif method == "ListRooms":
             answer = resp_type(rooms=[lk.Room(name=n) for n, who in sorted(self.participants.items()) if who])
         elif method == "UpdateParticipant":
@@ -134,9 +185,13 @@ def closed_port_url() -> str:
 def signed_webhook(key: str, secret: str, payload: dict[str, Any]) -> tuple[bytes, str]:
     """(body, Authorization value) as LiveKit sends a webhook: the JWT carries the body's SHA-256."""
     body = json.dumps(payload).encode()
+    return body, sign_body(key, secret, body)
+
+
+def sign_body(key: str, secret: str, body: bytes) -> str:
+    """The Authorization value LiveKit would send with these bytes, whatever they are."""
     digest = base64.b64encode(hashlib.sha256(body).digest()).decode()
-    token = lk.AccessToken(key, secret).with_sha256(digest).to_jwt()
-    return body, token
+    return lk.AccessToken(key, secret).with_sha256(digest).to_jwt()
 
 
 def webhook_event(event_id: str, kind: str, room: str, identity: str | None = None) -> dict[str, Any]:

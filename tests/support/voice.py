@@ -3,12 +3,14 @@ the media-server token decoded, and the voice store read as stored."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import jwt
 
 from meadhall.voice.store import VoiceState, voice_store
 from tests.support.guilds import room
+from tests.support.livekit_standin import signed_webhook, webhook_event
 
 MEDIA_KEY = "test-media-key"
 MEDIA_SECRET = "test-media-secret-0123456789abcdef0123456789"
@@ -65,3 +67,11 @@ async def stored(rt: Any, account: Any) -> VoiceState | None:
 
 def room_name(guild_id: str, channel_id: str) -> str:
     return f"guild_{guild_id}_channel_{channel_id}"
+
+
+async def media_event(client: Any, kind: str, room: str, identity: str | None = None) -> Any:
+    """The media server reports `kind` (`participant_joined`, ...) in `room`, signed as it signs webhooks;
+    the answer."""
+    body, token = signed_webhook(MEDIA_KEY, MEDIA_SECRET, webhook_event(f"EV_{uuid.uuid4().hex}", kind, room, identity))
+    return await client.post("/api/v1/media/webhook", content=body,
+                             headers={"Authorization": token, "Content-Type": "application/webhook+json"})

@@ -4,6 +4,7 @@ reconciliation job (ghosts, intruders, lost permissions), removal when the membe
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -18,8 +19,8 @@ from tests.support.calls import conversation, ongoing, participant
 from tests.support.calls import join as join_call
 from tests.support.calls import start as start_call
 from tests.support.guilds import override
-from tests.support.http import assert_error
-from tests.support.livekit_standin import signed_webhook, webhook_event
+from tests.support.http import assert_error, invalid
+from tests.support.livekit_standin import sign_body, signed_webhook, webhook_event
 from tests.support.personas import hall
 from tests.support.voice import MEDIA_KEY, MEDIA_SECRET, join, room_name, stored, voice_room
 
@@ -69,6 +70,33 @@ async def test_participant_left_clears_the_state_once_and_bad_signatures_are_ref
     assert (await stored(rt, h.a)) is not None
     await capture_events.settle()
     assert capture_events.of_type("VOICE_STATE_UPDATE") == []
+
+
+async def test_a_signed_body_that_is_no_event_answers_422_and_an_unsigned_one_401(api, client, accounts, rt,
+                                                                                    standin):
+    h, lounge = await in_voice(api, client, accounts, rt, standin)
+    room = {"name": room_name(h.id, lounge)}
+
+    async def post(body: bytes, authorization: str | None) -> Any:
+        headers = {"Content-Type": "application/webhook+json"}
+        if authorization is not None:
+            headers["Authorization"] = authorization
+        return await client.post("/api/v1/media/webhook", content=body, headers=headers)
+
+    not_events = {
+        b"this is not JSON": "body", b"\xff\xfe\x00": "body", b"[]": "body", b'"participant_left"': "body",
+        b'{"id": {"nested": true}, "event": "room_finished"}': "body",
+        json.dumps({"event": "room_finished", "room": room}).encode(): "id",
+        json.dumps({"id": "", "event": "room_finished", "room": room}).encode(): "id",
+        json.dumps({"id": "EV_no_event", "room": room}).encode(): "event",
+    }
+    for body, field in not_events.items():
+        invalid(await post(body, sign_body(MEDIA_KEY, MEDIA_SECRET, body)), field)
+        assert_error(await post(body, None), 401, "auth.unauthorized")
+        wrong = sign_body(MEDIA_KEY, "not-the-secret-0123456789abcdef0123", body)
+        assert_error(await post(body, wrong), 401, "auth.unauthorized")
+        assert_error(await post(body, sign_body(MEDIA_KEY, MEDIA_SECRET, body + b" ")), 401, "auth.unauthorized")
+    assert (await stored(rt, h.a)) is not None  # nothing was applied
 
 
 async def test_room_finished_clears_the_room(api, client, accounts, rt, standin):

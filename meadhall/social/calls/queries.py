@@ -92,12 +92,16 @@ async def select_ringing_due(conn: AsyncConnection, created_before: datetime) ->
     return [(int(r[0]), int(r[1])) for r in (await conn.execute(stmt)).all()]
 
 
-async def select_joined_participants(conn: AsyncConnection) -> list[tuple[int, int, int, datetime | None]]:
-    """(call id, conversation id, user id, joined_at) of every `joined` participant of an ongoing call."""
+async def select_joined_participants(conn: AsyncConnection, channel_id: int | None = None
+                                     ) -> list[tuple[int, int, int, datetime | None]]:
+    """(call id, conversation id, user id, joined_at) of every `joined` participant of an ongoing call (of
+    that conversation's, with `channel_id`)."""
     stmt = (select(calls.c.id, calls.c.channel_id, call_participants.c.user_id, call_participants.c.joined_at)
             .join(call_participants, call_participants.c.call_id == calls.c.id)
             .where(calls.c.ongoing_channel_id.is_not(None), call_participants.c.state == "joined")
             .order_by(calls.c.id, call_participants.c.user_id))
+    if channel_id is not None:
+        stmt = stmt.where(calls.c.ongoing_channel_id == channel_id)
     return [(int(r[0]), int(r[1]), int(r[2]), r[3]) for r in (await conn.execute(stmt)).all()]
 
 

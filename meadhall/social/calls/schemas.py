@@ -63,7 +63,7 @@ class CallResponse(BaseModel):
 
 
 class CallCredentialsResponse(BaseModel):
-    """The call and what its media-server room takes: a signed token for `room`, valid 6 hours, at `url`."""
+    """The call and what its media-server room takes: a signed token for `room`, valid 10 minutes, at `url`."""
 
     call: Call
     token: str

@@ -236,11 +236,11 @@ async def do_leave_call_room(rt: Runtime, channel_id: int, user_id: int | None) 
         return changed
 
 
-async def joined_by_call_room(rt: Runtime) -> dict[str, set[int]]:
-    """Media-server room -> who may be in it: the joined participants of each ongoing call (the
-    reconciliation job removes anyone else)."""
+async def joined_by_call_room(rt: Runtime, channel_id: int | None = None) -> dict[str, set[int]]:
+    """Media-server room -> who may be in it: the joined participants of each ongoing call (of that
+    conversation's, with `channel_id`); the voice rooms remove anyone else (docs/voice.md)."""
     async with rt.read() as uow:
-        rows = await queries.select_joined_participants(uow.conn)
+        rows = await queries.select_joined_participants(uow.conn, channel_id)
     out: dict[str, set[int]] = {}
     for _, channel_id, user_id, _ in rows:
         out.setdefault(call_room(channel_id), set()).add(user_id)
