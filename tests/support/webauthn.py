@@ -3,7 +3,8 @@ resident (discoverable) credentials that remember their user handle, a signature
 
 It builds clientDataJSON, authenticatorData and the attestation object by hand (CBOR with cbor2), as a
 browser and a security key would, so the service's checks run on real bytes. Knobs make it misbehave:
-another origin or RP ID, no user presence, a broken signature, a counter that does not move."""
+another origin or RP ID, no user presence, no user verification, a broken signature, a counter that does
+not move."""
 
 from __future__ import annotations
 
@@ -49,19 +50,22 @@ class Credential:
 
 @dataclass
 class Authenticator:
-    """Holds the credentials it created; `counter=False` makes an authenticator whose counter stays 0."""
+    """Holds the credentials it created; `counter=False` makes an authenticator whose counter stays 0;
+    `verifies=False` one that never verifies its user (a security key without a PIN: no UV flag)."""
 
     origin: str = "http://localhost:8000"
     counter: bool = True
     backed_up: bool = False
+    verifies: bool = True
     credentials: list[Credential] = field(default_factory=list)
 
     def _client_data(self, kind: str, challenge: str, origin: str | None) -> bytes:
         return json.dumps({"type": kind, "challenge": challenge, "origin": origin or self.origin,
                            "crossOrigin": False}).encode()
 
-    def _flags(self, present: bool, extra: int = 0) -> int:
-        flags = (UP if present else 0) | UV | extra
+    def _flags(self, present: bool, extra: int = 0, verified: bool | None = None) -> int:
+        verified = self.verifies if verified is None else verified
+        flags = (UP if present else 0) | (UV if verified else 0) | extra
         if self.backed_up:
             flags |= BE | BS
         return flags
@@ -96,15 +100,17 @@ class Authenticator:
 
     def get(self, options: dict[str, Any], *, credential: Credential | None = None, origin: str | None = None,
             rp_id: str | None = None, present: bool = True, bad_signature: bool = False,
-            sign_count: int | None = None, user_handle: bytes | None = None) -> dict[str, Any]:
-        """AuthenticationResponseJSON for `options` (PublicKeyCredentialRequestOptionsJSON)."""
+            sign_count: int | None = None, user_handle: bytes | None = None,
+            verified: bool | None = None) -> dict[str, Any]:
+        """AuthenticationResponseJSON for `options` (PublicKeyCredentialRequestOptionsJSON); `verified`
+        sets or clears the UV flag of this one answer (default: the authenticator's `verifies`)."""
         cred = credential or self.pick(options)
         if sign_count is not None:
             cred.sign_count = sign_count
         elif self.counter:
             cred.sign_count += 1
         client_data = self._client_data("webauthn.get", options["challenge"], origin)
-        auth_data = (hashlib.sha256((rp_id or cred.rp_id).encode()).digest() + bytes([self._flags(present)])
+        auth_data = (hashlib.sha256((rp_id or cred.rp_id).encode()).digest() + bytes([self._flags(present, verified=verified)])
                      + struct.pack(">I", cred.sign_count))
         signature = cred.key.sign(auth_data + hashlib.sha256(client_data).digest(), ec.ECDSA(hashes.SHA256()))
         if bad_signature:

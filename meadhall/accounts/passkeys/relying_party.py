@@ -1,12 +1,14 @@
 """The WebAuthn relying party over py_webauthn: the options a browser gets and the checks of its answer.
 
 RP ID = DOMAIN, origin = the origin of PUBLIC_URL. User presence is required, user verification is
-`preferred` and not required; a signature counter that does not increase (one of the two non-zero)
-refuses (py_webauthn's rule). Every failure is 401 `auth.passkey_failed`."""
+`preferred` and not required here (the sign-in and step-up services require it of administrators, from the
+flag this module reports); a signature counter that does not increase (one of the two non-zero) refuses
+(py_webauthn's rule). Every failure is 401 `auth.passkey_failed`."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from webauthn import (
@@ -84,12 +86,14 @@ def registration_options(rt: Runtime, challenge: bytes, handle: bytes, username:
     return dict(json.loads(options_to_json(options)))
 
 
-def authentication_options(rt: Runtime, challenge: bytes, allow: list[Any]) -> dict[str, Any]:
+def authentication_options(rt: Runtime, challenge: bytes) -> dict[str, Any]:
+    """Always with an empty `allowCredentials` (discoverable keys): naming the keys of an email would tell
+    anyone whether that address has an account with passkeys, and its credential ids (docs/passkeys.md)."""
     options = generate_authentication_options(
         rp_id=rt.settings.DOMAIN,
         challenge=challenge,
         timeout=TIMEOUT_MS,
-        allow_credentials=descriptors(allow),
+        allow_credentials=[],
         user_verification=UserVerificationRequirement.PREFERRED,
     )
     return dict(json.loads(options_to_json(options)))
@@ -120,9 +124,19 @@ def presented(credential: dict[str, Any]) -> tuple[str, str | None]:
         raise AppError("auth.passkey_failed") from None
 
 
+@dataclass(frozen=True)
+class Assertion:
+    """What a verified sign-in answer tells: the key's new counter, its backup state, and whether the
+    authenticator verified its user (PIN or biometric: the UV flag)."""
+
+    sign_count: int
+    backed_up: bool
+    user_verified: bool
+
+
 def verify_authentication(rt: Runtime, credential: dict[str, Any], challenge: str, public_key: bytes,
-                          sign_count: int) -> tuple[int, bool]:
-    """The new signature counter and the backup state, or 401 `auth.passkey_failed`."""
+                          sign_count: int) -> Assertion:
+    """The checked assertion, or 401 `auth.passkey_failed`."""
     try:
         verified = verify_authentication_response(
             credential=credential,
@@ -135,4 +149,4 @@ def verify_authentication(rt: Runtime, credential: dict[str, Any], challenge: st
         )
     except _REFUSALS:
         raise AppError("auth.passkey_failed") from None
-    return verified.new_sign_count, verified.credential_backed_up
+    return Assertion(verified.new_sign_count, verified.credential_backed_up, verified.user_verified)
