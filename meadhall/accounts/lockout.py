@@ -1,6 +1,11 @@
-"""Sign-in lockout (docs/architecture.md): 5 consecutive failures per login value within 15 minutes lock that
-value for 15 minutes; 50 failures per client address within 15 minutes lock the address. Attempts
+"""Sign-in lockout (docs/architecture.md): 5 consecutive failures per account within 15 minutes lock that
+account for 15 minutes; 50 failures per client address within 15 minutes lock the address. Attempts
 during a lock are refused with 429 (bucket `auth.lockout`), are not counted and do not extend it.
+
+The count is per account whichever identifier was typed, username or email in any letter case: counted per
+typed value, the two identifiers of one account gave 10 guesses per window. A value that names no account
+is counted under itself (its normalised form), so an unknown login is locked after 5 failures like a known
+one and the lockout does not tell whether an account exists.
 
 An attempt is reserved (counted as a failure) atomically BEFORE its password is checked: counting after
 the ~190 ms hash let parallel guesses all pass the check, about 30 per lock window instead of 5. An
@@ -9,7 +14,7 @@ second factor, administrator enrolment) or resets the login value (`succeeded`).
 in an unexpected error keeps its reservation, which errs towards counting.
 
 Step-up re-verifications (`POST /auth/step-up`, the second factor of 2FA disable) count towards the same
-lockout, under both login values of the account (username and email) and the client address.
+lockout, under the account and the client address.
 
 Counters live in the shared store (Redis when configured) with their expiry in service-clock time.
 """
@@ -29,9 +34,19 @@ LOGIN_FAILURES = 5
 ADDRESS_FAILURES = 50
 
 
-def _login_key(login_norm: str) -> str:
+def account(user_id: int) -> str:
+    """The lockout subject of an existing account, whichever of its identifiers was typed."""
+    return f"account:{user_id}"
+
+
+def unknown_login(login_norm: str) -> str:
+    """The lockout subject of a typed login value that names no account."""
+    return f"login:{login_norm}"
+
+
+def _subject_key(subject: str) -> str:
     # Hashed so that typed logins (which may be passwords typed in the wrong field) are not stored.
-    return "lockout:login:" + hashlib.sha256(login_norm.encode()).hexdigest()
+    return "lockout:login:" + hashlib.sha256(subject.encode()).hexdigest()
 
 
 def _ip_key(ip: str) -> str:
@@ -64,12 +79,12 @@ def _refusal(remaining: float) -> AppError:
     return err
 
 
-async def reserve(rt: Runtime, login_norms: list[str], ip: str) -> Attempt:
-    """Count this attempt against every login value and the address, or raise 429 when one is locked
-    (then nothing stays counted)."""
+async def reserve(rt: Runtime, subjects: list[str], ip: str) -> Attempt:
+    """Count this attempt against every subject (`account` / `unknown_login`; none for a passkey) and the
+    address, or raise 429 when one is locked (then nothing stays counted)."""
     now = rt.now_ts()
     attempt = Attempt()
-    keys = [(_login_key(v), LOGIN_FAILURES) for v in dict.fromkeys(login_norms)] + [(_ip_key(ip), ADDRESS_FAILURES)]
+    keys = [(_subject_key(v), LOGIN_FAILURES) for v in dict.fromkeys(subjects)] + [(_ip_key(ip), ADDRESS_FAILURES)]
     for key, threshold in keys:
         allowed, doc = await rt.store.reserve(key, now, window=WINDOW, threshold=threshold, lock=LOCK)
         if not allowed:
@@ -88,7 +103,7 @@ async def release(rt: Runtime, attempt: Attempt) -> None:
 
 
 async def succeeded(rt: Runtime, attempt: Attempt) -> None:
-    """A success resets the login values' counters; the address keeps its other failures."""
+    """A success resets the account's counter; the address keeps its other failures."""
     for key in attempt.login_keys:
         await rt.store.delete(key)
     attempt.held = [h for h in attempt.held if h[1] != LOGIN_FAILURES]

@@ -13,7 +13,7 @@ from meadhall.accounts import lockout, queries
 from meadhall.accounts.passwords import check_password, hash_matches
 from meadhall.accounts.queries import UserRow
 from meadhall.accounts.secondfactor import SecondFactor, check_second_factor, verify_second_factor
-from meadhall.accounts.views import email_of, user_private
+from meadhall.accounts.views import user_private
 from meadhall.auth import queries as session_queries
 from meadhall.auth.security import Client, record_security
 from meadhall.auth.sessions import (
@@ -189,15 +189,18 @@ async def second_factor_problem(
 async def do_login(
     rt: Runtime, login_value: str, password: str, totp_code: str | None, backup_code: str | None, client: Client
 ) -> SignIn:
-    login_norm = norm(login_value.strip())
+    # The account is looked up before the lockout is consulted: the count is per account, whichever of
+    # its identifiers was typed (docs/architecture.md, sign-in lockout). Known and unknown values take
+    # the same lookup, so neither its timing nor the lockout tells whether the account exists.
+    async with rt.read() as uow:
+        row = await find_by_login(rt, uow, login_value)
+    subject = lockout.account(row["id"]) if row else lockout.unknown_login(norm(login_value.strip()))
     try:
-        attempt = await lockout.reserve(rt, [login_norm], client.ip)
+        attempt = await lockout.reserve(rt, [subject], client.ip)
     except AppError:
         async with rt.uow() as uow:
             await record_security(uow, "login.locked", None, client)
         raise
-    async with rt.read() as uow:
-        row = await find_by_login(rt, uow, login_value)
     if not await password_matches(rt, row, password):
         raise await _fail(rt, attempt, "auth.invalid_credentials", row["id"] if row else None, client,
                           "invalid_credentials")
@@ -232,11 +235,10 @@ async def do_login(
 
 async def reserve_reverification(rt: Runtime, user: UserRow, client: Client) -> lockout.Attempt:
     """A re-verification of the signed-in user (step-up, the code of 2FA disable) counts towards the
-    sign-in lockout of both the account's login values and the address: a stolen session must not
-    become a password oracle outside the lockout. 429 while one of them is locked."""
-    login_norms = [norm(user["username"]), norm(email_of(user, rt.keys))]
+    sign-in lockout of the account and the address: a stolen session must not become a password oracle
+    outside the lockout. 429 while one of them is locked."""
     try:
-        return await lockout.reserve(rt, login_norms, client.ip)
+        return await lockout.reserve(rt, [lockout.account(user["id"])], client.ip)
     except AppError:
         async with rt.uow() as uow:
             await record_security(uow, "step_up.failure", user["id"], client, {"reason": "locked"})
