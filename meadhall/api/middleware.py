@@ -1,6 +1,7 @@
 """Pure ASGI middleware run by every HTTP request, in five named steps (see `RequestMiddleware`):
 request id bound to the log context with the client address; the 1 MiB body cap; the response headers
-every answer carries (request id, headers asked for by dependencies, rate-limit headers); the
+every answer carries (request id, headers asked for by dependencies, rate-limit headers, `no-store` on
+private answers); the
 last-resort answers (503 when a dependency is down, api/errors.py `outage`, else 500 with no stack
 trace in the body); the access log and request metrics."""
 
@@ -40,6 +41,10 @@ log = structlog.get_logger("meadhall.http")
 # An X-Request-ID set by the trusted proxy is kept when it is a plain token (visible ASCII, at most 128
 # characters): it lands in every log line, so nothing that could break a line or a log query passes.
 _SANE_REQUEST_ID = re.compile(r"[\x21-\x7e]{1,128}")
+# The session cookie (docs/architecture.md, "Sessions"), as it appears in a Cookie or Set-Cookie header.
+# Answers to a request that carried one, or a Bearer token, are never stored (docs/files.md, "Serving").
+_SESSION_COOKIE = "__Host-session="
+_NO_STORE = (b"cache-control", b"no-store")
 
 
 class _BodyTooLarge(HTTPException):
@@ -95,13 +100,22 @@ def _route_template(scope: Scope) -> str:
 
 
 def _body_headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
-    """Content-Type and Content-Length, the two headers the body checks read, and X-Request-ID."""
-    found = {}
+    """Content-Type and Content-Length, the two headers the body checks read, X-Request-ID, and the two
+    that may carry a session (Authorization, Cookie; several Cookie headers are joined)."""
+    found: dict[str, str] = {}
     for name, value in raw:
         key = name.lower()
-        if key in (b"content-type", b"content-length", b"x-request-id"):
+        if key in (b"content-type", b"content-length", b"x-request-id", b"authorization"):
             found[key.decode()] = value.decode("latin-1")
+        elif key == b"cookie":
+            found["cookie"] = found.get("cookie", "") + "; " + value.decode("latin-1")
     return found
+
+
+def _carries_session(headers: dict[str, str]) -> bool:
+    """Whether the request came with a session, valid or not: a Bearer token (any Authorization header) or
+    the session cookie."""
+    return "authorization" in headers or _SESSION_COOKIE in headers.get("cookie", "")
 
 
 def _request_id(scope: Scope, headers: dict[str, str]) -> str:
@@ -139,11 +153,14 @@ class _Exchange:
     status, and how much body came in. Its bound methods wrap `send` and `receive` (steps 2 and 3); a
     plain object with slots costs no more than the closures it replaces."""
 
-    __slots__ = ("scope", "request_id", "status", "started", "received", "upload", "_send", "_receive")
+    __slots__ = ("scope", "request_id", "private", "status", "started", "received", "upload", "_send",
+                 "_receive")
 
-    def __init__(self, scope: Scope, receive: Receive, send: Send, request_id: str, upload: bool) -> None:
+    def __init__(self, scope: Scope, receive: Receive, send: Send, request_id: str, upload: bool,
+                 private: bool = False) -> None:
         self.scope = scope
         self.request_id = request_id
+        self.private = private
         self.status = 500  # what is logged when the app fails before answering
         self.started = False
         self.received = 0
@@ -156,7 +173,8 @@ class _Exchange:
         if message["type"] == "http.response.start":
             self.status = message["status"]
             self.started = True
-            message["headers"] = _response_headers(self.scope, self.request_id, message.get("headers", []))
+            message["headers"] = _response_headers(self.scope, self.request_id, message.get("headers", []),
+                                                   self.private)
         await self._send(message)
 
     async def receive(self) -> Message:
@@ -207,10 +225,14 @@ def _refuse_declared_oversize(headers: dict[str, str], upload: bool) -> None:
         raise _BodyTooLarge()
 
 
-def _response_headers(scope: Scope, request_id: str, headers: Any) -> list[tuple[bytes, bytes]]:
+def _response_headers(scope: Scope, request_id: str, headers: Any, private: bool = False
+                      ) -> list[tuple[bytes, bytes]]:
     """X-Request-ID; the headers dependencies asked for (session rotation), on success and error alike,
     whose Cache-Control replaces the route's (an answer carrying a new token must not be stored); the
-    rate-limit headers of the bucket taken, unless the route set its own."""
+    rate-limit headers of the bucket taken, unless the route set its own; `Cache-Control: no-store` on an
+    answer to a request that carried a session and on one that hands out a token, unless the route chose
+    its own cache rule: file content keeps its long private one (docs/files.md, "Serving"), and the web
+    client's pages and assets are the same for everyone."""
     raw = list(headers)
     present = {k.lower() for k, _ in raw}
     raw.append((b"x-request-id", request_id.encode()))
@@ -219,11 +241,20 @@ def _response_headers(scope: Scope, request_id: str, headers: Any) -> list[tuple
         key = name.lower().encode()
         if key == b"cache-control":
             raw = [(k, v) for k, v in raw if k.lower() != key]
+        present.add(key)
         raw.append((key, value.encode()))
     decision = state.get(STATE_KEY)
     if decision is not None and b"x-ratelimit-bucket" not in present:
         raw.extend((k.lower().encode(), v.encode()) for k, v in decision.headers().items())
+    if b"cache-control" not in present and (private or _carries_token(raw)):
+        raw.append(_NO_STORE)
     return raw
+
+
+def _carries_token(raw: list[tuple[bytes, bytes]]) -> bool:
+    """Whether the answer hands out a session token (a sign-in's cookie, a rotated token)."""
+    return any(k == b"x-session-token" or (k == b"set-cookie" and v.startswith(_SESSION_COOKIE.encode()))
+               for k, v in raw)
 
 
 async def _last_resort(exchange: _Exchange, exc: Exception) -> None:
@@ -275,7 +306,7 @@ class RequestMiddleware:
         headers = _body_headers(scope["headers"])
         request_id, tokens = _bind_request(scope, headers)
         upload = headers.get("content-type", "").startswith("multipart/")
-        exchange = _Exchange(scope, receive, send, request_id, upload)
+        exchange = _Exchange(scope, receive, send, request_id, upload, _carries_session(headers))
         try:
             _refuse_declared_oversize(headers, upload)
             await self.app(scope, exchange.receive, exchange.send)
