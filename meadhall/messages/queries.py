@@ -7,13 +7,14 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import bindparam, case, delete, func, insert, or_, select, tuple_, update
+from sqlalchemy import bindparam, case, delete, func, insert, literal, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
 from meadhall.accounts.queries import UserRow
 from meadhall.db import dialect
 from meadhall.db.schema import channels, messages, reactions, read_states, users
+from meadhall.db.schema.messages import everyone_mentions, user_mentions
 from meadhall.messages.rows import MessageFields, MessageRow, ReactionCountRow, ReadStateRow
 
 
@@ -44,7 +45,54 @@ _PAGES = {
 
 
 async def insert_message(conn: AsyncConnection, row: MessageRow) -> None:
+    """The message and its mentions, in the caller's transaction: every way a message is written (send,
+    webhook, system message) keeps the mention tables that acknowledgements count."""
     await conn.execute(_INSERT, row)
+    named, everyone = mention_rows(row)
+    if named:
+        await conn.execute(insert(user_mentions), named)
+    if everyone is not None:
+        await conn.execute(insert(everyone_mentions), everyone)
+
+
+def mention_rows(row: MessageFields) -> tuple[list[dict[str, int]], dict[str, Any] | None]:
+    """(user_mentions rows, everyone_mentions row) of a message: whom it counts as mentioning after their read
+    mark (OpenAPI: listReadStates). A private message names only its recipient (others named in it cannot
+    see it); an `@everyone` message is one row for the whole room; the author and system messages never."""
+    if row["kind"] == "system":
+        return [], None
+    message = {"channel_id": row["channel_id"], "message_id": row["id"]}
+    if row["kind"] == "private":
+        named = [int(row["recipient_id"])] if row["recipient_id"] is not None else []
+    elif row["mention_everyone"]:
+        return [], {**message, "author_id": row["author_id"]}
+    else:
+        named = [int(m) for m in row["mentions"] or ()]
+    return [{**message, "user_id": u} for u in dict.fromkeys(named) if u != row["author_id"]], None
+
+
+# The mentions of a user in a room with ids in (after, through], each kind at most `cap`: two ranges of the
+# mention tables' primary keys, whatever the number of messages in the room.
+_NAMED_MENTIONS = select(literal(1)).select_from(user_mentions).where(
+    user_mentions.c.user_id == bindparam("user_id"), user_mentions.c.channel_id == bindparam("channel_id"),
+    user_mentions.c.message_id > bindparam("after"), user_mentions.c.message_id <= bindparam("through"),
+).limit(bindparam("cap")).subquery()
+_EVERYONE_MENTIONS = select(literal(1)).select_from(everyone_mentions).where(
+    everyone_mentions.c.channel_id == bindparam("channel_id"),
+    everyone_mentions.c.message_id > bindparam("after"), everyone_mentions.c.message_id <= bindparam("through"),
+    or_(everyone_mentions.c.author_id.is_(None), everyone_mentions.c.author_id != bindparam("user_id")),
+).limit(bindparam("cap")).subquery()
+_MENTION_COUNT = select(select(func.count()).select_from(_NAMED_MENTIONS).scalar_subquery()
+                        + select(func.count()).select_from(_EVERYONE_MENTIONS).scalar_subquery())
+_NO_UPPER_BOUND = 2**63 - 1
+
+
+async def select_mention_count(conn: AsyncConnection, user_id: int, channel_id: int, after: int | None,
+                               through: int | None, cap: int) -> int:
+    """Mentions of the user in the room after message `after` up to `through` (None: no bound), at most `cap`."""
+    params = {"user_id": user_id, "channel_id": channel_id, "after": 0 if after is None else after,
+              "through": _NO_UPPER_BOUND if through is None else through, "cap": cap}
+    return min(int((await conn.execute(_MENTION_COUNT, params)).scalar_one()), cap)
 
 
 async def select_message(conn: AsyncConnection, channel_id: int, message_id: int) -> MessageRow | None:

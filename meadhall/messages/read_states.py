@@ -2,16 +2,18 @@
 was mentioned there. `mention_count` counts mentions after the last read message; acknowledging resets it.
 Sends and deletions keep the counts (`bump_mentions`, `drop_mentions`); `do_ack` stores a read mark.
 
-Counts stop at MENTION_COUNT_MAX (clients show "99+" above 99), so no count ever scans for more than that
-many matches, and the count of an acknowledgement is taken in a read transaction before the short write
-that stores it (on SQLite a write transaction holds the database's single write lock)."""
+An acknowledgement counts in the mention tables (`user_mentions`, `everyone_mentions`, written with each
+message): ranges of their primary keys after the read mark, so it costs the same in a room of a hundred messages
+and of a million (docs/architecture.md, "Mentions"). Counts stop at MENTION_COUNT_MAX (clients show "99+" above
+99), and the count of an acknowledgement is taken in a read transaction before the short write that stores it
+(on SQLite a write transaction holds the database's single write lock)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, case, func, literal, select, update
+from sqlalchemy import case, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.auth.sessions import Principal
@@ -99,18 +101,9 @@ class PendingMark:
 
 async def count_mentions(conn: Any, user_id: int, channel_id: int, after: int | None,
                          through: int | None = None) -> int:
-    """Mentions of the user in (after, through], at most MENTION_COUNT_MAX: the scan stops at the cap."""
-    bounds = [messages.c.id > after] if after is not None else []
-    if through is not None:
-        bounds.append(messages.c.id <= through)
-    hits = (
-        select(literal(1)).select_from(messages)
-        .where(messages.c.channel_id == channel_id, *bounds, messages.c.author_id != user_id,
-               messages.c.kind != "system", _mentions(user_id))
-        .limit(MENTION_COUNT_MAX)
-        .subquery()
-    )
-    return int((await conn.execute(select(func.count()).select_from(hits))).scalar_one())
+    """Mentions of the user in (after, through], at most MENTION_COUNT_MAX: index ranges of the mention tables
+    (messages/queries.mention_rows), never a pass over the room's messages."""
+    return await queries.select_mention_count(conn, user_id, channel_id, after, through, MENTION_COUNT_MAX)
 
 
 async def prepare_mark(conn: Any, user_id: int, channel_id: int, message_id: int | None) -> PendingMark:
@@ -136,16 +129,6 @@ async def mark_read(uow: UnitOfWork, mark: PendingMark) -> ReadStateRow:
     await uow.conn.execute(dialect.upsert(uow.conn, read_states, dict(values), ["user_id", "channel_id"],
                                           ["last_read_message_id", "mention_count", "updated_at"]))
     return values
-
-
-def _mentions(user_id: int) -> Any:
-    # Mention ids are stored as JSON strings; a text match on the quoted id is portable across databases.
-    # A private message counts only for its recipient: others named in it cannot see it.
-    return and_(
-        messages.c.kind != "private",
-        messages.c.mentions.is_not(None),
-        func.cast(messages.c.mentions, type_=messages.c.content.type).like(f'%"{user_id}"%'),
-    ) | (messages.c.mention_everyone.is_(True)) | (messages.c.recipient_id == user_id)
 
 
 async def read_state_views(conn: AsyncConnection, user_id: int) -> list[dict[str, Any]]:

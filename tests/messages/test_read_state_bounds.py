@@ -9,6 +9,7 @@ from sqlalchemy import insert, select, update
 
 from meadhall.core.limits import MENTION_COUNT_MAX
 from meadhall.db.schema import messages, read_states
+from meadhall.db.schema.messages import user_mentions
 from tests.support.factories import add_member
 from tests.support.guilds import make_guild
 from tests.support.http import API
@@ -23,7 +24,8 @@ async def mention_count(client: Any, account: Any, channel_id: str) -> int:
 
 async def insert_mentions(rt: Any, guild_id: str, channel_id: str, author: Any, mentioned: Any, count: int
                           ) -> list[str]:
-    """`count` messages by `author` naming `mentioned`, written directly (the send bucket allows 10)."""
+    """`count` messages by `author` naming `mentioned`, written directly (the send bucket allows 10), with the
+    rows of `user_mentions` that a sent message has (docs/architecture.md, "Mentions")."""
     now = rt.clock.now()
     rows = [{"id": rt.ids.next(), "channel_id": int(channel_id), "guild_id": int(guild_id),
              "author_id": int(author.id), "content": f"<@{mentioned.id}> {i}", "content_norm": f"<@{mentioned.id}> {i}",
@@ -31,6 +33,8 @@ async def insert_mentions(rt: Any, guild_id: str, channel_id: str, author: Any, 
              "suppress_embeds": False, "pinned": False, "created_at": now} for i in range(count)]
     async with rt.engine.begin() as conn:
         await conn.execute(insert(messages), rows)
+        await conn.execute(insert(user_mentions), [{"user_id": int(mentioned.id), "channel_id": int(channel_id),
+                                                    "message_id": r["id"]} for r in rows])
     return [str(r["id"]) for r in rows]
 
 

@@ -70,3 +70,34 @@ read_states = Table(
     ts_column("updated_at"),
     PrimaryKeyConstraint("user_id", "channel_id", name="pk_read_states"),
 )
+
+# Mentions kept where counting them is an index range (OpenAPI: listReadStates, `mention_count`): an acknowledgement
+# counts the reader's mentions after the read mark in these two tables, never in the room's messages, so it costs
+# the same in a room of a hundred messages and of a million (docs/architecture.md, "Mentions").
+# `user_mentions`: one row per user a message names (`<@id>`, or the recipient of a private message), the author
+# never. Written with the message (messages/queries.insert_message) and gone with it by cascade.
+user_mentions = Table(
+    "user_mentions",
+    metadata,
+    Column("user_id", BigInteger, ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    Column("channel_id", BigInteger, nullable=False),
+    Column("message_id", BigInteger, ForeignKey("messages.id", ondelete="CASCADE"), nullable=False),
+    PrimaryKeyConstraint("user_id", "channel_id", "message_id", name="pk_user_mentions"),
+    # The cascade from a deleted message finds its rows by this index, not by reading the table.
+    Index("ix_user_mentions_message_id", "message_id"),
+    sqlite_with_rowid=False,
+)
+
+# `everyone_mentions`: one row per `@everyone` message, not one per member: a room's members are not
+# expanded at send (a guild of 10,000 members would write 10,000 rows per message and keep them), and whoever
+# may acknowledge the room may read it. The author's own are skipped when counting.
+everyone_mentions = Table(
+    "everyone_mentions",
+    metadata,
+    Column("channel_id", BigInteger, nullable=False),
+    Column("message_id", BigInteger, ForeignKey("messages.id", ondelete="CASCADE"), nullable=False),
+    Column("author_id", BigInteger, nullable=True),
+    PrimaryKeyConstraint("channel_id", "message_id", name="pk_everyone_mentions"),
+    Index("ix_everyone_mentions_message_id", "message_id"),
+    sqlite_with_rowid=False,
+)
