@@ -25,14 +25,14 @@ SOUND_UPLOAD = upload_body(
               "description": "Unique in the server among sounds of its kind, ignoring case"},
      "kind": {"type": "string", "enum": list(s.SOUND_KINDS)},
      "emoji": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": r"^\S(.*\S)?$",
-               "description": "A Unicode emoji or a custom emoji `<:name:id>`"},
+               "description": "One Unicode emoji, or the `<:name:id>` token of a custom emoji of this server"},
      "palette_event": {"type": "string", "enum": list(s.PALETTE_EVENTS),
                        "description": "Interface sounds: the interface event the sound replaces"}},
     ["name", "kind"])
 PALETTE_RULE = {"palette_event": "required for interface sounds, absent for soundboard sounds",
                 "name": "sent as a form field, not empty, a single line without control characters",
                 "kind": "sent as a form field, not empty",
-                "emoji": "a single line without control characters"}
+                "emoji": "one Unicode emoji, or the `<:name:id>` token of a custom emoji of this server"}
 
 
 @router.get("/guilds/{guild_id}/sounds", response_model=s.SoundsResponse, responses=errors(NO_GUILD))
@@ -50,7 +50,9 @@ async def create_sound(request: Request, rt: RuntimeDep, guild_id: str, principa
 
 
 @router.patch("/guilds/{guild_id}/sounds/{sound_id}", response_model=s.SoundResponse,
-              openapi_extra=rules({"palette_event": "only interface sounds have one"}),
+              openapi_extra=rules({"palette_event": "only interface sounds have one",
+                                   "emoji": "one Unicode emoji, or the `<:name:id>` token of a custom emoji of "
+                                            "this server"}),
               responses=errors(NO_GUILD, "sound.not_found", "perm.denied", "sound.name_taken",
                                "sound.palette_event_taken"))
 async def update_sound(rt: RuntimeDep, guild_id: str, sound_id: str, body: s.SoundPatch,

@@ -9,8 +9,10 @@ per guild and kind, ignoring case.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import emoji as unicode_emoji
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.audit.diff import changes
@@ -28,6 +30,7 @@ from meadhall.files.intake import kept_until_commit
 from meadhall.files.upload import OpenUpload
 from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.access import GuildContext, access_guild, require
+from meadhall.guilds.emojis import queries as emoji_queries
 from meadhall.guilds.sounds import queries
 from meadhall.guilds.sounds.checks import check_sound, sound_type_allowed
 from meadhall.guilds.sounds.events import notify_sounds_update
@@ -41,6 +44,7 @@ from meadhall.runtime import Runtime
 P = perms.P
 FILE_OWNER = "sound"
 PER_KIND = {"soundboard": SOUNDBOARD_SOUNDS_PER_GUILD, "interface": INTERFACE_SOUNDS_PER_GUILD}
+CUSTOM_EMOJI = re.compile(r"<:[A-Za-z0-9_]{2,32}:([0-9]{1,19})>")
 
 
 async def _sound(conn: AsyncConnection, guild_id: int, raw_id: str | int) -> SoundRow:
@@ -65,6 +69,20 @@ def _palette_rule(kind: str, palette_event: str | None) -> None:
         raise validation_error("palette_event", "is required for interface sounds")
     if kind == "soundboard" and palette_event is not None:
         raise validation_error("palette_event", "is only for interface sounds")
+
+
+async def check_sound_emoji(conn: AsyncConnection, guild_id: int, value: str) -> str:
+    """A sound's `emoji`: one Unicode emoji (the emoji package's list, kept to Unicode's), or the `<:name:id>`
+    token of a custom emoji of this guild, stored with the emoji's current name; anything else 422."""
+    if unicode_emoji.is_emoji(value):
+        return value
+    match = CUSTOM_EMOJI.fullmatch(value)
+    emoji_id = None if match is None else parse_id(match.group(1))
+    row = None if emoji_id is None else await emoji_queries.select_emoji(conn, guild_id, emoji_id)
+    if row is None:
+        raise validation_error("emoji", "must be one Unicode emoji or the <:name:id> token of a custom emoji "
+                                        "of this server")
+    return f"<:{row['name']}:{row['id']}>"
 
 
 async def _check_free(uow: UnitOfWork, guild_id: int, kind: str, name: str | None, palette_event: str | None,
@@ -108,6 +126,8 @@ async def do_create_sound(rt: Runtime, principal: Principal, raw_guild_id: str, 
         kind, name, emoji, palette_event = _fields(incoming.fields)
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
         require(gc, P.MANAGE_SOUNDS)
+        if emoji is not None:
+            emoji = await check_sound_emoji(uow.conn, gc.guild_id, emoji)
         # Concurrent uploads would both pass the count and the uniqueness checks (PostgreSQL).
         await guild_queries.lock_guild(uow.conn, gc.guild_id)
         if await queries.count_sounds(uow.conn, gc.guild_id, kind) >= PER_KIND[kind]:
@@ -137,6 +157,8 @@ async def do_update_sound(rt: Runtime, principal: Principal, raw_guild_id: str, 
         require(gc, P.MANAGE_SOUNDS)
         if "palette_event" in fields and row["kind"] != "interface":
             raise validation_error("palette_event", "is only for interface sounds")
+        if fields.get("emoji") is not None:
+            fields = {**fields, "emoji": await check_sound_emoji(uow.conn, gc.guild_id, fields["emoji"])}
         values = {k: v for k, v in fields.items() if v != row[k]}  # type: ignore[literal-required]  # keys of SoundPatch
         if values:
             await guild_queries.lock_guild(uow.conn, gc.guild_id)
