@@ -167,7 +167,8 @@ class Runtime:
 
     def uow(self) -> Any:
         """A write transaction; events publish after commit."""
-        return unit_of_work(self.engine, self.clock, self.ids, self.bus, write=True, outbox=self.outbox)
+        return unit_of_work(self.engine, self.clock, self.ids, self.bus, write=True, outbox=self.outbox,
+                            audit_key=self.keys.audit_chain)
 
     def read(self) -> Any:
         """A read-only transaction (no write lock on SQLite)."""

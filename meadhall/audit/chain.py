@@ -1,15 +1,22 @@
-"""The tamper-evident audit chain (docs/audit.md): every entry carries the SHA-256 of its predecessor in its
+"""The tamper-evident audit chain (docs/audit.md): every entry carries the hash of its predecessor in its
 chain (one chain per guild, one for instance-level entries) and its own hash over a canonical encoding of
 its fields; a head row per chain holds the last entry. Editing an entry breaks its hash, removing one breaks
 the link of its successor or leaves the head pointing at nothing.
 
-Hashing is pure (the 0017 migration backfills with a frozen copy of it: a migration sits below this
-layer); the head lock runs in the writer's transaction."""
+The hash is keyed: HMAC-SHA256 under a key derived from SECRET_KEY, so that someone who can write to the
+database but does not hold the key cannot recompute the chain after rewriting it. Entries written before
+the keyed chain (plain SHA-256) stay verifiable: each head records after which entry its chain is keyed
+(`keyed_after`, set by the first keyed write; NULL for a chain not written since), and carries an HMAC of
+itself, so that the marker cannot be moved to pass keyed entries off as plain ones.
+
+Hashing is pure (the 0017 migration backfills with a frozen copy of the plain rule: a migration sits below
+this layer); the head lock runs in the writer's transaction."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import hmac
 import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -53,7 +60,21 @@ def canonical(entry: Mapping[str, Any] | RowMapping, prev_hash: str | None) -> b
 
 
 def entry_hash(entry: Mapping[str, Any] | RowMapping, prev_hash: str | None) -> str:
+    """The plain rule of the entries written before the keyed chain (verification only)."""
     return hashlib.sha256(canonical(entry, prev_hash)).hexdigest()
+
+
+def entry_mac(secret: bytes, entry: Mapping[str, Any] | RowMapping, prev_hash: str | None) -> str:
+    """The keyed rule: HMAC-SHA256 of the same canonical bytes."""
+    return hmac.new(secret, canonical(entry, prev_hash), hashlib.sha256).hexdigest()
+
+
+def head_mac(secret: bytes, key: str, last_id: int, last_hash: str | None, keyed_after: int) -> str:
+    """The head's own HMAC over what it states. Its canonical JSON has other keys than an entry's, so the
+    two kinds of message never share bytes under the one key."""
+    doc = {"chain": key, "last_id": sid(last_id), "last_hash": last_hash, "keyed_after": sid(keyed_after)}
+    raw = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    return hmac.new(secret, raw, hashlib.sha256).hexdigest()
 
 
 def stored_form(data: dict[str, Any]) -> dict[str, Any]:
@@ -66,13 +87,26 @@ def stored_form(data: dict[str, Any]) -> dict[str, Any]:
 # ---- writing: lock and advance the head of one chain ----------------------------------------------------
 
 
-async def lock_head(conn: AsyncConnection, key: str) -> tuple[int, str | None]:
-    """Create the head row if missing, else lock it (PostgreSQL: the upsert takes the row lock until
-    commit; SQLite: its single writer already serialises). Returns the last entry's id and hash."""
-    stmt = dialect.upsert(conn, audit_chain_heads, {"chain_key": key, "last_id": 0, "last_hash": None},
-                          keys=["chain_key"], update=["chain_key"])
-    row = (await conn.execute(stmt.returning(audit_chain_heads.c.last_id, audit_chain_heads.c.last_hash))).one()
-    return int(row.last_id), row.last_hash
+@dataclass(frozen=True)
+class Head:
+    """A chain's head as its writer locked it."""
+
+    key: str
+    last_id: int
+    last_hash: str | None
+    keyed_after: int | None  # None: the chain has not been written since the keyed chain began
+
+
+async def lock_head(conn: AsyncConnection, key: str) -> Head:
+    """Create the head row if missing (a new chain is keyed from its first entry: `keyed_after` 0), else
+    lock it (PostgreSQL: the upsert takes the row lock until commit; SQLite: its single writer already
+    serialises)."""
+    values = {"chain_key": key, "last_id": 0, "last_hash": None, "keyed_after": 0, "mac": None}
+    stmt = dialect.upsert(conn, audit_chain_heads, values, keys=["chain_key"], update=["chain_key"])
+    c = audit_chain_heads.c
+    row = (await conn.execute(stmt.returning(c.last_id, c.last_hash, c.keyed_after))).one()
+    keyed_after = None if row.keyed_after is None else int(row.keyed_after)
+    return Head(key, int(row.last_id), row.last_hash, keyed_after)
 
 
 async def next_entry_id(uow: UnitOfWork, last_id: int) -> int:
@@ -86,9 +120,12 @@ async def next_entry_id(uow: UnitOfWork, last_id: int) -> int:
     return entry_id
 
 
-async def advance_head(conn: AsyncConnection, key: str, last_id: int, last_hash: str) -> None:
-    await conn.execute(audit_chain_heads.update().where(audit_chain_heads.c.chain_key == key)
-                       .values(last_id=last_id, last_hash=last_hash))
+async def advance_head(conn: AsyncConnection, secret: bytes, head: Head, last_id: int, last_hash: str) -> None:
+    """Name the new last entry; the first keyed write of an older chain marks where its keyed part starts."""
+    keyed_after = head.last_id if head.keyed_after is None else head.keyed_after
+    await conn.execute(audit_chain_heads.update().where(audit_chain_heads.c.chain_key == head.key).values(
+        last_id=last_id, last_hash=last_hash, keyed_after=keyed_after,
+        mac=head_mac(secret, head.key, last_id, last_hash, keyed_after)))
 
 
 # ---- verifying ------------------------------------------------------------------------------------------
@@ -96,9 +133,18 @@ async def advance_head(conn: AsyncConnection, key: str, last_id: int, last_hash:
 
 @dataclass
 class _ChainState:
+    head: RowMapping | None = None
     last_id: int | None = None
     last_hash: str | None = None
     finding: dict[str, str] | None = None
+
+    def expects_keyed(self, entry_id: int) -> bool | None:
+        """Whether this entry must carry the keyed hash: not before the chain's marker, always after it.
+        None (either rule) for a chain without a head, which is reported as `head_missing` anyway."""
+        if self.head is None:
+            return None
+        keyed_after = self.head["keyed_after"]
+        return keyed_after is not None and entry_id > keyed_after
 
 
 @dataclass
@@ -126,12 +172,22 @@ async def _entries(conn: AsyncConnection) -> AsyncIterator[RowMapping]:
         after = rows[-1]["id"]
 
 
-def _check_entry(state: _ChainState, key: str, row: RowMapping) -> None:
-    """The first bad entry of a chain: a hash that does not match its fields (`changed`), or a predecessor
-    link that does not name the previous stored entry (`removed_before`)."""
+def _hash_matches(state: _ChainState, secret: bytes, row: RowMapping) -> bool:
+    if row["hash"] is None:
+        return False
+    keyed = state.expects_keyed(row["id"])
+    plain_ok = keyed is not True and hmac.compare_digest(entry_hash(row, row["prev_hash"]), row["hash"])
+    return plain_ok or (keyed is not False
+                        and hmac.compare_digest(entry_mac(secret, row, row["prev_hash"]), row["hash"]))
+
+
+def _check_entry(state: _ChainState, key: str, row: RowMapping, secret: bytes) -> None:
+    """The first bad entry of a chain: a hash that does not match its fields under its chain's rule
+    (`changed`: also a plain hash where the chain is keyed), or a predecessor link that does not name the
+    previous stored entry (`removed_before`)."""
     if state.finding is None:
         problem = None
-        if row["hash"] is None or entry_hash(row, row["prev_hash"]) != row["hash"]:
+        if not _hash_matches(state, secret, row):
             problem = "changed"
         elif row["prev_hash"] != state.last_hash:
             problem = "removed_before"
@@ -140,9 +196,19 @@ def _check_entry(state: _ChainState, key: str, row: RowMapping) -> None:
     state.last_id, state.last_hash = row["id"], row["hash"]
 
 
-def _check_head(state: _ChainState, key: str, head: RowMapping | None) -> None:
+def _head_mac_matches(head: RowMapping, secret: bytes) -> bool:
+    """A keyed chain's head must carry its HMAC; an older chain's head carries neither marker nor HMAC."""
+    if head["keyed_after"] is None:
+        return head["mac"] is None
+    expected = head_mac(secret, head["chain_key"], head["last_id"], head["last_hash"], head["keyed_after"])
+    return head["mac"] is not None and hmac.compare_digest(expected, head["mac"])
+
+
+def _check_head(state: _ChainState, key: str, secret: bytes) -> None:
     """The head names the last entry: a head beyond the last stored entry means entries were removed
-    at the end; a head that names another entry, or none, means the chain was written around record()."""
+    at the end; a head that names another entry, or none, means the chain was written around record();
+    a head whose HMAC does not match was edited (moved back over removed entries, or its marker moved)."""
+    head = state.head
     if state.finding is not None:
         return
     if head is None:
@@ -151,21 +217,22 @@ def _check_head(state: _ChainState, key: str, head: RowMapping | None) -> None:
         beyond = state.last_id is None or head["last_id"] > state.last_id
         state.finding = {"chain": key, "entry_id": str(head["last_id"]),
                          "problem": "removed_at_end" if beyond else "head_mismatch"}
+    elif not _head_mac_matches(head, secret):
+        state.finding = {"chain": key, "entry_id": str(head["last_id"]), "problem": "head_changed"}
 
 
-async def verify_chains(conn: AsyncConnection) -> Verification:
-    """Walk every chain in id order, recompute each hash and link, and compare the heads."""
-    states: dict[str, _ChainState] = {}
+async def verify_chains(conn: AsyncConnection, secret: bytes) -> Verification:
+    """Walk every chain in id order, recompute each hash (plain up to its head's marker, keyed after it)
+    and link, and compare the heads. `secret` is the chain's key (`Keys.audit_chain`)."""
+    heads = {r["chain_key"]: r for r in (await conn.execute(select(audit_chain_heads))).mappings()}
+    states = {key: _ChainState(head=head) for key, head in heads.items()}
     out = Verification()
     async for row in _entries(conn):
         key = chain_key(row["guild_id"])
-        _check_entry(states.setdefault(key, _ChainState()), key, row)
+        _check_entry(states.setdefault(key, _ChainState()), key, row, secret)
         out.entries += 1
-    heads = {r["chain_key"]: r for r in (await conn.execute(select(audit_chain_heads))).mappings()}
-    for key in heads:
-        states.setdefault(key, _ChainState())
     for key in sorted(states):
-        _check_head(states[key], key, heads.get(key))
+        _check_head(states[key], key, secret)
         finding = states[key].finding
         if finding is not None:
             out.findings.append(finding)

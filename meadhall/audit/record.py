@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from meadhall.audit.chain import advance_head, chain_key, entry_hash, lock_head, next_entry_id, stored_form
+from meadhall.audit.chain import advance_head, chain_key, entry_mac, lock_head, next_entry_id, stored_form
 from meadhall.db.schema import audit_log
 from meadhall.db.uow import UnitOfWork
 
@@ -23,9 +23,11 @@ async def record(
 ) -> int:
     # The head is locked first and the id made after: a concurrent writer of the same chain waits here,
     # and the entry's id then sorts after the one it links to.
-    key = chain_key(guild_id)
-    last_id, prev_hash = await lock_head(uow.conn, key)
-    entry_id = await next_entry_id(uow, last_id)
+    if uow.audit_key is None:
+        raise RuntimeError("audit entries need the chain key: write them in the runtime's unit of work")
+    head = await lock_head(uow.conn, chain_key(guild_id))
+    prev_hash = head.last_hash
+    entry_id = await next_entry_id(uow, head.last_id)
     entry: dict[str, Any] = {
         "id": entry_id,
         "action": action,
@@ -37,7 +39,7 @@ async def record(
         "data": stored_form(data or {}),
         "created_at": uow.now,
     }
-    digest = entry_hash(entry, prev_hash)
+    digest = entry_mac(uow.audit_key, entry, prev_hash)
     await uow.conn.execute(audit_log.insert().values(**entry, prev_hash=prev_hash, hash=digest))
-    await advance_head(uow.conn, key, entry_id, digest)
+    await advance_head(uow.conn, uow.audit_key, head, entry_id, digest)
     return entry_id

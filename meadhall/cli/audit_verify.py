@@ -17,14 +17,14 @@ from meadhall.runtime import Runtime
 
 async def audit_verify(rt: Runtime) -> dict[str, Any]:
     async with dialect.snapshot_read(rt.engine) as conn:
-        return (await verify_chains(conn)).result()
+        return (await verify_chains(conn, rt.keys.audit_chain)).result()
 
 
 def register(app: typer.Typer) -> None:
     @app.command("audit-verify")
     def audit_verify_command(data_dir: DataDir = None) -> None:
-        """Verify the tamper-evident audit chains: recompute every entry's hash and link, compare the
-        chain heads. Exit 0 when intact, 1 with the findings when an entry was changed or removed."""
+        """Verify the tamper-evident audit chains: recompute every entry's hash (keyed with SECRET_KEY since
+        the keyed chain began, plain SHA-256 before) and link, compare the chain heads. Exit 0 when intact, 1 with the findings when an entry was changed or removed."""
         found: dict[str, Any] = {}
 
         async def go() -> dict[str, Any]:

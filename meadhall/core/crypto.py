@@ -28,6 +28,7 @@ class Keys:
     email_enc: bytes
     email_index: bytes
     totp_enc: bytes
+    audit_chain: bytes  # the HMAC key of the audit hash chain (docs/audit.md)
 
     @classmethod
     def derive(cls, master: bytes) -> Keys:
@@ -35,6 +36,7 @@ class Keys:
             email_enc=_derive(master, "email-encryption"),
             email_index=_derive(master, "email-blind-index"),
             totp_enc=_derive(master, "totp-secret-encryption"),
+            audit_chain=_derive(master, "audit-chain"),
         )
 
 

@@ -37,10 +37,14 @@ class Publisher(Protocol):
 
 
 class UnitOfWork:
-    def __init__(self, conn: AsyncConnection, clock: Clock, ids: SnowflakeGenerator) -> None:
+    def __init__(self, conn: AsyncConnection, clock: Clock, ids: SnowflakeGenerator,
+                 audit_key: bytes | None = None) -> None:
         self.conn = conn
         self.clock = clock
         self.ids = ids
+        # The key of the audit chain's HMAC (docs/audit.md): every writer records audit through its unit of
+        # work, and the key comes from SECRET_KEY, which only the runtime holds.
+        self.audit_key = audit_key
         self.now: datetime = clock.now()  # one time for everything written in this transaction
         self.events: list[Event] = []
         self._after_commit: list[Callable[[], Awaitable[Any]]] = []
@@ -60,7 +64,7 @@ class UnitOfWork:
 @asynccontextmanager
 async def unit_of_work(
     engine: AsyncEngine, clock: Clock, ids: SnowflakeGenerator, bus: Publisher, *, write: bool = True,
-    outbox: bool = False,
+    outbox: bool = False, audit_key: bytes | None = None,
 ) -> AsyncIterator[UnitOfWork]:
     """`outbox`: the process has no way to the serving processes' bus (a CLI run): the events of a write are
     stored in `event_outbox` within this transaction, so they exist exactly when the change does."""
@@ -70,7 +74,7 @@ async def unit_of_work(
             conn = await conn.execution_options(**{option: True})
             async with conn.begin():
                 conn.info[WROTE_FLAG] = False
-                uow = UnitOfWork(conn, clock, ids)
+                uow = UnitOfWork(conn, clock, ids, audit_key)
                 yield uow
                 if outbox and write and uow.events:
                     await conn.execute(_INSERT_OUTBOX, [{"created_at": uow.now, "body": ev.to_json()}

@@ -1,18 +1,22 @@
 """The tamper-evident audit chain (docs/audit.md): every entry links to its predecessor in its own chain
 (one per guild, one for the instance), a head row names the last one, verification finds an edited entry,
 an entry removed in the middle and one removed at the end, concurrent writers (also on two nodes) keep one
-linear chain, and migration 0017 links the entries that existed before it."""
+linear chain, and migration 0017 links the entries that existed before it. (The keyed part of the rule and
+its boundary with older plain chains: test_keyed_chain.py.)"""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import hmac
 import json
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from alembic import command
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from sqlalchemy import delete, select, update
 
 from meadhall.audit.chain import verify_chains
@@ -35,7 +39,7 @@ async def write(rt: Any, action: str = "guild.update", *, guild_id: int | None =
 
 async def verify(rt: Any) -> dict[str, Any]:
     async with dialect.snapshot_read(rt.engine) as conn:
-        return (await verify_chains(conn)).result()
+        return (await verify_chains(conn, rt.keys.audit_chain)).result()
 
 
 async def chain(rt: Any, guild_id: int | None) -> list[dict[str, Any]]:
@@ -55,8 +59,15 @@ async def sql(rt: Any, stmt: Any) -> None:
         await conn.execute(stmt)
 
 
-def expected_hash(row: dict[str, Any]) -> str:
-    """The rule of docs/audit.md written out independently of the code under test."""
+def chain_key_of(secret: bytes) -> bytes:
+    """The chain's key as docs/audit.md derives it from the master key, written out independently."""
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=b"meadhall-v1", info=b"audit-chain").derive(secret)
+
+
+def expected_hash(row: dict[str, Any], secret: bytes | None = None) -> str:
+    """The rule of docs/audit.md written out independently of the code under test: HMAC-SHA256 under the
+    chain's key derived from `secret` (the master key), or plain SHA-256 for entries older than the keyed
+    chain (`secret` None)."""
     created = row["created_at"]
     created = created.replace(tzinfo=UTC) if created.tzinfo is None else created.astimezone(UTC)
     doc = {"prev_hash": row["prev_hash"], "id": str(row["id"]), "action": row["action"],
@@ -67,7 +78,9 @@ def expected_hash(row: dict[str, Any]) -> str:
            "reason": row["reason"], "data": row["data"],
            "created_at": created.strftime("%Y-%m-%dT%H:%M:%S.") + f"{created.microsecond // 1000:03d}Z"}
     raw = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
-    return hashlib.sha256(raw).hexdigest()
+    if secret is None:
+        return hashlib.sha256(raw).hexdigest()
+    return hmac.new(chain_key_of(secret), raw, hashlib.sha256).hexdigest()
 
 
 async def test_entries_link_per_chain_and_the_heads_name_the_last(rt, clock):
@@ -82,7 +95,7 @@ async def test_entries_link_per_chain_and_the_heads_name_the_last(rt, clock):
         assert [r["id"] for r in rows] == ids
         prev = None
         for row in rows:
-            assert row["prev_hash"] == prev and row["hash"] == expected_hash(row)
+            assert row["prev_hash"] == prev and row["hash"] == expected_hash(row, rt.secret)
             prev = row["hash"]
     assert await heads(rt) == {
         f"guild:{GUILD_A}": (a2, (await chain(rt, GUILD_A))[-1]["hash"]),
@@ -244,7 +257,9 @@ async def test_migration_links_the_entries_that_existed_before_it(fresh_url, tmp
         later = await write(node)  # new entries continue the backfilled chain
         rows = await chain(node, GUILD_A)
         assert rows[-1]["id"] == later and rows[-1]["prev_hash"] == rows[-2]["hash"]
-        assert all(r["hash"] == expected_hash(r) for r in rows)
+        # The backfilled entries keep their plain hashes; the chain is keyed from the first new one on.
+        assert all(r["hash"] == expected_hash(r) for r in rows[:-1])
+        assert rows[-1]["hash"] == expected_hash(rows[-1], node.secret)
         assert (await verify(node))["status"] == "ok"
     finally:
         await node.close()

@@ -37,6 +37,10 @@ audit_chain_heads = Table(
     Column("chain_key", String(32), primary_key=True),
     Column("last_id", BigInteger, nullable=False),
     Column("last_hash", String(64), nullable=True),
+    # docs/audit.md, the keyed chain: entries after `keyed_after` carry HMAC-SHA256 hashes, those up to it
+    # plain SHA-256 (written before; NULL: the chain was not written since), and `mac` is the head's own HMAC.
+    Column("keyed_after", BigInteger, nullable=True),
+    Column("mac", String(64), nullable=True),
 )
 
 instance_settings = Table(
