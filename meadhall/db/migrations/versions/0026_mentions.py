@@ -70,7 +70,8 @@ def upgrade() -> None:
 
 def _fill(bind: Any) -> None:
     for rows in _mentioning_messages(bind):
-        named, everyone = [], []
+        pairs: list[tuple[int, int, int]] = []
+        everyone: list[dict[str, Any]] = []
         for row in rows:
             if row.kind == "private":
                 users = [row.recipient_id] if row.recipient_id is not None else []
@@ -79,9 +80,9 @@ def _fill(bind: Any) -> None:
                 continue
             else:
                 users = [int(m) for m in row.mentions or ()]
-            named += [(u, row.channel_id, row.id) for u in dict.fromkeys(users) if u != row.author_id]
-        known = _existing_users(bind, {u for u, _, _ in named})
-        if named := [{"user_id": u, "channel_id": c, "message_id": m} for u, c, m in named if u in known]:
+            pairs += [(u, row.channel_id, row.id) for u in dict.fromkeys(users) if u != row.author_id]
+        known = _existing_users(bind, {u for u, _, _ in pairs})
+        if named := [{"user_id": u, "channel_id": c, "message_id": m} for u, c, m in pairs if u in known]:
             bind.execute(sa.insert(_user_mentions), named)
         if everyone:
             bind.execute(sa.insert(_everyone_mentions), everyone)
