@@ -1,4 +1,4 @@
-"""Migration 0026 (docs/architecture.md, "Mentions"): the mention tables are filled from the messages there are
+"""Migration 0026 (docs/mentions.md): the mention tables are filled from the messages there are
 by the rules of a sent message, in batches, once; a second run repeats nothing, and rows go with their message.
 Runs on a fresh SQLite file and, with TEST_DATABASE_URL, on a fresh PostgreSQL database."""
 

@@ -1,4 +1,4 @@
-"""Mention counts of an acknowledgement (OpenAPI: ackChannel, listReadStates; docs/architecture.md, "Mentions"):
+"""Mention counts of an acknowledgement (OpenAPI: ackChannel, listReadStates; docs/mentions.md):
 every kind of mention is counted after the read mark from the mention tables written with each message, edits
 keep a message's mentions, deleted messages (one, or a whole room) no longer count, READY carries the counts an
 acknowledgement stored, and the count reads index ranges of those tables, never a range of the room's messages."""

@@ -25,7 +25,7 @@ async def mention_count(client: Any, account: Any, channel_id: str) -> int:
 async def insert_mentions(rt: Any, guild_id: str, channel_id: str, author: Any, mentioned: Any, count: int
                           ) -> list[str]:
     """`count` messages by `author` naming `mentioned`, written directly (the send bucket allows 10), with the
-    rows of `user_mentions` that a sent message has (docs/architecture.md, "Mentions")."""
+    rows of `user_mentions` that a sent message has (docs/mentions.md)."""
     now = rt.clock.now()
     rows = [{"id": rt.ids.next(), "channel_id": int(channel_id), "guild_id": int(guild_id),
              "author_id": int(author.id), "content": f"<@{mentioned.id}> {i}", "content_norm": f"<@{mentioned.id}> {i}",

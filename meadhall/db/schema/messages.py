@@ -73,7 +73,7 @@ read_states = Table(
 
 # Mentions kept where counting them is an index range (OpenAPI: listReadStates, `mention_count`): an acknowledgement
 # counts the reader's mentions after the read mark in these two tables, never in the room's messages, so it costs
-# the same in a room of a hundred messages and of a million (docs/architecture.md, "Mentions").
+# the same in a room of a hundred messages and of a million (docs/mentions.md).
 # `user_mentions`: one row per user a message names (`<@id>`, or the recipient of a private message), the author
 # never. Written with the message (messages/queries.insert_message) and gone with it by cascade.
 user_mentions = Table(

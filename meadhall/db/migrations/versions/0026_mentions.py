@@ -1,4 +1,4 @@
-"""Mentions kept where counting them is an index range (docs/architecture.md, "Mentions"): `user_mentions`, a row
+"""Mentions kept where counting them is an index range (docs/mentions.md): `user_mentions`, a row
 per (user, room, message) a message names, and `everyone_mentions`, a row per `@everyone` message, both gone with
 their message by cascade. An acknowledgement counts them after the read mark instead of matching every message of
 the room. Filled from the messages there are, in id order and in batches, by the rules this file holds (a shipped
