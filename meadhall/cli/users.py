@@ -20,9 +20,9 @@ Email = Annotated[str, typer.Option("--email", help="Account email")]
 
 def with_runtime(data_dir: Path | None, action: Callable[[Runtime], Awaitable[dict[str, Any]]]) -> None:
     """Build the runtime (applying pending migrations), run one service call, print its JSON. Its events go
-    to the outbox, which the serving processes publish to the open connections (API.md 3.20): this process
-    has no way to their bus without Redis, and with Redis the outbox keeps them through an outage
-    (docs/architecture.md, "CLI effects reach live connections")."""
+    to the outbox, which the serving processes publish to the open connections: this process has no way to
+    their bus without Redis, and with Redis the outbox keeps them through an outage (docs/architecture.md,
+    "CLI effects reach live connections")."""
 
     async def go() -> dict[str, Any]:
         rt = Runtime(settings_for(data_dir), outbox=True)

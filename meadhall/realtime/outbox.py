@@ -21,7 +21,8 @@ from meadhall.db.schema.outbox import event_outbox
 from meadhall.db.uow import Publisher, unit_of_work
 from meadhall.realtime.events import Event
 
-# API.md 3.20 allows 2 seconds from the command to the connections; an idle poll is one indexed read.
+# A command's effect may take 2 seconds to reach the connections (docs/operations.md); an idle poll is one
+# indexed read.
 POLL_EVERY = 0.5
 # A row this old was written while no serving process ran (one would have claimed it within a poll): every
 # connection open then has closed, and a gateway session that could still RESUME past it lives at most the
