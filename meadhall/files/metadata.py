@@ -1,13 +1,14 @@
-"""Photo metadata removed before an image is kept (docs/files.md): JPEG, PNG and WebP of every purpose are
-stored without EXIF or XMP (camera, time, GPS position), the EXIF orientation applied first.
+"""Photo metadata removed before an image is kept (docs/files.md): JPEG, PNG, WebP and TIFF of every
+purpose are stored without EXIF, XMP or IPTC (camera, time, GPS position), the EXIF orientation applied first.
 
 Metadata is removed by copying the file without its metadata segments (JPEG APP1/APP3-APP13/APP15 and
-comments; PNG eXIf and text chunks, where tools also put EXIF and XMP; WebP EXIF and XMP chunks), so the
-pixels are never re-encoded for it. Only an image whose orientation is not "upright" is decoded, turned and
-re-encoded. Pixels are never decoded above MAX_DECODED_PIXELS (a rotation of a 50-megapixel photo would need
-hundreds of MiB): a JPEG that large keeps a minimal EXIF block holding the orientation and nothing else,
-and a PNG or WebP that large, or animated, loses its orientation tag with the rest. GIF carries no EXIF
-and is kept as it is. Runs on a worker thread.
+comments; PNG eXIf and text chunks, where tools also put EXIF and XMP; WebP EXIF and XMP chunks; in a TIFF,
+every tag but those of the image data, files/tiff.py), so the pixels are never re-encoded for it. Only an
+image whose orientation is not "upright" is decoded, turned and re-encoded. Pixels are never decoded above
+MAX_DECODED_PIXELS (a rotation of a 50-megapixel photo would need hundreds of MiB): a JPEG or TIFF that
+large, or a multi-page TIFF, keeps its orientation tag and nothing else, and a PNG or WebP that large, or
+animated, loses its orientation tag with the rest. GIF carries no EXIF and is kept as it is. Runs on a
+worker thread.
 """
 
 from __future__ import annotations
@@ -24,8 +25,13 @@ from typing import BinaryIO, cast
 from PIL import Image, ImageOps, JpegImagePlugin
 
 from meadhall.files.images import MAX_DECODED_PIXELS, ImageRejected, _need, _next_marker, _skip_scan
+from meadhall.files.tiff import plan_tiff
 
-STRIPPED_FORMATS = ("JPEG", "PNG", "WEBP")
+STRIPPED_FORMATS = ("JPEG", "PNG", "WEBP", "TIFF")
+# Where a large or multi-frame image keeps its orientation tag (the others lose it with the rest).
+_KEEPS_ORIENTATION = ("JPEG", "TIFF")
+# TIFF compressions Pillow writes; a turned TIFF is written with its own when it is one of them.
+_TIFF_WRITTEN = ("raw", "tiff_lzw", "tiff_deflate", "tiff_adobe_deflate", "packbits")
 ORIENTATION = 0x0112
 _PNG_DROPPED = {b"eXIf", b"tEXt", b"zTXt", b"iTXt"}
 _WEBP_DROPPED = {b"EXIF", b"XMP "}
@@ -64,7 +70,7 @@ def strip_metadata(path: Path, fmt: str) -> Rewritten | None:
                     width, height = turned.size
                 return _write(path, source, pieces, width, height)
         with open(path, "rb") as fh:
-            pieces, changed = _plan(fh, fmt, orientation if fmt == "JPEG" else 1)
+            pieces, changed = _plan(fh, fmt, orientation if fmt in _KEEPS_ORIENTATION else 1)
             if not changed:
                 return None
             return _write(path, fh, pieces, width, height)
@@ -104,6 +110,9 @@ def _turned(im: Image.Image, fmt: str) -> bytes:
     elif fmt == "PNG":
         if "transparency" in im.info:
             options["transparency"] = im.info["transparency"]
+    elif fmt == "TIFF":
+        compression = im.info.get("compression")
+        options["compression"] = compression if compression in _TIFF_WRITTEN else "tiff_lzw"
     else:
         options.update(quality=90, method=4)
     out = io.BytesIO()
@@ -117,6 +126,8 @@ def _plan(fh: BinaryIO, fmt: str, keep_orientation: int) -> tuple[list[Piece], b
         return _plan_jpeg(fh, keep_orientation)
     if fmt == "PNG":
         return _plan_png(fh)
+    if fmt == "TIFF":
+        return plan_tiff(fh, keep_orientation != 1)
     return _plan_webp(fh)
 
 
