@@ -1,9 +1,8 @@
 """Pure ASGI middleware run by every HTTP request, in five named steps (see `RequestMiddleware`):
-request id bound to the log context with the client address; the 1 MiB body cap; the response headers
-every answer carries (request id, headers asked for by dependencies, rate-limit headers, `no-store` on
-private answers); the
-last-resort answers (503 when a dependency is down, api/errors.py `outage`, else 500 with no stack
-trace in the body); the access log and request metrics."""
+request id bound to the log context with the client address; the 1 MiB body cap and 422 for a NUL in the
+path or query; the response headers every answer carries (request id, headers asked for by dependencies,
+rate-limit headers, `no-store` on private answers); the last-resort answers (503 when a dependency is down,
+api/errors.py `outage`, else 500 with no stack trace in the body); the access log and request metrics."""
 
 from __future__ import annotations
 
@@ -15,6 +14,7 @@ from collections.abc import Mapping
 from contextvars import Token
 from random import getrandbits
 from typing import Any
+from urllib.parse import parse_qsl
 
 import structlog
 from fastapi import HTTPException
@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from meadhall.api.client import client_ip
 from meadhall.api.errors import outage
 from meadhall.api.limits import STATE_KEY
-from meadhall.core.errors import AppError
+from meadhall.core.errors import AppError, validation_error
 
 try:
     from fastapi.routing import iter_route_contexts
@@ -215,6 +215,21 @@ def _bind_request(scope: Scope, headers: dict[str, str]) -> tuple[str, Mapping[s
     return request_id, tokens
 
 
+def _nul_refusal(scope: Scope) -> AppError | None:
+    """Step 2, before any route: a NUL in the path or in a query parameter is refused with 422
+    `validation.failed` naming the parameter (docs/reference/errors.md: no control characters in text). No
+    text field may hold one, and PostgreSQL cannot even compare a text with one: a NUL that reached a
+    query there would fail with 500 (an invite code, a name looked up, a search)."""
+    if "\x00" in scope.get("path", ""):
+        return validation_error("path", "must not contain NUL characters")
+    query = scope.get("query_string", b"")
+    if b"%00" in query or b"\x00" in query:
+        for name, value in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
+            if "\x00" in name or "\x00" in value:
+                return validation_error(name.replace("\x00", "") or "query", "must not contain NUL characters")
+    return None
+
+
 def _refuse_declared_oversize(headers: dict[str, str], upload: bool) -> None:
     """Step 2, before any byte is read: a declared Content-Length above the cap is refused at once."""
     try:
@@ -290,7 +305,7 @@ def _record(exchange: _Exchange, elapsed: float) -> None:
 
 class RequestMiddleware:
     """Every HTTP request passes five steps here, in this order: (1) request id and log context,
-    (2) the body cap, (3) the common response headers, (4) the last-resort error answers, (5) the access
+    (2) the body cap and the NUL refusal, (3) the common response headers, (4) the last-resort error answers, (5) the access
     log and metrics. Each is a named function above; this method only sequences them. One pure ASGI
     middleware instead of five: each Starlette middleware layer costs a call chain and a scope pass per
     request, and this runs on every request (docs/benchmarks.md, "Per-request overhead")."""
@@ -309,7 +324,11 @@ class RequestMiddleware:
         exchange = _Exchange(scope, receive, send, request_id, upload, _carries_session(headers))
         try:
             _refuse_declared_oversize(headers, upload)
-            await self.app(scope, exchange.receive, exchange.send)
+            refused = _nul_refusal(scope)
+            if refused is not None:
+                await exchange.answer_error(refused)
+            else:
+                await self.app(scope, exchange.receive, exchange.send)
         except _BodyTooLarge:
             await exchange.answer_error(AppError("request.too_large"))
         except Exception as exc:
