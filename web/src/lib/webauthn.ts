@@ -227,6 +227,8 @@ export function passkeyWords(err: unknown): string {
     switch (err.code) {
       case "auth.passkey_failed":
         return "That passkey was not recognised: it may have been removed from your account. Use your password instead.";
+      case "auth.passkey_uv_required":
+        return "Administrators must verify with a PIN or biometric on their passkey. Try again and unlock the passkey, or use your password.";
       case "auth.ceremony_invalid":
         return "The passkey request expired or was already used. Try again.";
       case "auth.passkey_unsupported":

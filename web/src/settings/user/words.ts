@@ -33,6 +33,7 @@ const FAILURE_REASONS: Record<string, string> = {
   "2fa_required": "second factor missing",
   banned: "account banned",
   passkey_failed: "passkey not accepted",
+  passkey_uv_required: "passkey used without its PIN or biometric",
 };
 
 /** "Failed sign-in attempt (wrong password)"; an unknown type keeps its name so nothing is hidden. */
