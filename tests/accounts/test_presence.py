@@ -80,12 +80,27 @@ async def test_effective_status_seen_by_others(client, rt, accounts, clock):
 
 
 
-async def test_online_in_a_client_lapses_after_a_heartbeat_timeout(rt, accounts, clock):
+async def test_online_in_a_client_is_an_open_connection_with_a_safety_expiry(rt, accounts, clock):
+    """API.md 4.9 (the gateway's side is in tests/push/test_push_online.py): activity is not a connection; a
+    connection counts until it closes, or until its safety expiry passes without a heartbeat renewing it."""
     alice = await accounts.register("alice")
-    assert not await presence.in_client(rt, int(alice.id))
-    await presence.touch(rt, int(alice.id))  # REST activity is not a client connection
-    assert not await presence.in_client(rt, int(alice.id))
-    await presence.touch(rt, int(alice.id), in_client=True)
-    assert await presence.in_client(rt, int(alice.id))
-    clock.advance(46)
-    assert not await presence.in_client(rt, int(alice.id))
+    uid = int(alice.id)
+    await presence.touch(rt, uid)  # REST activity is not a client connection
+    await presence.touch(rt, uid, in_client=True)  # nor is a heartbeat's activity on its own
+    assert not await presence.in_client(rt, uid)
+    await presence.client_opened(rt, uid, "phone", 90)
+    await presence.client_opened(rt, uid, "laptop", 90)
+    await presence.client_closed(rt, uid, "phone")
+    assert await presence.in_client(rt, uid)
+    await presence.client_closed(rt, uid, "laptop")
+    assert not await presence.in_client(rt, uid)  # at once
+
+    await presence.client_opened(rt, uid, "phone", 90)
+    clock.advance(80)
+    await presence.client_refreshed(rt, uid, "phone", 90)
+    clock.advance(80)
+    assert await presence.in_client(rt, uid)
+    clock.advance(11)
+    assert not await presence.in_client(rt, uid)  # its node died: nothing closed it
+    await presence.client_refreshed(rt, uid, "laptop", 90)  # a heartbeat never brings back a closed one
+    assert not await presence.in_client(rt, uid)
