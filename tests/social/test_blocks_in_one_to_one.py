@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.support.calls import VOICE, call_url, ongoing, start
-from tests.support.conversations import add_recipient, group, leave, open_dm, participant_ids
+from tests.support.conversations import add_recipient, group, leave, open_dm, participant_ids, soft_delete
 from tests.support.delivery import online, refused
 from tests.support.http import API, assert_error
 from tests.support.messages import (
@@ -188,3 +188,14 @@ async def test_a_call_ongoing_when_the_group_shrinks_cannot_be_joined(api, clien
     assert {p["user_id"]: p["state"] for p in (await ongoing(api, alice, conv["id"]))["participants"]}[bob.id] \
         == "ringing"
     assert_error(await api.request("POST", call_url(conv["id"], "/join"), bob, expect=None), 403, BLOCKED)
+
+
+async def test_edits_and_typing_follow_sending_where_the_other_account_was_deleted(api, client, accounts, rt):
+    """The same check as sending: a 1:1 with a deleted account is kept to be read (docs/admin.md)."""
+    alice, bob = [await accounts.register(n) for n in ("alice", "bob")]
+    dm = (await open_dm(api, alice, bob))["id"]
+    mine = await post(client, alice, dm, "before")
+    await soft_delete(rt, bob)
+    assert_error(await edit(client, alice, dm, mine, "after"), 403, "perm.denied")
+    assert_error(await typing(client, alice, dm), 403, "perm.denied")
+    assert [m["id"] for m in (await history(client, alice, dm))["messages"]] == [mine["id"]]
