@@ -35,6 +35,7 @@ log = structlog.get_logger("meadhall.voice.webhook")
 
 # `createdAt` has whole seconds and the clocks of two machines differ a little.
 REJOIN_MARGIN = 5.0
+EVENT_ID_LENGTH = 128
 
 
 def _check_signature(rt: Runtime, body: bytes, authorization: str | None) -> None:
@@ -66,6 +67,8 @@ def _event(body: bytes) -> WebhookEvent:
     for field in ("id", "event"):
         if not getattr(event, field):
             raise validation_error(field, "is required")
+    if len(event.id) > EVENT_ID_LENGTH:  # the journal's column; the media server's ids are short
+        raise validation_error("id", f"is longer than {EVENT_ID_LENGTH} characters")
     return event
 
 
