@@ -5,6 +5,7 @@ import { api, ApiError, describe, onUnauthorized } from "./api";
 import { GatewayClient, type Phase } from "./gateway";
 import { compareIds, newer } from "./ids";
 import { navigate } from "./router.svelte";
+import { clearDrafts, forgetPush } from "./signout";
 import type { FileObject } from "./types";
 import { applyEvent, applyHistory, createState, findChannel, markStale } from "./state";
 import type { Channel, Conversation, GuildSnapshot, Id, Invite, Member, Message, Relationship, User } from "./types";
@@ -110,6 +111,10 @@ function signedOut(): void {
   gateway = null;
   Object.assign(store, createState());
   outbox.items = [];
+  // However the session ended (here, elsewhere, revoked): the next person at this browser finds neither
+  // the drafts nor a device still subscribed to this account's notifications (docs/client.md "Sessions").
+  clearDrafts();
+  void forgetPush(false);
   session.status = "signed-out";
   navigate("/login", { replace: true });
 }
@@ -152,6 +157,7 @@ export function endSession(): void {
 
 export async function signOut(): Promise<void> {
   try {
+    await forgetPush(true); // while the session is valid, so that the service is told (docs/push.md)
     await api.post("/auth/logout");
   } finally {
     signedOut();
