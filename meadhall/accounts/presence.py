@@ -8,7 +8,7 @@ profile or chosen status changes (a public-change hook of accounts/profile.py), 
 one node at a time, finds they went offline. Who the friends are is the social layer's knowledge: it fills
 the `on_friends_lookup` slot at start (accounts lies below social and never imports it).
 
-"Online in a client" (API.md 4.9, docs/push.md): the user has an open gateway connection on some node. Each
+"Online in a client" (docs/push.md): the user has an open gateway connection on some node. Each
 identified connection is an entry in the shared store (Redis when configured, this process's memory
 otherwise), added at IDENTIFY/RESUME, removed as soon as its connection closes, and carrying a safety expiry
 that its heartbeats renew: the entries of a node that died without closing anything lapse on their own.

@@ -208,7 +208,7 @@ class GatewayReader:
         return None
 
     async def _closed_for_presence(self) -> None:
-        """The user stops being online in a client through this connection at once (API.md 4.9)."""
+        """The user stops being online in a client through this connection at once (docs/push.md)."""
         if self.who is None:
             return
         try:
@@ -221,7 +221,7 @@ class GatewayReader:
         connections are closed with 4013 by the nodes holding them (docs/gateway.md)."""
         stale_before = self.rt.clock.timestamp() - p.stale_after(self.timing)
         evicted = await self.hub.attach(self.conn_id, gs, self.conn, stale_before)
-        # Online in a client from here until the close (API.md 4.9; accounts/presence.py).
+        # Online in a client from here until the close (docs/push.md; accounts/presence.py).
         await client_opened(self.rt, gs.user_id, self.conn_id, p.stale_after(self.timing))
         if evicted:
             await self.rt.bus.publish([Event(NodeMessage.EVICT, {"connections": evicted}, ())])

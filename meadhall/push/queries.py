@@ -36,7 +36,7 @@ async def select_subscriptions(conn: AsyncConnection, user_id: int) -> list[Subs
 
 
 async def select_subscriptions_of(conn: AsyncConnection, user_ids: list[int]) -> list[SubscriptionRow]:
-    """The subscriptions to deliver to: never those of a banned or deleted account (API.md 3.17), whatever
+    """The subscriptions to deliver to: never those of a banned or deleted account (docs/push.md), whatever
     state their sessions are in."""
     rows = await conn.execute(
         select(t).join(users, users.c.id == t.c.user_id)

@@ -9,7 +9,7 @@ from pydantic import AfterValidator, BaseModel, Field
 from meadhall.core.text import check_single_line
 
 # A URL never holds a control character; refused with 422 before it reaches a query (a NUL is an error on
-# PostgreSQL, API.md 0.x "Control characters").
+# PostgreSQL; docs/reference/errors.md).
 Endpoint = Annotated[str, AfterValidator(check_single_line)]
 
 

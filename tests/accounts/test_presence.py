@@ -81,7 +81,7 @@ async def test_effective_status_seen_by_others(client, rt, accounts, clock):
 
 
 async def test_online_in_a_client_is_an_open_connection_with_a_safety_expiry(rt, accounts, clock):
-    """API.md 4.9 (the gateway's side is in tests/push/test_push_online.py): activity is not a connection; a
+    """docs/push.md (the gateway's side is in tests/push/test_push_online.py): activity is not a connection; a
     connection counts until it closes, or until its safety expiry passes without a heartbeat renewing it."""
     alice = await accounts.register("alice")
     uid = int(alice.id)

@@ -1,4 +1,4 @@
-""""Online in a client" (API.md 4.9, docs/push.md): Web Push waits while the recipient has an open gateway
+""""Online in a client" (docs/push.md): Web Push waits while the recipient has an open gateway
 connection, and only then. A connection that closed stops counting as soon as the service noticed the close
 (a mention sent just after someone closed the app is pushed); a gateway session kept only for RESUME is not
 a connection; heartbeats keep an open connection counted, and one nobody has heard from past its safety

@@ -1,4 +1,4 @@
-"""A push subscription belongs to the session that made it (API.md 3.17, docs/push.md "Subscriptions end
+"""A push subscription belongs to the session that made it (docs/push.md "Subscriptions end
 with their session"): whatever ends that session ends its subscriptions, so the device stops receiving
 message text; a banned or deleted account gets nothing. Each way a session ends is taken through HTTP or
 the CLI, and seen as what the push service receives for a message sent afterwards."""
