@@ -98,6 +98,7 @@ async def test_rows_older_than_the_resume_window_are_dropped_unpublished(cli, ac
     await accounts.register("bob")
     r = await cli("make-admin", "--email", "bob@example.com")
     assert r.exit_code == 0, r.stderr
+    assert await outbox_rows(rt) == 2
     await capture_events.reset()
     clock.advance(STALE_AFTER + 1)  # the service starts long after the command
 
