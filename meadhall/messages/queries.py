@@ -26,6 +26,8 @@ def visible_to(viewer_id: int | BindParameter[Any]) -> ColumnElement[bool]:
 # The statements of the send and history paths are built once: constructing a statement costs several
 # times running it on SQLite.
 _INSERT = insert(messages)
+_INSERT_NAMED = insert(user_mentions)
+_INSERT_EVERYONE = insert(everyone_mentions)
 _GET = select(messages).where(messages.c.channel_id == bindparam("channel_id"), messages.c.id == bindparam("id"))
 _BY_IDS = select(messages).where(messages.c.channel_id == bindparam("channel_id"),
                                  messages.c.id.in_(bindparam("ids", expanding=True)))
@@ -50,9 +52,9 @@ async def insert_message(conn: AsyncConnection, row: MessageRow) -> None:
     await conn.execute(_INSERT, row)
     named, everyone = mention_rows(row)
     if named:
-        await conn.execute(insert(user_mentions), named)
+        await conn.execute(_INSERT_NAMED, named)
     if everyone is not None:
-        await conn.execute(insert(everyone_mentions), everyone)
+        await conn.execute(_INSERT_EVERYONE, everyone)
 
 
 def mention_rows(row: MessageFields) -> tuple[list[dict[str, int]], dict[str, Any] | None]:

@@ -4,9 +4,9 @@ Sends and deletions keep the counts (`bump_mentions`, `drop_mentions`); `do_ack`
 
 An acknowledgement counts in the mention tables (`user_mentions`, `everyone_mentions`, written with each
 message): ranges of their primary keys after the read mark, so it costs the same in a room of a hundred messages
-and of a million (docs/mentions.md). Counts stop at MENTION_COUNT_MAX (clients show "99+" above
-99), and the count of an acknowledgement is taken in a read transaction before the short write that stores it
-(on SQLite a write transaction holds the database's single write lock)."""
+and of a million (docs/mentions.md). Counts stop at MENTION_COUNT_MAX (clients show "99+" above 99), and the
+count of an acknowledgement is taken in a read transaction before the short write that stores it (on SQLite a
+write transaction holds the database's single write lock)."""
 
 from __future__ import annotations
 
