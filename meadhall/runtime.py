@@ -13,6 +13,7 @@ import structlog
 from argon2 import PasswordHasher
 from sqlalchemy import event, text
 
+from meadhall.audit.keying import key_older_chains
 from meadhall.config import Settings
 from meadhall.core.clock import Clock
 from meadhall.core.crypto import Keys
@@ -131,6 +132,9 @@ class Runtime:
                 log.info("migrations applied", applied=self.applied_migrations)
         if not self.outbox:  # an outbox process publishes nothing and listens to nothing
             await self.bus.start()
+        # The heads of chains written before the keyed audit chain get their marker and HMAC (docs/audit.md,
+        # "Keyed hashes"): one query when there is nothing to key.
+        await key_older_chains(self.engine, self.uow)
         self.started = True
 
     async def close(self) -> None:

@@ -6,8 +6,9 @@ the link of its successor or leaves the head pointing at nothing.
 The hash is keyed: HMAC-SHA256 under a key derived from SECRET_KEY, so that someone who can write to the
 database but does not hold the key cannot recompute the chain after rewriting it. Entries written before
 the keyed chain (plain SHA-256) stay verifiable: each head records after which entry its chain is keyed
-(`keyed_after`, set by the first keyed write; NULL for a chain not written since), and carries an HMAC of
-itself, so that the marker cannot be moved to pass keyed entries off as plain ones.
+(`keyed_after`: 0 for a chain begun since; for an older chain its last entry when the first start after
+the upgrade keyed its head, keying.py), and carries an HMAC of itself, so that the marker cannot be moved
+or removed to pass keyed entries off as plain ones.
 
 Hashing is pure (the 0017 migration backfills with a frozen copy of the plain rule: a migration sits below
 this layer); the head lock runs in the writer's transaction."""
@@ -94,7 +95,7 @@ class Head:
     key: str
     last_id: int
     last_hash: str | None
-    keyed_after: int | None  # None: the chain has not been written since the keyed chain began
+    keyed_after: int | None  # None: an unmarked head (stripped, or written around record()), reported
 
 
 async def lock_head(conn: AsyncConnection, key: str) -> Head:
@@ -121,11 +122,15 @@ async def next_entry_id(uow: UnitOfWork, last_id: int) -> int:
 
 
 async def advance_head(conn: AsyncConnection, secret: bytes, head: Head, last_id: int, last_hash: str) -> None:
-    """Name the new last entry; the first keyed write of an older chain marks where its keyed part starts."""
-    keyed_after = head.last_id if head.keyed_after is None else head.keyed_after
-    await conn.execute(audit_chain_heads.update().where(audit_chain_heads.c.chain_key == head.key).values(
-        last_id=last_id, last_hash=last_hash, keyed_after=keyed_after,
-        mac=head_mac(secret, head.key, last_id, last_hash, keyed_after)))
+    """Name the new last entry and sign the head again. An unmarked head stays unmarked: every head has its
+    marker from the first start after the upgrade on (keying.py), so one without it was stripped, and
+    marking it here would bless the plain entries put in place of keyed ones."""
+    stmt = audit_chain_heads.update().where(audit_chain_heads.c.chain_key == head.key)
+    if head.keyed_after is None:
+        await conn.execute(stmt.values(last_id=last_id, last_hash=last_hash))
+        return
+    await conn.execute(stmt.values(last_id=last_id, last_hash=last_hash,
+                                  mac=head_mac(secret, head.key, last_id, last_hash, head.keyed_after)))
 
 
 # ---- verifying ------------------------------------------------------------------------------------------
@@ -140,11 +145,10 @@ class _ChainState:
 
     def expects_keyed(self, entry_id: int) -> bool | None:
         """Whether this entry must carry the keyed hash: not before the chain's marker, always after it.
-        None (either rule) for a chain without a head, which is reported as `head_missing` anyway."""
-        if self.head is None:
-            return None
-        keyed_after = self.head["keyed_after"]
-        return keyed_after is not None and entry_id > keyed_after
+        None (either rule) for a chain without a head or without a marker, whose head is reported anyway
+        (`head_missing`, `head_changed`)."""
+        keyed_after = None if self.head is None else self.head["keyed_after"]
+        return None if keyed_after is None else entry_id > keyed_after
 
 
 @dataclass
@@ -197,17 +201,18 @@ def _check_entry(state: _ChainState, key: str, row: RowMapping, secret: bytes) -
 
 
 def _head_mac_matches(head: RowMapping, secret: bytes) -> bool:
-    """A keyed chain's head must carry its HMAC; an older chain's head carries neither marker nor HMAC."""
-    if head["keyed_after"] is None:
-        return head["mac"] is None
+    """Every head carries its marker and its HMAC (keying.py gives them to the heads of older chains)."""
+    if head["keyed_after"] is None or head["mac"] is None:
+        return False
     expected = head_mac(secret, head["chain_key"], head["last_id"], head["last_hash"], head["keyed_after"])
-    return head["mac"] is not None and hmac.compare_digest(expected, head["mac"])
+    return hmac.compare_digest(expected, head["mac"])
 
 
 def _check_head(state: _ChainState, key: str, secret: bytes) -> None:
     """The head names the last entry: a head beyond the last stored entry means entries were removed
     at the end; a head that names another entry, or none, means the chain was written around record();
-    a head whose HMAC does not match was edited (moved back over removed entries, or its marker moved)."""
+    a head whose HMAC does not match was edited (moved back over removed entries, or its marker moved), and
+    one without marker or HMAC was stripped of them."""
     head = state.head
     if state.finding is not None:
         return

@@ -1,7 +1,8 @@
 """The keyed audit chain (docs/audit.md, "Keyed hashes"): entries carry HMAC-SHA256 under a key derived from
 SECRET_KEY, so rewriting an entry and recomputing every later hash with plain SHA-256 (all that the database
-alone allows) is caught; chains written before stay verifiable in their plain form up to the marker in their
-head, which the head's own HMAC keeps from being moved; a different SECRET_KEY does not verify."""
+alone allows) is caught; chains written before stay verifiable in their plain form up to the marker that the
+first start after the upgrade gives their head, which the head's own HMAC keeps from being moved; a different
+SECRET_KEY does not verify."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from meadhall.audit.record import record
 from meadhall.core.crypto import Keys
 from meadhall.db import dialect
 from meadhall.db.schema.audit import audit_chain_heads, audit_log
+from tests.support.audit_chain import start_process
 
 GUILD = 111
 
@@ -135,7 +137,8 @@ async def test_a_head_moved_back_over_removed_entries_is_caught(rt):
 
 
 async def older_plain_chain(rt: Any, count: int) -> list[dict[str, Any]]:
-    """A chain as the service wrote it before the keyed chain: plain SHA-256, a head without marker or HMAC."""
+    """A chain as the service wrote it before the keyed chain: plain SHA-256, a head without marker or HMAC
+    (until the first start after the upgrade marks it: tests/audit/test_unmarked_heads.py)."""
     rows, prev = [], None
     for i in range(count):
         row = {"id": 1000 + i, "action": "guild.update", "guild_id": GUILD, "actor_id": i, "target_type": "guild",
@@ -148,8 +151,10 @@ async def older_plain_chain(rt: Any, count: int) -> list[dict[str, Any]]:
     return rows
 
 
-async def test_an_older_unkeyed_chain_still_verifies_and_continues_keyed(rt):
+async def test_an_older_chain_keyed_at_start_still_verifies_and_continues_keyed(rt, settings, clock):
     old = await older_plain_chain(rt, 3)
+    await start_process(settings, clock)  # the first start after the upgrade marks and signs its head
+    assert (await head(rt))["keyed_after"] == old[-1]["id"]
     assert await verify(rt) == {"status": "ok", "chains": 1, "entries": 3}
     new = [await write(rt) for _ in range(2)]
     rows = await chain(rt)
@@ -160,8 +165,9 @@ async def test_an_older_unkeyed_chain_still_verifies_and_continues_keyed(rt):
     assert await verify(rt) == {"status": "ok", "chains": 1, "entries": 5}
 
 
-async def test_keyed_entries_after_the_marker_cannot_be_turned_plain(rt):
+async def test_keyed_entries_after_the_marker_cannot_be_turned_plain(rt, settings, clock):
     await older_plain_chain(rt, 2)
+    await start_process(settings, clock)
     new = [await write(rt, reason=f"n{i}") for i in range(2)]
     rows = await chain(rt)
     rows[2]["reason"] = "nothing happened"
@@ -170,8 +176,9 @@ async def test_keyed_entries_after_the_marker_cannot_be_turned_plain(rt):
                                                "problem": "changed"}]
 
 
-async def test_an_edited_older_entry_is_still_caught(rt):
+async def test_an_edited_older_entry_is_still_caught(rt, settings, clock):
     old = await older_plain_chain(rt, 3)
+    await start_process(settings, clock)
     await write(rt)
     await sql(rt, update(audit_log).where(audit_log.c.id == old[1]["id"]).values(reason="rewritten"))
     assert (await verify(rt))["findings"] == [{"chain": f"guild:{GUILD}", "entry_id": str(old[1]["id"]),

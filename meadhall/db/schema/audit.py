@@ -38,7 +38,8 @@ audit_chain_heads = Table(
     Column("last_id", BigInteger, nullable=False),
     Column("last_hash", String(64), nullable=True),
     # docs/audit.md, the keyed chain: entries after `keyed_after` carry HMAC-SHA256 hashes, those up to it
-    # plain SHA-256 (written before; NULL: the chain was not written since), and `mac` is the head's own HMAC.
+    # plain SHA-256 (written before), and `mac` is the head's own HMAC. NULL only until the first start after
+    # the upgrade gives every head both (audit/keying.py); a head without them afterwards is a finding.
     Column("keyed_after", BigInteger, nullable=True),
     Column("mac", String(64), nullable=True),
 )

@@ -1,7 +1,7 @@
 """The keyed audit chain (docs/audit.md): each chain head records after which entry its chain is keyed
 (`keyed_after`: entries up to it keep their plain SHA-256 hashes, later ones carry HMAC-SHA256 under a key
 derived from SECRET_KEY) and its own HMAC (`mac`). Both stay NULL here: the key is not the migration's to
-hold, so the first keyed write of each chain sets them; until then the chain verifies as plain.
+hold, so the first start after the upgrade sets them on every head (meadhall/audit/keying.py).
 
 Revision ID: 0027_audit_keyed_chain
 Revises: 0026_mentions
