@@ -1,4 +1,4 @@
-"""The sign-in lockout counts per account (docs/architecture.md, "Sign-in lockout"; API.md 3.2.1 "Lockout"):
+"""The sign-in lockout counts per account (docs/architecture.md, "Sign-in lockout"):
 the username and the email of one account, in any letter case, share one count of 5 failures per 15
 minutes, so typing the other identifier gives no fresh guesses; a value that names no account is counted
 under itself and locked after 5 failures like a known one."""

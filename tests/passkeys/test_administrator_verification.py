@@ -1,4 +1,4 @@
-"""An administrator's passkey must verify its user (API.md 3.2.2 "Verification"; docs/passkeys.md): a passkey
+"""An administrator's passkey must verify its user (docs/passkeys.md): a passkey
 sign-in or step-up of an instance administrator whose assertion lacks the UV flag (a found security key
 without its PIN) answers 401 `auth.passkey_uv_required`, opens no session, steps nothing up and uses its
 ceremony; other accounts keep UV `preferred`, not required."""

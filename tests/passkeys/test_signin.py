@@ -83,8 +83,7 @@ def shape(options: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_options_never_disclose_an_account_or_its_keys(client, accounts):
-    """A known email with passkeys, a known email without and an unknown email answer alike (API.md
-    3.2.2 "Sign-in options"): no credential id, nothing that tells them apart."""
+    """A known email with passkeys, a known email without and an unknown email answer alike (docs/passkeys.md): no credential id, nothing that tells them apart."""
     _, key = await with_passkey(client, accounts, "alice")
     await accounts.register("bob")
     answers = [await login_options(client, email) for email in

@@ -1,4 +1,4 @@
-"""Blocks in a 1:1 (docs/social.md "Blocks in a one-to-one conversation"; API.md 3.11): while either user of
+"""Blocks in a 1:1 (docs/social.md "Blocks in a one-to-one conversation"): while either user of
 a one-to-one conversation blocks the other, neither of them sends, edits their messages, sends typing,
 starts or joins a call there (403 `relationship.blocked`), nobody turns it into a group, and the blocker
 hears nothing of the refused attempts; history, reactions, pins and read marks keep working. A group of

@@ -74,7 +74,7 @@ def _verified(rt: Runtime, ceremony: dict[str, Any], credential: dict[str, Any],
 
 def _check_user_verified(user: UserRow, assertion: rp.Assertion) -> None:
     """An administrator's passkey stands in for the password and the second factor: without user
-    verification a found security key alone would carry full instance power (API.md 3.2.2)."""
+    verification a found security key alone would carry full instance power (docs/passkeys.md)."""
     if user["is_instance_admin"] and not assertion.user_verified:
         raise AppError("auth.passkey_uv_required")
 
