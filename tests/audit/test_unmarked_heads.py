@@ -113,3 +113,20 @@ async def test_a_start_with_nothing_to_key_asks_the_heads_one_question(rt, setti
     finally:
         await node.close()
     assert len(asked) == 1 and asked[0].lstrip().upper().startswith("SELECT"), asked
+
+
+async def test_the_plain_part_of_a_keyed_older_chain_cannot_be_recomputed(rt, settings, clock):
+    await upgraded(rt)
+    await start_process(settings, clock)
+    rewritten = await strip_and_rewrite(rt.engine, GUILD, strip=False, reason="nothing happened")
+    assert await verify(rt) == {"status": "tampered", "findings": [
+        {"chain": f"guild:{GUILD}", "entry_id": str(rewritten[-1]["id"]), "problem": "head_changed"}]}
+
+
+async def test_a_whole_chain_inserted_with_plain_hashes_after_the_upgrade_is_reported(rt, settings, clock):
+    await write(rt, guild_id=None)
+    forged = await older_chain(rt.engine, GUILD, 2, 1000)
+    await start_process(settings, clock)
+    assert (await heads(rt.engine))[f"guild:{GUILD}"]["mac"] is None
+    assert await verify(rt) == {"status": "tampered", "findings": [
+        {"chain": f"guild:{GUILD}", "entry_id": str(forged[-1]["id"]), "problem": "head_changed"}]}

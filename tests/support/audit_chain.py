@@ -81,10 +81,11 @@ async def older_chain(engine: Any, guild_id: int | None, count: int, first_id: i
     return rows
 
 
-async def strip_and_rewrite(engine: Any, guild_id: int | None, **edit: Any) -> list[dict[str, Any]]:
+async def strip_and_rewrite(engine: Any, guild_id: int | None, *, strip: bool = True, **edit: Any
+                            ) -> list[dict[str, Any]]:
     """What someone who can write to the database (and does not hold SECRET_KEY) can do: edit the chain's
     first entry, rewrite every entry with plain SHA-256 linked to the previous one, point the head at the
-    new last hash, and remove its marker and HMAC. Returns the rewritten entries."""
+    new last hash, and (`strip`) remove its marker and HMAC. Returns the rewritten entries."""
     rows = await entries(engine, guild_id)
     rows[0].update(edit)
     prev = None
@@ -95,7 +96,7 @@ async def strip_and_rewrite(engine: Any, guild_id: int | None, **edit: Any) -> l
             changes = {**(edit if i == 0 else {}), "prev_hash": row["prev_hash"], "hash": row["hash"]}
             await conn.execute(update(audit_log).where(audit_log.c.id == row["id"]).values(**changes))
         await conn.execute(update(audit_chain_heads).where(audit_chain_heads.c.chain_key == chain_key(guild_id))
-                           .values(last_hash=prev, keyed_after=None, mac=None))
+                           .values(last_hash=prev, **({"keyed_after": None, "mac": None} if strip else {})))
     return rows
 
 
