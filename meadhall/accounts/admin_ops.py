@@ -153,8 +153,9 @@ async def reset_password(rt: Runtime, email: str, password: str | None) -> dict[
 
 
 async def _user_updated(rt: Runtime, uow: UnitOfWork, user_id: int) -> None:
-    """USER_UPDATE for admin grant/removal and 2FA on/reset (docs/reference/events.md): delivered when the service's
-    bus is shared (Redis), or in-process."""
+    """USER_UPDATE for admin grant/removal and 2FA on/reset (docs/reference/events.md). From the CLI the event
+    goes through the outbox that serving processes drain (docs/architecture.md), so it reaches live connections
+    on one node without Redis as on several."""
     fresh = await queries.select_user(uow.conn, user_id)
     assert fresh is not None
     uow.emit(notify_user_update(fresh, rt.keys))
