@@ -22,6 +22,7 @@ from pywebpush import WebPusher
 
 from meadhall.accounts.presence import in_client
 from meadhall.accounts.queries import select_summary_rows
+from meadhall.auth.sessions import ttl
 from meadhall.core.limits import PUSH_BODY_LENGTH, PUSH_FAILURES_MAX, PUSH_TTL_SECONDS
 from meadhall.integrations.outbound import OutboundBlocked, OutboundFailed
 from meadhall.messages.sent_hooks import SentMessage
@@ -127,7 +128,8 @@ async def deliver_notice(rt: Runtime, notice: Notice, slots: asyncio.Semaphore) 
     for start in range(0, len(notice.recipients), CHUNK):
         # Subscriptions first: most recipients of an @everyone have none, and cost nothing more then.
         async with rt.read() as uow:
-            subscriptions = await queries.select_subscriptions_of(uow.conn, notice.recipients[start:start + CHUNK])
+            subscriptions = await queries.select_subscriptions_of(uow.conn, notice.recipients[start:start + CHUNK],
+                                                                  uow.now - ttl(rt))
             if subscriptions and not body:
                 rows = await select_summary_rows(uow.conn, notice.mentioned) if notice.mentioned else {}
                 body = _finish(notice.payload, {i: r["display_name"] or r["username"] for i, r in rows.items()})

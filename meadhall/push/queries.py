@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.db import dialect
 from meadhall.db.schema import push_subscriptions as t
-from meadhall.db.schema import users
+from meadhall.db.schema import sessions, users
 
 
 class SubscriptionRow(TypedDict):
@@ -35,12 +35,14 @@ async def select_subscriptions(conn: AsyncConnection, user_id: int) -> list[Subs
     return [_row(r) for r in rows.mappings()]
 
 
-async def select_subscriptions_of(conn: AsyncConnection, user_ids: list[int]) -> list[SubscriptionRow]:
-    """The subscriptions to deliver to: never those of a banned or deleted account (docs/push.md), whatever
-    state their sessions are in."""
+async def select_subscriptions_of(conn: AsyncConnection, user_ids: list[int], used_after: datetime
+                                  ) -> list[SubscriptionRow]:
+    """The subscriptions to deliver to: never those of a banned or deleted account, nor those of a session
+    unused since `used_after` (expired: its row goes only when its token is next presented; docs/push.md)."""
     rows = await conn.execute(
-        select(t).join(users, users.c.id == t.c.user_id)
-        .where(t.c.user_id.in_(user_ids), users.c.banned_at.is_(None), users.c.deleted_at.is_(None))
+        select(t).join(users, users.c.id == t.c.user_id).join(sessions, sessions.c.id == t.c.session_id)
+        .where(t.c.user_id.in_(user_ids), users.c.banned_at.is_(None), users.c.deleted_at.is_(None),
+               sessions.c.last_used_at > used_after)
         .order_by(t.c.id))
     return [_row(r) for r in rows.mappings()]
 
