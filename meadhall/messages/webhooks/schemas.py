@@ -14,7 +14,9 @@ from meadhall.messages.schemas import Content, Snowflake
 
 WebhookName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80),
                         AfterValidator(check_single_line)]
-AvatarUrl = Annotated[str, StringConstraints(max_length=2048, pattern=r"^[hH][tT][tT][pP][sS]?://[^\s/?#]+\S*$")]
+# `\S` admits control characters (a NUL cannot even be stored on PostgreSQL): refused like in any text field.
+AvatarUrl = Annotated[str, StringConstraints(max_length=2048, pattern=r"^[hH][tT][tT][pP][sS]?://[^\s/?#]+\S*$"),
+                      AfterValidator(check_single_line)]
 
 
 class Webhook(BaseModel):
