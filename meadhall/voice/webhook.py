@@ -23,6 +23,7 @@ from livekit.api import TokenVerifier
 from livekit.protocol.webhook import WebhookEvent
 
 from meadhall.core.errors import AppError, validation_error
+from meadhall.core.text import check_single_line
 from meadhall.runtime import Runtime
 from meadhall.social.calls.service import do_leave_call_room
 from meadhall.voice import queries
@@ -69,6 +70,12 @@ def _event(body: bytes) -> WebhookEvent:
             raise validation_error(field, "is required")
     if len(event.id) > EVENT_ID_LENGTH:  # the journal's column; the media server's ids are short
         raise validation_error("id", f"is longer than {EVENT_ID_LENGTH} characters")
+    # The journal stores these; PostgreSQL refuses a text holding NUL, so it is a 422 here, never a 500.
+    for field, value in (("id", event.id), ("event", event.event), ("room", event.room.name)):
+        try:
+            check_single_line(value)
+        except ValueError as error:
+            raise validation_error(field, str(error)) from None
     return event
 
 

@@ -90,6 +90,9 @@ async def test_a_signed_body_that_is_no_event_answers_422_and_an_unsigned_one_40
         json.dumps({"id": "", "event": "room_finished", "room": room}).encode(): "id",
         json.dumps({"id": "EV_no_event", "room": room}).encode(): "event",
         json.dumps({"id": "E" * 129, "event": "room_finished", "room": room}).encode(): "id",
+        json.dumps({"id": "EV_\u0000", "event": "room_finished", "room": room}).encode(): "id",
+        json.dumps({"id": "EV_nul_event", "event": "room_finished\u0000", "room": room}).encode(): "event",
+        json.dumps({"id": "EV_nul_room", "event": "room_finished", "room": {"name": "x\u0000"}}).encode(): "room",
     }
     for body, field in not_events.items():
         invalid(await post(body, sign_body(MEDIA_KEY, MEDIA_SECRET, body)), field)
