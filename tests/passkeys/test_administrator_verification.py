@@ -10,23 +10,24 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from meadhall.db.schema import security_events, sessions
+from meadhall.db.schema import sessions
 from tests.support.admin import admin_account
 from tests.support.http import assert_error
-from tests.support.passkeys import PASSKEYS, STEP_UP, add_passkey, login_options, login_verify, passkey_login
+from tests.support.passkeys import (
+    PASSKEYS,
+    STEP_UP,
+    add_passkey,
+    login_options,
+    login_verify,
+    passkey_login,
+    security_events_of,
+)
 from tests.support.webauthn import Authenticator
 
 
 @pytest.fixture
 def settings_overrides() -> dict[str, Any]:
     return {"RATE_LIMITS": {"auth.passkey": "1000/60"}}
-
-
-async def security(rt: Any, type_: str) -> list[tuple[Any, ...]]:
-    async with rt.read() as uow:
-        rows = await uow.conn.execute(select(security_events.c.user_id, security_events.c.data)
-                                      .where(security_events.c.type == type_).order_by(security_events.c.id))
-    return [tuple(r) for r in rows]
 
 
 async def session_count(rt: Any, account: Any) -> int:
@@ -57,8 +58,8 @@ async def test_administrator_sign_in_without_user_verification_is_refused(client
     body = assert_error(r, 401, "auth.passkey_uv_required")
     assert "token" not in body and "set-cookie" not in r.headers
     assert await session_count(rt, admin) == before
-    assert await security(rt, "login.failure") == [(int(admin["user"]["id"]), {"reason": "passkey_uv_required"})]
-    assert await security(rt, "passkey.login") == []
+    assert await security_events_of(rt, "login.failure") == [(int(admin["user"]["id"]), {"reason": "passkey_uv_required"})]
+    assert await security_events_of(rt, "passkey.login") == []
     # The refused attempt used its ceremony up: the same challenge answered with UV is refused too.
     again = key.get(ceremony["options"], verified=True)
     assert_error(await login_verify(client, ceremony["ceremony_id"], again), 401, "auth.ceremony_invalid")
@@ -91,7 +92,7 @@ async def test_administrator_step_up_without_user_verification_is_refused(client
     assert_error(await step_up_with(client, admin, key), 401, "auth.passkey_uv_required")
     assert_error(await client.post(f"{PASSKEYS}/register/options", headers=admin.headers),
                  403, "auth.step_up_required")
-    assert await security(rt, "step_up.failure") == [
+    assert await security_events_of(rt, "step_up.failure") == [
         (int(admin["user"]["id"]), {"reason": "auth.passkey_uv_required"})]
     r = await step_up_with(client, admin, key, verified=True)
     assert r.status_code == 200, r.text

@@ -7,11 +7,9 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import select
 
-from meadhall.db.schema import security_events
 from tests.support.http import assert_error
-from tests.support.passkeys import PASSKEYS, STEP_UP, add_passkey, login_options
+from tests.support.passkeys import PASSKEYS, STEP_UP, add_passkey, login_options, security_events_of
 from tests.support.shapes import parse_ts
 from tests.support.webauthn import Authenticator
 
@@ -19,13 +17,6 @@ from tests.support.webauthn import Authenticator
 @pytest.fixture
 def settings_overrides() -> dict[str, Any]:
     return {"RATE_LIMITS": {"auth.passkey": "1000/60"}}
-
-
-async def security(rt: Any, type_: str) -> list[tuple[Any, ...]]:
-    async with rt.read() as uow:
-        rows = await uow.conn.execute(select(security_events.c.user_id, security_events.c.data)
-                                      .where(security_events.c.type == type_).order_by(security_events.c.id))
-    return [tuple(r) for r in rows]
 
 
 async def test_list_only_own_passkeys(client, accounts):
@@ -45,7 +36,7 @@ async def test_rename(client, accounts, rt, clock):
     r = await client.patch(f"{PASSKEYS}/{passkey['id']}", json={"name": "Work laptop"}, headers=a.headers)
     assert r.status_code == 200, r.text
     assert r.json() == {"passkey": {**passkey, "name": "Work laptop"}}
-    assert await security(rt, "passkey.rename") == [(int(a["user"]["id"]), {"passkey_id": passkey["id"]})]
+    assert await security_events_of(rt, "passkey.rename") == [(int(a["user"]["id"]), {"passkey_id": passkey["id"]})]
     for bad in ("", "   ", "x" * 65, "two\nlines"):
         r = await client.patch(f"{PASSKEYS}/{passkey['id']}", json={"name": bad}, headers=a.headers)
         assert_error(r, 422, "validation.failed")
@@ -60,7 +51,7 @@ async def test_revoke(client, accounts, rt, clock):
     gone = await add_passkey(client, a, Authenticator())
     assert (await client.delete(f"{PASSKEYS}/{gone['id']}", headers=a.headers)).status_code == 204
     assert (await client.get(PASSKEYS, headers=a.headers)).json()["passkeys"] == [keep]
-    assert await security(rt, "passkey.revoke") == [(int(a["user"]["id"]), {"passkey_id": gone["id"]})]
+    assert await security_events_of(rt, "passkey.revoke") == [(int(a["user"]["id"]), {"passkey_id": gone["id"]})]
     assert_error(await client.delete(f"{PASSKEYS}/{gone['id']}", headers=a.headers), 404, "passkey.not_found")
     clock.advance(601)
     assert_error(await client.delete(f"{PASSKEYS}/{keep['id']}", headers=a.headers), 403, "auth.step_up_required")
@@ -97,7 +88,7 @@ async def test_step_up_by_passkey(client, accounts, rt, clock):
     assert abs(parse_ts(r.json()["step_up_expires_at"]) - (clock.now() + timedelta(minutes=10))) \
         < timedelta(milliseconds=2)
     assert (await client.post(f"{PASSKEYS}/register/options", headers=a.headers)).status_code == 200
-    assert [u for u, _ in await security(rt, "step_up.success")] == [int(a["user"]["id"])]
+    assert [u for u, _ in await security_events_of(rt, "step_up.success")] == [int(a["user"]["id"])]
 
 
 async def test_step_up_with_another_accounts_passkey(client, accounts, rt, clock):
@@ -108,7 +99,7 @@ async def test_step_up_with_another_accounts_passkey(client, accounts, rt, clock
     clock.advance(3600)
     assert_error(await step_up_with(client, a, bob_key), 401, "auth.passkey_failed")
     assert_error(await client.post(f"{PASSKEYS}/register/options", headers=a.headers), 403, "auth.step_up_required")
-    assert await security(rt, "step_up.failure") == [(int(a["user"]["id"]), {"reason": "auth.passkey_failed"})]
+    assert await security_events_of(rt, "step_up.failure") == [(int(a["user"]["id"]), {"reason": "auth.passkey_failed"})]
 
 
 async def test_step_up_ceremony_is_single_use_and_checked(client, accounts, clock):

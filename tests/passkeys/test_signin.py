@@ -9,10 +9,17 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 
-from meadhall.db.schema import passkeys, security_events, users
+from meadhall.db.schema import passkeys, users
 from tests.support.accounts import bearer, enable_2fa
 from tests.support.http import assert_error
-from tests.support.passkeys import LOGIN_OPTIONS, add_passkey, login_options, login_verify, passkey_login
+from tests.support.passkeys import (
+    LOGIN_OPTIONS,
+    add_passkey,
+    login_options,
+    login_verify,
+    passkey_login,
+    security_events_of,
+)
 from tests.support.webauthn import Authenticator
 
 
@@ -27,13 +34,6 @@ async def with_passkey(client: Any, accounts: Any, username: str = "alice", **kw
     key = Authenticator(**kw)
     await add_passkey(client, account, key)
     return account, key
-
-
-async def security(rt: Any, type_: str) -> list[tuple[Any, ...]]:
-    async with rt.read() as uow:
-        rows = await uow.conn.execute(select(security_events.c.user_id, security_events.c.data)
-                                      .where(security_events.c.type == type_).order_by(security_events.c.id))
-    return [tuple(r) for r in rows]
 
 
 async def test_discoverable_sign_in(client, accounts, rt):
@@ -56,7 +56,7 @@ async def test_discoverable_sign_in(client, accounts, rt):
     assert me.json()["user"]["username"] == "alice"
     listed = (await client.get("/api/v1/auth/passkeys", headers=a.headers)).json()["passkeys"]
     assert listed[0]["last_used_at"] is not None
-    assert await security(rt, "passkey.login") == [(int(a["user"]["id"]), {"passkey_id": listed[0]["id"]})]
+    assert await security_events_of(rt, "passkey.login") == [(int(a["user"]["id"]), {"passkey_id": listed[0]["id"]})]
 
 
 async def test_no_body_is_discoverable(client, accounts):
@@ -112,7 +112,7 @@ async def test_another_accounts_key_under_an_email(client, accounts, rt):
     r = await login_verify(client, ceremony["ceremony_id"], bob_key.get(ceremony["options"],
                                                                          credential=bob_key.credentials[0]))
     assert_error(r, 401, "auth.passkey_failed")
-    assert await security(rt, "login.failure") == [(int(b["user"]["id"]), {"reason": "passkey_failed"})]
+    assert await security_events_of(rt, "login.failure") == [(int(b["user"]["id"]), {"reason": "passkey_failed"})]
 
 
 async def test_ceremony_is_single_use(client, accounts):
@@ -158,8 +158,8 @@ async def test_registration_ceremony_is_not_a_sign_in(client, accounts):
 async def test_refused_answers(client, accounts, rt, misbehaviour):
     a, key = await with_passkey(client, accounts)
     assert_error(await passkey_login(client, key, **misbehaviour), 401, "auth.passkey_failed")
-    assert await security(rt, "login.failure") == [(int(a["user"]["id"]), {"reason": "passkey_failed"})]
-    assert await security(rt, "passkey.login") == []
+    assert await security_events_of(rt, "login.failure") == [(int(a["user"]["id"]), {"reason": "passkey_failed"})]
+    assert await security_events_of(rt, "passkey.login") == []
 
 
 async def test_unknown_credential(client, accounts, rt):
@@ -169,7 +169,7 @@ async def test_unknown_credential(client, accounts, rt):
     stranger.create({"rp": {"id": "localhost"}, "user": {"id": "AAAA"}, "challenge": options["challenge"]})
     r = await passkey_login(client, stranger)
     assert_error(r, 401, "auth.passkey_failed")
-    assert await security(rt, "login.failure") == [(None, {"reason": "passkey_failed"})]
+    assert await security_events_of(rt, "login.failure") == [(None, {"reason": "passkey_failed"})]
 
 
 async def test_revoked_passkey_no_longer_signs_in(client, accounts):
@@ -205,7 +205,7 @@ async def test_banned_user(client, accounts, rt):
     async with rt.uow() as uow:
         await uow.conn.execute(update(users).where(users.c.id == int(a["user"]["id"])).values(banned_at=uow.now))
     assert_error(await passkey_login(client, key), 403, "user.banned")
-    assert await security(rt, "login.failure") == [(int(a["user"]["id"]), {"reason": "banned"})]
+    assert await security_events_of(rt, "login.failure") == [(int(a["user"]["id"]), {"reason": "banned"})]
 
 
 async def test_administrator_without_totp_is_sent_to_enrol(client, accounts, rt):

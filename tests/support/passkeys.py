@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import select
+
+from meadhall.db.schema import security_events
 from tests.support.webauthn import Authenticator
 
 PASSKEYS = "/api/v1/auth/passkeys"
@@ -50,3 +53,11 @@ async def passkey_login(client: Any, authenticator: Authenticator, email: str | 
     """A whole passkey sign-in: options, the authenticator's answer, verify."""
     ceremony = await login_options(client, email)
     return await login_verify(client, ceremony["ceremony_id"], authenticator.get(ceremony["options"], **get))
+
+
+async def security_events_of(rt: Any, type_: str) -> list[tuple[Any, ...]]:
+    """The security events of this type recorded so far, oldest first: (user_id, data)."""
+    async with rt.read() as uow:
+        rows = await uow.conn.execute(select(security_events.c.user_id, security_events.c.data)
+                                      .where(security_events.c.type == type_).order_by(security_events.c.id))
+    return [tuple(r) for r in rows]
