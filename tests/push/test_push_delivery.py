@@ -12,15 +12,9 @@ import pytest
 from meadhall.push.delivery import deliveries_of
 from tests.support.conversations import group, open_dm
 from tests.support.messages import post
-from tests.support.outbound import PAGE_HOST, VAPID, Browser, vapid_claims
+from tests.support.outbound import PAGE_HOST, VAPID, vapid_claims
 from tests.support.personas import hall
-
-
-async def subscribe(api, who, push_service, path="/device") -> Browser:
-    browser = Browser()
-    await api.post("/push/subscriptions", who, json={"endpoint": push_service.url(path), "keys": browser.keys()},
-                   expect=201)
-    return browser
+from tests.support.push import subscribe
 
 
 async def delivered(rt) -> None:

@@ -12,26 +12,12 @@ from typing import Any
 
 import pytest
 
-from meadhall.push.delivery import deliveries_of
 from tests.support.conversations import open_dm
-from tests.support.messages import post
 from tests.support.nodes import second_node_with_runtime
-from tests.support.outbound import Browser, confine
+from tests.support.outbound import confine
+from tests.support.push import pushed_after_a_message, subscribe
 
 SAFETY_EXPIRY = 90  # 2 x the heartbeat timeout of 45 s (docs/gateway.md)
-
-
-async def subscribe(api: Any, who: Any, push_service: Any, path: str) -> None:
-    await api.post("/push/subscriptions", who, json={"endpoint": push_service.url(path), "keys": Browser().keys()},
-                   expect=201)
-
-
-async def pushed(client: Any, rt: Any, push_service: Any, sender: Any, dm: dict[str, Any], text: str) -> bool:
-    """Whether a direct message sent now reaches the recipient's device."""
-    push_service.requests.clear()
-    await post(client, sender, dm["id"], text)
-    await deliveries_of(rt).idle()
-    return bool(push_service.received("/phone"))
 
 
 async def closed(gateway: Any, connection: Any, user_id: str) -> None:
@@ -54,11 +40,12 @@ async def pair(api: Any, accounts: Any, push_service: Any) -> tuple[Any, Any, di
 async def test_a_message_just_after_the_app_closed_is_pushed(client, rt, push_service, gateway, pair):
     alice, bob, dm = pair
     connection = await gateway.identified(bob["token"])
-    assert not await pushed(client, rt, push_service, alice, dm, "while the app is open")
+    assert await pushed_after_a_message(client, rt, push_service, alice, dm, "while the app is open") == []
 
     await closed(gateway, connection, bob.id)
 
-    assert await pushed(client, rt, push_service, alice, dm, "just after it closed")  # no 45 s wait
+    assert await pushed_after_a_message(client, rt, push_service, alice, dm,
+                                        "just after it closed") == ["/phone"]  # no 45 s wait
 
 
 async def test_any_open_connection_counts_until_the_last_closes(client, rt, push_service, gateway, pair):
@@ -68,10 +55,10 @@ async def test_any_open_connection_counts_until_the_last_closes(client, rt, push
     await phone.close()
     await phone.wait_closed()
     await asyncio.sleep(0.1)  # the server side handles the close
-    assert not await pushed(client, rt, push_service, alice, dm, "the laptop is still open")
+    assert await pushed_after_a_message(client, rt, push_service, alice, dm, "the laptop is still open") == []
 
     await closed(gateway, laptop, bob.id)
-    assert await pushed(client, rt, push_service, alice, dm, "both closed")
+    assert await pushed_after_a_message(client, rt, push_service, alice, dm, "both closed") == ["/phone"]
 
 
 async def test_a_session_kept_for_resume_is_not_a_connection_and_a_resume_is(client, rt, push_service, gateway,
@@ -81,13 +68,14 @@ async def test_a_session_kept_for_resume_is_not_a_connection_and_a_resume_is(cli
     await closed(gateway, first, bob.id)
     assert first.session_id in gateway.hub.sessions  # kept for RESUME
 
-    assert await pushed(client, rt, push_service, alice, dm, "nobody is connected")
+    assert await pushed_after_a_message(client, rt, push_service, alice, dm,
+                                        "nobody is connected") == ["/phone"]
 
     again = await gateway.connect()
     assert (await again.recv())["op"] == 10
     await again.send(6, {"token": bob["token"], "session_id": first.session_id, "seq": first.last_seq})
     await again.dispatch("RESUMED")
-    assert not await pushed(client, rt, push_service, alice, dm, "resumed")
+    assert await pushed_after_a_message(client, rt, push_service, alice, dm, "resumed") == []
 
 
 async def test_heartbeats_keep_a_connection_counted(client, rt, clock, push_service, gateway, pair):
@@ -98,7 +86,7 @@ async def test_heartbeats_keep_a_connection_counted(client, rt, clock, push_serv
         await connection.send(1, connection.last_seq)
         await connection.recv_until(lambda f: f["op"] == 11)
 
-    assert not await pushed(client, rt, push_service, alice, dm, "still open")
+    assert await pushed_after_a_message(client, rt, push_service, alice, dm, "still open") == []
 
 
 async def test_a_connection_unheard_of_past_its_safety_expiry_no_longer_counts(client, rt, clock, push_service,
@@ -107,11 +95,11 @@ async def test_a_connection_unheard_of_past_its_safety_expiry_no_longer_counts(c
     alice, bob, dm = pair
     await gateway.identified(bob["token"])
     clock.advance(SAFETY_EXPIRY - 5)
-    assert not await pushed(client, rt, push_service, alice, dm, "within the expiry")
+    assert await pushed_after_a_message(client, rt, push_service, alice, dm, "within the expiry") == []
 
     clock.advance(10)
 
-    assert await pushed(client, rt, push_service, alice, dm, "past the expiry")
+    assert await pushed_after_a_message(client, rt, push_service, alice, dm, "past the expiry") == ["/phone"]
 
 
 async def test_a_connection_closed_on_one_node_lets_another_node_push(settings, client, rt, clock, push_service,
@@ -123,8 +111,10 @@ async def test_a_connection_closed_on_one_node_lets_another_node_push(settings, 
         confine(rt_b.outbound)
         rt_b.outbound.ssl_context = push_service.client_tls
         connection = await gateway.identified(bob["token"])  # on node A
-        assert not await pushed(node_b, rt_b, push_service, alice, dm, "sent through B while A holds the app")
+        assert await pushed_after_a_message(node_b, rt_b, push_service, alice, dm,
+                                            "sent through B while A holds the app") == []
 
         await closed(gateway, connection, bob.id)
 
-        assert await pushed(node_b, rt_b, push_service, alice, dm, "sent through B just after the close on A")
+        assert await pushed_after_a_message(node_b, rt_b, push_service, alice, dm,
+                                            "sent through B just after the close on A") == ["/phone"]

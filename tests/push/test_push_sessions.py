@@ -10,34 +10,16 @@ from typing import Any
 import pytest
 
 from meadhall.push.delivery import deliveries_of
-from tests.support.accounts import second_session
+from tests.support.accounts import another_device
 from tests.support.admin import admin_account, user_url
 from tests.support.conversations import group, open_dm
 from tests.support.http import invalid
 from tests.support.messages import post
 from tests.support.outbound import Browser
 from tests.support.personas import Account
+from tests.support.push import pushed_after_a_message, subscribe
 
 NEW_PASSWORD = "a brand new passphrase"
-
-
-async def subscribe(api: Any, who: Any, push_service: Any, path: str) -> None:
-    await api.post("/push/subscriptions", who, json={"endpoint": push_service.url(path), "keys": Browser().keys()},
-                   expect=201)
-
-
-async def device(client: Any, account: Account) -> Account:
-    """Another signed-in device of the account (a session of its own)."""
-    other = await second_session(client, account)
-    return Account(token=other["token"], user=other["user"], password=account["password"], session=other["session"])
-
-
-async def pushed_after_a_message(client: Any, rt: Any, push_service: Any, sender: Any, dm: dict[str, Any]) -> list[str]:
-    """The paths the push service receives for a direct message sent now."""
-    push_service.requests.clear()
-    await post(client, sender, dm["id"], "are you still there?")
-    await deliveries_of(rt).idle()
-    return sorted(r["path"] for r in push_service.received())
 
 
 @pytest.fixture
@@ -56,7 +38,7 @@ async def test_the_control_a_subscribed_device_receives_the_message(api, client,
 
 async def test_logout_ends_that_sessions_subscriptions_only(api, client, rt, push_service, pair):
     alice, bob, dm = pair
-    laptop = await device(client, bob)
+    laptop = await another_device(client, bob)
     await subscribe(api, bob, push_service, "/phone")
     await subscribe(api, laptop, push_service, "/laptop")
 
@@ -69,7 +51,7 @@ async def test_logout_ends_that_sessions_subscriptions_only(api, client, rt, pus
 
 async def test_logout_everywhere_ends_every_subscription(api, client, rt, push_service, pair):
     alice, bob, dm = pair
-    laptop = await device(client, bob)
+    laptop = await another_device(client, bob)
     await subscribe(api, bob, push_service, "/phone")
     await subscribe(api, laptop, push_service, "/laptop")
 
@@ -80,7 +62,7 @@ async def test_logout_everywhere_ends_every_subscription(api, client, rt, push_s
 
 async def test_revoking_a_session_ends_its_subscriptions(api, client, rt, push_service, pair):
     alice, bob, dm = pair
-    laptop = await device(client, bob)
+    laptop = await another_device(client, bob)
     await subscribe(api, bob, push_service, "/phone")
     await subscribe(api, laptop, push_service, "/laptop")
 
@@ -91,7 +73,7 @@ async def test_revoking_a_session_ends_its_subscriptions(api, client, rt, push_s
 
 async def test_a_password_change_ends_the_other_sessions_subscriptions(api, client, rt, push_service, pair):
     alice, bob, dm = pair
-    laptop = await device(client, bob)
+    laptop = await another_device(client, bob)
     await subscribe(api, bob, push_service, "/phone")
     await subscribe(api, laptop, push_service, "/laptop")
 
@@ -115,7 +97,7 @@ async def test_the_sessions_an_administrator_ends_take_their_subscriptions(api, 
                                                                            pair):
     alice, bob, dm = pair
     admin = await admin_account(client, accounts, rt, "root")
-    laptop = await device(client, bob)
+    laptop = await another_device(client, bob)
     await subscribe(api, bob, push_service, "/phone")
     await subscribe(api, laptop, push_service, "/laptop")
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import pyotp
 
+from tests.support.personas import Account
+
 ME = "/api/v1/users/@me"
 SETUP = "/api/v1/auth/2fa/setup"
 ENABLE = "/api/v1/auth/2fa/enable"
@@ -42,6 +44,12 @@ async def second_session(client: Any, account: Any) -> dict[str, Any]:
     r = await login(client, account["user"]["username"], account["password"])
     assert r.status_code == 200, r.text
     return r.json()
+
+
+async def another_device(client: Any, account: Any) -> Account:
+    """Another signed-in device of the account (a session of its own)."""
+    other = await second_session(client, account)
+    return Account(token=other["token"], user=other["user"], password=account["password"], session=other["session"])
 
 
 def totp_code(secret: str, clock: Any, steps: int = 0) -> str:
