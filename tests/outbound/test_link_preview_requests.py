@@ -11,7 +11,7 @@ import pytest
 from aiohttp import web
 
 from tests.support.http import invalid
-from tests.support.outbound import Site
+from tests.support.outbound import Site, link_preview
 
 PIECE = 16 * 1024
 
@@ -35,23 +35,15 @@ def trickled(head_bytes: int) -> web.StreamResponse:
 
 @pytest.fixture
 async def site(rt):
-    s = Site({"/deep-title": trickled(480 * 1024), "/too-deep-title": trickled(600 * 1024),
-              "/plain": trickled(0)})
-    await s.start()
-    try:
+    async with Site({"/deep-title": trickled(480 * 1024), "/too-deep-title": trickled(600 * 1024),
+                     "/plain": trickled(0)}) as s:
         yield s
-    finally:
-        await s.stop()
-
-
-async def preview(api, who, url, expect=200):
-    return await api.get("/link-previews", who, params={"url": url}, expect=expect)
 
 
 async def test_a_title_after_480_kb_of_head_sent_in_small_pieces_makes_a_card(api, accounts, site):
     alice = await accounts.register("alice")
 
-    body = await preview(api, alice, site.url("/deep-title"))
+    body = await link_preview(api, alice, site.url("/deep-title"))
 
     assert body["status"] == "ok", body
     assert body["card"]["title"] == "Far down the head"
@@ -60,7 +52,7 @@ async def test_a_title_after_480_kb_of_head_sent_in_small_pieces_makes_a_card(ap
 async def test_a_title_after_600_kb_of_head_is_past_the_512_kb_read(api, accounts, site):
     alice = await accounts.register("alice")
 
-    body = await preview(api, alice, site.url("/too-deep-title"))
+    body = await link_preview(api, alice, site.url("/too-deep-title"))
 
     assert body["status"] == "empty", body
     assert body["card"] is None

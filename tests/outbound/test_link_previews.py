@@ -15,7 +15,7 @@ from meadhall.app import create_app
 from meadhall.core import limits
 from meadhall.runtime import Runtime
 from tests.support.http import Api, assert_error, invalid
-from tests.support.outbound import Site, confine, html, redirect
+from tests.support.outbound import Site, confine, html, link_preview, redirect
 from tests.support.personas import Accounts
 
 PAD = "<!-- " + "x" * 600_000 + " -->"
@@ -60,16 +60,8 @@ ROUTES["/latin1"] = latin1
 
 @pytest.fixture
 async def site(rt):
-    s = Site(dict(ROUTES))
-    await s.start()
-    try:
+    async with Site(dict(ROUTES)) as s:
         yield s
-    finally:
-        await s.stop()
-
-
-async def preview(api, who, url, expect=200):
-    return await api.get("/link-previews", who, params={"url": url}, expect=expect)
 
 
 def lifetime(body) -> float:
@@ -80,9 +72,9 @@ def lifetime(body) -> float:
 async def test_twitter_card_then_title_and_description(api, accounts, site, names):
     alice = await accounts.register("alice")
 
-    tweet = await preview(api, alice, site.url("/twitter"))
-    plain = await preview(api, alice, site.url("/plain-html"))
-    latin = await preview(api, alice, site.url("/latin1"))
+    tweet = await link_preview(api, alice, site.url("/twitter"))
+    plain = await link_preview(api, alice, site.url("/plain-html"))
+    latin = await link_preview(api, alice, site.url("/latin1"))
 
     assert tweet["card"] == {"title": "Tweet title", "description": "Tweet text", "site_name": None,
                              "image_url": "https://page.test/t.png"}
@@ -99,7 +91,7 @@ async def test_twitter_card_then_title_and_description(api, accounts, site, name
 async def test_statuses(api, accounts, site, path, status):
     alice = await accounts.register("alice")
 
-    body = await preview(api, alice, site.url(path))
+    body = await link_preview(api, alice, site.url(path))
 
     assert body["status"] == status
     assert (body["card"] is not None) == (status == "ok")
@@ -110,7 +102,7 @@ async def test_a_fetch_that_takes_too_long_is_an_error(api, accounts, site, monk
     alice = await accounts.register("alice")
 
     started = asyncio.get_running_loop().time()
-    body = await preview(api, alice, site.url("/slow"))
+    body = await link_preview(api, alice, site.url("/slow"))
 
     assert body["status"] == "error"
     assert asyncio.get_running_loop().time() - started < 2.5
@@ -119,7 +111,7 @@ async def test_a_fetch_that_takes_too_long_is_an_error(api, accounts, site, monk
 async def test_only_the_first_512_kb_are_read(api, accounts, site):
     alice = await accounts.register("alice")
 
-    body = await preview(api, alice, site.url("/big"))
+    body = await link_preview(api, alice, site.url("/big"))
 
     assert body["card"]["title"] == "Head title"  # the og:title past 512 KB was never read
 
@@ -129,7 +121,7 @@ async def test_only_the_first_512_kb_are_read(api, accounts, site):
 async def test_an_image_url_the_guard_refuses_is_left_out_and_never_fetched(api, accounts, site, names, canary, path):
     alice = await accounts.register("alice")
 
-    body = await preview(api, alice, site.url(path))
+    body = await link_preview(api, alice, site.url(path))
 
     assert body["status"] == "ok" and body["card"]["image_url"] is None
     assert site.paths() == [path]
@@ -138,42 +130,42 @@ async def test_an_image_url_the_guard_refuses_is_left_out_and_never_fetched(api,
 
 async def test_answers_are_cached_for_their_lives(api, accounts, site, clock):
     alice = await accounts.register("alice")
-    ok = await preview(api, alice, site.url("/plain-html"))
-    empty = await preview(api, alice, site.url("/text"))
-    error = await preview(api, alice, site.url("/broken"))
-    blocked = await preview(api, alice, "http://127.0.0.1:9/")
+    ok = await link_preview(api, alice, site.url("/plain-html"))
+    empty = await link_preview(api, alice, site.url("/text"))
+    error = await link_preview(api, alice, site.url("/broken"))
+    blocked = await link_preview(api, alice, "http://127.0.0.1:9/")
     assert [lifetime(b) for b in (ok, empty, error, blocked)] == [86_400, 3_600, 600, 3_600]
 
-    again = [await preview(api, alice, site.url(p)) for p in ("/plain-html", "/text", "/broken")]
+    again = [await link_preview(api, alice, site.url(p)) for p in ("/plain-html", "/text", "/broken")]
     assert again == [ok, empty, error]
     assert len(site.requests) == 3
 
     clock.advance(minutes=11)  # the error is fetched again, the others are still cached
-    await preview(api, alice, site.url("/broken"))
-    await preview(api, alice, site.url("/text"))
+    await link_preview(api, alice, site.url("/broken"))
+    await link_preview(api, alice, site.url("/text"))
     assert site.paths() == ["/plain-html", "/text", "/broken", "/broken"]
 
     clock.advance(days=1)
-    refreshed = await preview(api, alice, site.url("/plain-html"))
+    refreshed = await link_preview(api, alice, site.url("/plain-html"))
     assert site.paths()[-1] == "/plain-html" and refreshed["fetched_at"] != ok["fetched_at"]
 
 
 async def test_twenty_new_fetches_a_minute_and_cached_answers_are_free(api, accounts, site, clock):
     alice, bob = await accounts.register("alice"), await accounts.register("bob")
     for i in range(20):
-        await preview(api, alice, site.url(f"/plain-html?n={i}"))
+        await link_preview(api, alice, site.url(f"/plain-html?n={i}"))
 
     r = await api.request("GET", "/link-previews", alice, params={"url": site.url("/plain-html?n=20")}, expect=None)
     assert_error(r, 429, "rate_limited")
     assert r.json()["error"]["bucket"] == "link_previews"
-    cached = await preview(api, alice, site.url("/plain-html?n=3"))  # free
+    cached = await link_preview(api, alice, site.url("/plain-html?n=3"))  # free
     assert cached["status"] == "ok"
-    await preview(api, bob, site.url("/plain-html?n=20"))  # per user; and now cached for alice too
-    await preview(api, alice, site.url("/plain-html?n=20"))
+    await link_preview(api, bob, site.url("/plain-html?n=20"))  # per user; and now cached for alice too
+    await link_preview(api, alice, site.url("/plain-html?n=20"))
     assert len(site.requests) == 21
 
     clock.advance(seconds=3)
-    await preview(api, alice, site.url("/plain-html?n=21"))
+    await link_preview(api, alice, site.url("/plain-html?n=21"))
 
 
 @pytest.mark.parametrize("url", ["not a url", "/relative/path", "//example.com/no-scheme", "http://", "https:///x"])
@@ -213,11 +205,11 @@ async def test_two_service_instances_share_the_cache(api, accounts, site, settin
     try:
         app = create_app(settings, other)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as c:
-            first = await preview(api, alice, site.url("/plain-html"))
-            second = await preview(Api(c), alice, site.url("/plain-html"))
+            first = await link_preview(api, alice, site.url("/plain-html"))
+            second = await link_preview(Api(c), alice, site.url("/plain-html"))
             bob = await Accounts(c).register("bob")
-            third = await preview(Api(c), bob, site.url("/twitter"))
-            fourth = await preview(api, alice, site.url("/twitter"))
+            third = await link_preview(Api(c), bob, site.url("/twitter"))
+            fourth = await link_preview(api, alice, site.url("/twitter"))
     finally:
         await other.close()
 

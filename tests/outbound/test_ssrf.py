@@ -6,12 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.outbound import PAGE_HOST
-
-
-async def preview(api, who, url, expect=200):
-    return await api.get("/link-previews", who, params={"url": url}, expect=expect)
-
+from tests.support.outbound import PAGE_HOST, link_preview
 
 DISGUISES = [
     "http://127.0.0.1:{port}/",
@@ -49,7 +44,7 @@ async def test_disguised_loopback_is_blocked_and_never_connected(api, accounts, 
     alice = await accounts.register("alice")
     url = template.format(port=canary.port, page=PAGE_HOST, page_port=pages.port)
 
-    body = await preview(api, alice, url)
+    body = await link_preview(api, alice, url)
 
     assert body["status"] == "blocked", body
     assert body["card"] is None
@@ -59,7 +54,7 @@ async def test_disguised_loopback_is_blocked_and_never_connected(api, accounts, 
 async def test_the_allowed_page_server_gives_an_ok_card(api, accounts, canary, pages, names):
     alice = await accounts.register("alice")
 
-    body = await preview(api, alice, f"http://{PAGE_HOST}:{pages.port}/page#top")
+    body = await link_preview(api, alice, f"http://{PAGE_HOST}:{pages.port}/page#top")
 
     assert body["status"] == "ok"
     assert body["url"] == f"http://{PAGE_HOST}:{pages.port}/page"
@@ -73,8 +68,8 @@ async def test_a_name_resolving_to_the_allowed_server_and_a_redirect_within_it_a
                                                                                           pages, names):
     alice = await accounts.register("alice")
 
-    by_name = await preview(api, alice, f"http://page.test:{pages.port}/page")
-    redirected = await preview(api, alice, f"http://0x7f.0.0.2:{pages.port}/to-page")
+    by_name = await link_preview(api, alice, f"http://page.test:{pages.port}/page")
+    redirected = await link_preview(api, alice, f"http://0x7f.0.0.2:{pages.port}/to-page")
 
     assert by_name["status"] == "ok" and redirected["status"] == "ok"
     assert redirected["url"] == f"http://{PAGE_HOST}:{pages.port}/to-page"  # the hex host, normalised

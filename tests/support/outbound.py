@@ -110,12 +110,24 @@ class Site:
         assert self.runner is not None
         await self.runner.cleanup()
 
+    async def __aenter__(self) -> Site:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.stop()
+
     def url(self, path: str) -> str:
         scheme = "https" if self.ssl_context else "http"
         return f"{scheme}://{PAGE_HOST}:{self.port}{path}"
 
     def paths(self) -> list[str]:
         return [r["path"] for r in self.requests]
+
+
+async def link_preview(api: Any, who: Any, url: str, expect: int | None = 200) -> Any:
+    """GET /link-previews for `url` as `who` (the Api helper of tests/support/http.py)."""
+    return await api.get("/link-previews", who, params={"url": url}, expect=expect)
 
 
 def html(body: str, status: int = 200, content_type: str = "text/html") -> Handler:
