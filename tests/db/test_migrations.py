@@ -12,7 +12,6 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
-from alembic import command
 from alembic.script import ScriptDirectory
 from sqlalchemy import text, true
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -21,7 +20,7 @@ from meadhall.core.ids import EPOCH_MS, id_timestamp_ms
 from meadhall.db import dialect
 from meadhall.db.engine import create_engine
 from meadhall.db.migrate import MIGRATIONS_DIR, alembic_config, migrate, shipped_revisions
-from tests.support.isolation import TEST_DATABASE_URL, async_url, fresh_postgres
+from tests.support.migrations import BACKENDS, empty_database, upgrade_to
 
 VERSIONS_DIR = MIGRATIONS_DIR / "versions"
 
@@ -55,7 +54,6 @@ SHIPPED = {
 }
 
 FILE_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.py$")
-BACKENDS = ["sqlite"] + (["postgres"] if TEST_DATABASE_URL else [])
 
 
 def migration_files() -> list[Path]:
@@ -119,12 +117,8 @@ def test_created_tables_tolerate_existing_ones() -> None:
 
 @pytest.fixture(params=BACKENDS)
 def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """The async URL of an empty database."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'chat.db'}"
-        return
-    with fresh_postgres() as url:
-        yield async_url(url)
+    with empty_database(request.param, tmp_path) as url:
+        yield url
 
 
 @pytest.fixture
@@ -134,12 +128,6 @@ async def engine(fresh_url: str) -> AsyncIterator[AsyncEngine]:
         yield eng
     finally:
         await eng.dispose()
-
-
-async def upgrade_to(engine: AsyncEngine, revision: str) -> None:
-    async with engine.connect() as conn:
-        await conn.run_sync(lambda sync_conn: command.upgrade(alembic_config(sync_conn), revision))
-        await conn.commit()
 
 
 async def versions(engine: AsyncEngine) -> list[str]:

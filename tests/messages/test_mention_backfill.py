@@ -10,28 +10,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from alembic import command
 from sqlalchemy import insert, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from meadhall.db.engine import create_engine
-from meadhall.db.migrate import alembic_config, migrate
+from meadhall.db.migrate import migrate
 from meadhall.db.schema import messages, users
 from meadhall.db.schema.messages import everyone_mentions, user_mentions
-from tests.support.isolation import TEST_DATABASE_URL, async_url, fresh_postgres
+from tests.support.migrations import BACKENDS, empty_database, upgrade_to
 
-BACKENDS = ["sqlite"] + (["postgres"] if TEST_DATABASE_URL else [])
 ROOM = 7
 MANY = 2_100  # more than one batch of the migration
 
 
 @pytest.fixture(params=BACKENDS)
 def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'chat.db'}"
-        return
-    with fresh_postgres() as url:
-        yield async_url(url)
+    with empty_database(request.param, tmp_path) as url:
+        yield url
 
 
 @pytest.fixture
@@ -41,12 +36,6 @@ async def engine(fresh_url: str) -> AsyncIterator[AsyncEngine]:
         yield eng
     finally:
         await eng.dispose()
-
-
-async def upgrade_to(engine: AsyncEngine, revision: str) -> None:
-    async with engine.connect() as conn:
-        await conn.run_sync(lambda sync_conn: command.upgrade(alembic_config(sync_conn), revision))
-        await conn.commit()
 
 
 def user(user_id: int) -> dict[str, Any]:
