@@ -51,6 +51,10 @@ SHIPPED = {
     "0021_relationships_by_type.py": "30462d4c2309f087d1fab0ba5d430b27a08f66d596362b0e2104c8d760745c76",
     "0022_relationship_stamps.py": "863cb2232b4ae6e92a8d417059c2b78d6e7ca1535faf4d0c129bdf6d4a3a64fa",
     "0023_user_style_count.py": "503e108a45b9c4706a53933f0a2ffdb13deac8cc3c7bfdb5daa4cb9a11df416d",
+    "0024_push_subscription_sessions.py": "fa7c60c072810728fb293e09cff222c5c3a5eec62bde2a84ad8f550b88c33fca",
+    "0025_cli_outbox.py": "7e297afea5d7e1e2c83cecfe594e9407ea565c532804c0099221e6665c09e4e9",
+    "0026_mentions.py": "f4e4b6670f8aecad26d33cdc9c556ef13997ba6543e6494083cfa06241262cc9",
+    "0027_audit_keyed_chain.py": "8a7c5022a403d7e274ab30919d5c23fc579cb45ea093e350146f63f8a430eccf",
 }
 
 FILE_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.py$")
