@@ -61,7 +61,8 @@ async def send_rate(request: Request, channel_id: str,
                  "attachment_ids": "unsent uploads of the caller to this room, each once",
                  "reply_to_id": "a message of this room"}),
              responses={200: {"model": s.MessageResponse, "description": "Repeated nonce: the first message"},
-                        **errors("channel.not_found", "perm.denied", "channel.wrong_type")})
+                        **errors("channel.not_found", "perm.denied", "relationship.blocked",
+                                  "channel.wrong_type")})
 async def send_message(rt: RuntimeDep, channel_id: str, body: s.MessageCreate, principal: PrincipalDep,
                        bypassed: Annotated[list[str], Depends(send_rate)]) -> JSONResponse:
     return await _send(rt, channel_id, body, principal, bypassed)
@@ -142,7 +143,7 @@ async def get_message(rt: RuntimeDep, channel_id: str, message_id: str, principa
 @router.patch("/channels/{channel_id}/messages/{message_id}", response_model=s.MessageResponse,
               dependencies=[limited("messages.modify")],
               responses=errors("channel.not_found", "message.not_found", "perm.denied",
-                               "message.edit_window_expired"))
+                               "relationship.blocked", "message.edit_window_expired"))
 async def edit_message(rt: RuntimeDep, channel_id: str, message_id: str, body: s.MessageEdit,
                        principal: PrincipalDep) -> dict[str, Any]:
     return {"message": await edit.do_edit_message(rt, principal, channel_id, message_id, body.content)}
@@ -157,7 +158,8 @@ async def delete_message(rt: RuntimeDep, channel_id: str, message_id: str, princ
 
 
 @router.post("/channels/{channel_id}/typing", operation_id="sendTyping", summary="Typing", status_code=204,
-             dependencies=[limited("typing")], responses=errors("channel.not_found", "perm.denied"))
+             dependencies=[limited("typing")],
+             responses=errors("channel.not_found", "perm.denied", "relationship.blocked"))
 async def send_typing(rt: RuntimeDep, channel_id: str, principal: PrincipalDep) -> Response:
     await typing_indicators.do_send_typing(rt, principal, channel_id)
     return Response(status_code=204)
