@@ -471,10 +471,24 @@ SEARCH_SUBSTRING_QUERIES = ("orl", "ead", "ountai", "ривет", "ragon", "ight
 SEARCH_SHORT_QUERIES = ("ha", "or", "ic", "dr", "зи", "qz", "the x", "me a", "жу", "y")
 
 
+def seeded_message_row(message_id: int, channel_id: int, guild_id: int, author_id: int, content: str,
+                       content_norm: str, at_ms: int) -> dict[str, Any]:
+    """A plain message row written straight into `messages` by a workload's setup (no mentions, no files)."""
+    from datetime import UTC, datetime
+
+    return {
+        "id": message_id, "channel_id": channel_id, "guild_id": guild_id,
+        "author_id": author_id, "webhook_id": None, "webhook_name": None, "webhook_avatar": None,
+        "content": content, "content_norm": content_norm, "kind": "normal", "recipient_id": None,
+        "system_event": None, "nonce": None, "reply_to_id": None, "mentions": [], "mention_channels": [],
+        "mention_everyone": False, "suppress_embeds": False, "pinned": False, "pinned_at": None,
+        "created_at": datetime.fromtimestamp(at_ms / 1000, UTC), "edited_at": None,
+    }
+
+
 def _search_rows(channel_id: int, guild_id: int, author_id: int) -> Any:
     """SEARCH_ROOM_MESSAGES message rows, oldest first, in batches, with snowflake ids in the past."""
     import random
-    from datetime import UTC, datetime
 
     from meadhall.core.ids import EPOCH_MS
     from meadhall.core.text import norm
@@ -488,14 +502,8 @@ def _search_rows(channel_id: int, guild_id: int, author_id: int) -> Any:
         content = " ".join(rng.choices(_SEARCH_WORDS, weights, k=rng.randint(3, 18)))
         if i % 7 == 0:
             content = content.capitalize()
-        batch.append({
-            "id": ((ms - EPOCH_MS) << 22) | (1023 << 12), "channel_id": channel_id, "guild_id": guild_id,
-            "author_id": author_id, "webhook_id": None, "webhook_name": None, "webhook_avatar": None,
-            "content": content, "content_norm": norm(content), "kind": "normal", "recipient_id": None,
-            "system_event": None, "nonce": None, "reply_to_id": None, "mentions": [], "mention_channels": [],
-            "mention_everyone": False, "suppress_embeds": False, "pinned": False, "pinned_at": None,
-            "created_at": datetime.fromtimestamp(ms / 1000, UTC), "edited_at": None,
-        })
+        batch.append(seeded_message_row(((ms - EPOCH_MS) << 22) | (1023 << 12), channel_id, guild_id, author_id,
+                                        content, norm(content), ms))
         if len(batch) == 5_000:
             yield batch
             batch = []

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from bench.harness import ms, percentile
-from bench.workloads import Context, OpError, Samples, Skip, expect, register
+from bench.workloads import Context, OpError, Samples, Skip, expect, register, seeded_message_row
 
 SENDERS = 16
 SEED_MESSAGES = 300
@@ -142,8 +142,6 @@ ACK_NODE = 1021  # the node bits of the seeded ids: never a live server's (1023 
 
 def _ack_rows(channel_id: int, guild_id: int, author_id: int, count: int, seq: int) -> Any:
     """`count` plain message rows, oldest first, in batches, with snowflake ids in the past."""
-    from datetime import UTC, datetime
-
     from meadhall.core.ids import EPOCH_MS
 
     start_ms = int(time.time() * 1000) - count * 20 - 86_400_000
@@ -151,14 +149,8 @@ def _ack_rows(channel_id: int, guild_id: int, author_id: int, count: int, seq: i
     for i in range(count):
         ms = start_ms + i * 20
         content = f"seeded message {i}"
-        batch.append({
-            "id": ((ms - EPOCH_MS) << 22) | (ACK_NODE << 12) | seq, "channel_id": channel_id, "guild_id": guild_id,
-            "author_id": author_id, "webhook_id": None, "webhook_name": None, "webhook_avatar": None,
-            "content": content, "content_norm": content, "kind": "normal", "recipient_id": None,
-            "system_event": None, "nonce": None, "reply_to_id": None, "mentions": [], "mention_channels": [],
-            "mention_everyone": False, "suppress_embeds": False, "pinned": False, "pinned_at": None,
-            "created_at": datetime.fromtimestamp(ms / 1000, UTC), "edited_at": None,
-        })
+        batch.append(seeded_message_row(((ms - EPOCH_MS) << 22) | (ACK_NODE << 12) | seq, channel_id, guild_id,
+                                        author_id, content, content, ms))
         if len(batch) == 5_000:
             yield batch
             batch = []
