@@ -38,6 +38,7 @@ class EventType(StrEnum):
     MESSAGE_CREATE = "MESSAGE_CREATE"
     MESSAGE_UPDATE = "MESSAGE_UPDATE"
     MESSAGE_DELETE = "MESSAGE_DELETE"
+    MESSAGE_DELETE_BULK = "MESSAGE_DELETE_BULK"
     MESSAGE_REACTION_ADD = "MESSAGE_REACTION_ADD"
     MESSAGE_REACTION_REMOVE = "MESSAGE_REACTION_REMOVE"
     CHANNEL_PINS_UPDATE = "CHANNEL_PINS_UPDATE"
@@ -92,6 +93,9 @@ DESCRIPTIONS: dict[EventType, tuple[str, str]] = {
     EventType.MESSAGE_UPDATE: ("a message is edited (the full message)", "as MESSAGE_CREATE"),
     EventType.MESSAGE_DELETE: ("a message is deleted (not sent per message when a whole room, server or "
                                "conversation is deleted)", "as MESSAGE_CREATE"),
+    EventType.MESSAGE_DELETE_BULK: ("messages of one room are deleted together (a ban that deletes the banned "
+                                    "user's recent messages)", "the room's viewers; the id of a private message "
+                                    "only its author and recipient"),
     EventType.MESSAGE_REACTION_ADD: ("a reaction is added", "as the message"),
     EventType.MESSAGE_REACTION_REMOVE: ("a reaction is removed, by its author or a moderator", "as the message"),
     EventType.CHANNEL_PINS_UPDATE: ("a message is pinned or unpinned", "those who may view the room"),
