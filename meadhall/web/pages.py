@@ -105,7 +105,9 @@ async def invite_page(request: Request, rt: RuntimeDep, code: str) -> HTMLRespon
         if err.code != "invite.not_found":
             raise
         return render("invite_not_found.html", {}, status_code=404)
-    return render("invite.html", {**preview, "signed_in": principal is not None})
+    # A visitor without an account is offered registration first when this instance allows it (docs/client.md).
+    return render("invite.html", {**preview, "signed_in": principal is not None,
+                                  "registration_enabled": rt.settings.REGISTRATION_ENABLED})
 
 
 def front_page(rt: Runtime) -> HTMLResponse:

@@ -54,14 +54,30 @@ async def test_page_without_a_session(client, invited):
     # PUBLIC_URL's default carries the port the service listens on (docs/reference/configuration.md).
     assert meta(page, "og:url") == f"http://localhost:8000/invite/{code}"
     assert invited["invite"]["url"] == f"http://localhost:8000/invite/{code}"
-    # Not signed in: the button is a link to the sign-in page that comes back here.
-    assert f'href="/login?next=/invite/{code}"' in page
-    assert "Sign in to accept this invitation" in page
-    assert "Accept invitation" in page
+    # Not signed in: creating an account comes first, then signing in; both come back here afterwards.
+    create = page.index(f'<a id="create-account" class="button" href="/register?next=/invite/{code}">Create an account</a>')
+    sign_in = page.index(f'<a id="accept-invitation" href="/login?next=/invite/{code}">Sign in to accept the invitation</a>')
+    assert create < sign_in
+    assert "Create an account to accept this invitation; you come back here afterwards." in page
+    assert "Already have an account?" in page
     assert "<button" not in page
     # No inline script or style: the CSP would block them anyway.
     assert "<script" not in page
     assert "<style" not in page and "style=" not in page
+
+
+async def test_page_without_a_session_where_registration_is_closed_offers_only_signing_in(client, invited, rt,
+                                                                                          monkeypatch):
+    # Closed after the inviter registered (the fixture registers through the interface).
+    monkeypatch.setattr(rt.settings, "REGISTRATION_ENABLED", False)
+    code = invited["invite"]["code"]
+    r = await client.get(f"/invite/{code}")
+    assert r.status_code == 200, r.text
+    page = r.text
+    # Nobody can register here: the page never sends a visitor to a form that refuses them.
+    assert "/register" not in page and "Create an account" not in page
+    assert f'<a id="accept-invitation" class="button" href="/login?next=/invite/{code}">Accept invitation</a>' in page
+    assert "Sign in to accept this invitation; you come back here afterwards." in page
 
 
 async def test_page_signed_in_offers_the_button(client, accounts, invited):

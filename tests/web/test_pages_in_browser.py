@@ -68,7 +68,7 @@ async def test_signed_out_visitor_is_led_to_sign_in(site, browser, client, accou
 
     page = await browser.new_page()
     await page.goto(f"{site}/invite/{code}")
-    link = page.get_by_role("link", name="Accept invitation")
+    link = page.get_by_role("link", name="Sign in to accept the invitation")
     assert await link.get_attribute("href") == f"/login?next=/invite/{code}"
     # The stylesheet is the service's own file: the page is styled under its CSP.
     background = await page.evaluate("getComputedStyle(document.body).backgroundColor")
