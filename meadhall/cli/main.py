@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import typer
@@ -36,6 +38,8 @@ def serve(
     refuse_newer_schema(settings)
     service = create_app(settings)
     service.state.listen = f"{host or settings.HOST}:{port or settings.PORT}"
+    if sys.stdout.isatty():
+        announce_on_start(service, settings)
     uvicorn.run(
         service,
         host=host or settings.HOST,
@@ -49,6 +53,21 @@ def serve(
         forwarded_allow_ips="*" if settings.TRUST_PROXY else None,
         ws_max_size=64 * 1024,
     )
+
+
+def announce_on_start(service: Any, settings: Settings) -> None:
+    """On a terminal, once started: one plain line naming the address to open, PUBLIC_URL. The JSON
+    `ready` line stays for machines; it also names the listen address (127.0.0.1 under `make run`), which a
+    person may open by mistake, and the session cookie set there never reaches PUBLIC_URL's gateway."""
+    started = service.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[Any]:
+        async with started(app) as state:
+            print(f"Open {settings.PUBLIC_URL}", flush=True)
+            yield state
+
+    service.router.lifespan_context = lifespan
 
 
 @app.command()

@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
-from fastapi import APIRouter
-from fastapi.responses import FileResponse, HTMLResponse, Response
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
 from meadhall.api.openapi import errors
 from meadhall.config import Settings
@@ -90,6 +92,35 @@ def client_csp(settings: Settings) -> str:
         "form-action 'self'",
         "frame-ancestors 'none'",
     ])
+
+
+# A page of the client opened on another host name than PUBLIC_URL's (the listen address 127.0.0.1, a
+# LAN name) redirects there: the session cookie belongs to the host name the person signed in on, and the
+# gateway the client then reaches is PUBLIC_URL's, which would not get it ("Your session has ended").
+REDIRECT_RESPONSES: dict[int | str, dict[str, Any]] = {
+    307: {"description": "Requested on another host name than PUBLIC_URL's: the same path and query there"}}
+
+
+def _host_name(host: str) -> str | None:
+    try:
+        return urlsplit(f"//{host}").hostname
+    except ValueError:
+        return None
+
+
+def redirect_to_public_host(request: Request, settings: Settings) -> RedirectResponse | None:
+    """A redirect to the same path and query on PUBLIC_URL's origin when the request's `Host` names
+    another host, else None. Host names are compared, not ports: cookies are kept per host name, and a
+    reverse proxy in front of the service forwards the public host name (docs/deployment.md) on its own
+    port."""
+    wanted = _host_name(settings.public_host)
+    asked = _host_name(request.headers.get("host", ""))
+    if wanted is None or asked == wanted:
+        return None
+    target = settings.public_origin + request.url.path
+    if request.url.query:
+        target += f"?{request.url.query}"
+    return RedirectResponse(target, status_code=307, headers={"Cache-Control": "no-store"})
 
 
 def index_response(client: BuiltClient, settings: Settings) -> HTMLResponse:

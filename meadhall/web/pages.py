@@ -110,10 +110,14 @@ async def invite_page(request: Request, rt: RuntimeDep, code: str) -> HTMLRespon
                                   "registration_enabled": rt.settings.REGISTRATION_ENABLED})
 
 
-def front_page(rt: Runtime) -> HTMLResponse:
-    """The web client when it is built, else the page that says how to build it."""
+def front_page(rt: Runtime, request: Request) -> Response:
+    """The web client when it is built (on PUBLIC_URL's host: elsewhere a redirect there), else the page
+    that says how to build it."""
     built = web_client.built_client()
     if built is not None:
+        elsewhere = web_client.redirect_to_public_host(request, rt.settings)
+        if elsewhere is not None:
+            return elsewhere
         return web_client.index_response(built, rt.settings)
     settings = rt.settings
     return render("home.html", {"public_url": settings.PUBLIC_URL, "host": settings.public_host,
@@ -123,24 +127,26 @@ def front_page(rt: Runtime) -> HTMLResponse:
 @pages.get(
     "/",
     response_class=HTMLResponse,
+    responses=web_client.REDIRECT_RESPONSES,
     summary="The web client (HTML), or a front page while no client is built",
-    description="The web client's page; while no client is built, a short page naming the instance and "
+    description="The web client's page (on another host name than PUBLIC_URL's, a redirect there); while no "
+                "client is built, a short page naming the instance and "
                 "its version, saying how to build the web client, with links to the OpenAPI document and "
                 "the meta payload.",
 )
-async def home_page(rt: RuntimeDep) -> HTMLResponse:
-    return front_page(rt)
+async def home_page(request: Request, rt: RuntimeDep) -> Response:
+    return front_page(rt, request)
 
 
-async def client_page(rt: RuntimeDep) -> HTMLResponse:
+async def client_page(request: Request, rt: RuntimeDep) -> Response:
     """History fallback: every client route answers the same page, the client draws the screen."""
-    return front_page(rt)
+    return front_page(rt, request)
 
 
-async def client_subpage(rt: RuntimeDep, rest: str) -> HTMLResponse:
+async def client_subpage(request: Request, rt: RuntimeDep, rest: str) -> Response:
     """The same for the routes below a client route (`rest` is the client's business)."""
     del rest
-    return front_page(rt)
+    return front_page(rt, request)
 
 
 for _path in web_client.CLIENT_ROUTES:
@@ -148,9 +154,11 @@ for _path in web_client.CLIENT_ROUTES:
     _name = "".join(part.split(":")[0].strip("{}").capitalize() for part in _path.split("/") if part)
     pages.add_api_route(
         _path, client_subpage if "{rest" in _path else client_page, methods=["GET"], response_class=HTMLResponse,
-        operation_id=f"clientPage{_name}", summary=f"The web client at {_path.replace(':path', '')} (HTML)",
+        responses=web_client.REDIRECT_RESPONSES, operation_id=f"clientPage{_name}",
+        summary=f"The web client at {_path.replace(':path', '')} (HTML)",
         description="History fallback: the web client's page (`no-cache`); the client draws the screen of this "
-                    "route. While no client is built, the front page that says how to build it.")
+                    "route. Requested on another host name than PUBLIC_URL's, a redirect to the same path and "
+                    "query there. While no client is built, the front page that says how to build it.")
 
 
 @pages.get(

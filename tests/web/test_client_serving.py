@@ -66,7 +66,8 @@ async def test_the_policy_allows_only_the_service_the_gateway_and_the_media_serv
 @pytest.mark.parametrize("settings_overrides", [{"PUBLIC_URL": "https://chat.example.com",
                                                  "MEDIA_PUBLIC_URL": "wss://media.example.com/rtc"}])
 async def test_behind_tls_the_policy_names_the_secure_gateway_and_the_media_server(client, built):
-    csp = directives((await client.get("/login")).headers["content-security-policy"])
+    r = await client.get("/login", headers={"Host": "chat.example.com"})  # the proxy forwards the public host
+    csp = directives(r.headers["content-security-policy"])
     assert "wss://chat.example.com" in csp["connect-src"]
     assert "wss://media.example.com" in csp["connect-src"] and "https://media.example.com" in csp["connect-src"]
     assert not any(v.startswith("ws://") for v in csp["connect-src"])
