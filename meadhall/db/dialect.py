@@ -339,14 +339,16 @@ def is_search_object(type_: str, name: str | None) -> bool:
     return type_ == "index" and (name == SEARCH_TRIGRAM_INDEX or name in USER_SEARCH_INDEXES)
 
 
-async def search_messages(conn: AsyncConnection, channel_id: int, words: Sequence[str], *,
+async def search_messages(conn: AsyncConnection, channel_id: int | Sequence[int], words: Sequence[str], *,
                           visible: ColumnElement[bool], before: int | None, limit: int) -> list[RowMapping]:
-    """Messages of the room whose content_norm contains every word (already normalised), that pass
-    `visible`, older than `before`; newest first, at most `limit`. One statement (with SET LOCAL before it
-    on PostgreSQL)."""
+    """Messages of the room (or of any of the rooms, for a server-wide search) whose content_norm contains
+    every word (already normalised), that pass `visible`, older than `before`; newest first, at most `limit`.
+    One statement (with SET LOCAL before it on PostgreSQL)."""
     if not words:
         return []
-    base: list[ColumnElement[bool]] = [messages.c.channel_id == channel_id, visible]
+    in_rooms = (messages.c.channel_id == channel_id if isinstance(channel_id, int)
+                else messages.c.channel_id.in_(list(channel_id)))
+    base: list[ColumnElement[bool]] = [in_rooms, visible]
     if is_sqlite(conn):
         stmt = _sqlite_search(words, base, before, limit)
     else:

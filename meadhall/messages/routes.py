@@ -134,6 +134,26 @@ async def search_messages(
     return json_response(await search.search_messages(rt, principal, channel_id, search.SearchRequest(q, before, limit)))
 
 
+@router.get("/guilds/{guild_id}/messages/search", response_model=s.MessagesResponse,
+            openapi_extra=rules({"q": "1-200 characters after trimming, at least one word after normalising"}),
+            dependencies=[limited("search")], responses=errors("guild.not_found", "channel.not_found"))
+async def search_guild_messages(
+    rt: RuntimeDep, guild_id: str, principal: PrincipalDep,
+    q: Annotated[str, Query(description="1-200 characters after trimming; every word must occur, the last "
+                                        "one as a prefix; case-insensitive; no wildcard or query syntax")],
+    channel_id: Annotated[str | None, Query(description="Only this room (one the caller may search)",
+                                            json_schema_extra=ID_SCHEMA)] = None,
+    author_id: Annotated[str | None, Query(description="Only messages by this user (an unknown one finds "
+                                                       "nothing)", json_schema_extra=ID_SCHEMA)] = None,
+    before: Annotated[str | None, Query(description="Matches older than this id", json_schema_extra=ID_SCHEMA)] = None,
+    limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,
+) -> JSONResponse:
+    """Every room of the server the caller may search (VIEW_CHANNEL and READ_MESSAGE_HISTORY), newest first
+    across rooms; private messages only for their two parties (docs/search.md)."""
+    request = search.GuildSearchRequest(q, before, limit, channel_id=channel_id, author_id=author_id)
+    return json_response(await search.search_guild_messages(rt, principal, guild_id, request))
+
+
 @router.get("/channels/{channel_id}/messages/{message_id}", response_model=s.MessageResponse,
             responses=errors("channel.not_found", "message.not_found", "perm.denied"))
 async def get_message(rt: RuntimeDep, channel_id: str, message_id: str, principal: PrincipalDep) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Per-room message search (OpenAPI: searchMessages; docs/reference/limits.md).
+"""Message search, per room and server-wide (OpenAPI: searchMessages, searchGuildMessages;
+docs/reference/limits.md, docs/search.md).
 
 Every word of the query must occur in the message (AND); the last word matches as a prefix, the others as
 whole words through the full-text index or as substrings through the substring path, and both results are
@@ -6,6 +7,10 @@ merged without duplicates. Since a whole word and a prefix are substrings as wel
 "every word occurs as a substring": that is what db/dialect.py computes, with the indexes of each database.
 Matching is on `content_norm` (NFKC + casefold) with the query normalised the same way, so case does not
 matter in any script. Words are data, never syntax: no LIKE wildcard or FTS operator in them has effect.
+
+A server-wide search is the same statement over the rooms the caller may search (those where they hold
+VIEW_CHANNEL and READ_MESSAGE_HISTORY after overrides): one `channel_id IN (...)` instead of one room, so each
+database answers it from the same index as a room's search.
 """
 
 from __future__ import annotations
@@ -13,19 +18,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
 
+from sqlalchemy import and_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.auth.sessions import Principal
-from meadhall.core.errors import validation_error
+from meadhall.core import permissions as perms
+from meadhall.core.errors import AppError, validation_error
 from meadhall.core.ids import parse_id
 from meadhall.core.text import norm
 from meadhall.db import dialect
+from meadhall.db.schema import messages
+from meadhall.guilds.access import GuildContext, access_guild, channel_permissions
+from meadhall.guilds.rooms import queries as room_queries
 from meadhall.messages import queries
 from meadhall.messages.hydrate import hydrate
-from meadhall.messages.rooms import access_message_room
+from meadhall.messages.rooms import MESSAGE_ROOM_TYPES, access_message_room
 from meadhall.messages.rows import MessageRow
 from meadhall.runtime import Runtime
 
+P = perms.P
+SEARCHABLE = P.VIEW_CHANNEL | P.READ_MESSAGE_HISTORY
 QUERY_LENGTH = 200  # docs/reference/limits.md: `q` has 1-200 characters after trimming
 
 
@@ -36,6 +48,14 @@ class SearchRequest:
     q: str
     before: str | None
     limit: int
+
+
+@dataclass(frozen=True)
+class GuildSearchRequest(SearchRequest):
+    """The raw query parameters of a server-wide search: also the room and the author to keep to."""
+
+    channel_id: str | None = None
+    author_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,3 +101,47 @@ async def search_messages(rt: Runtime, principal: Principal, raw_channel_id: str
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now, read_history=True)
         rows, more = await search_page(uow.conn, room.channel_id, principal.user_id, query)
         return {"messages": await hydrate(uow.conn, rows, principal.user_id, uow.now), "has_more": more}
+
+
+def _optional_id(field: str, raw: str | None) -> int | None:
+    if raw is None:
+        return None
+    found = parse_id(raw)
+    if found is None:
+        raise validation_error(field, "must be an id")
+    return found
+
+
+async def searchable_room_ids(conn: AsyncConnection, gc: GuildContext) -> list[int]:
+    """The guild's rooms that carry messages (text rooms and the text of voice rooms) in which the caller holds
+    VIEW_CHANNEL and READ_MESSAGE_HISTORY, overrides applied."""
+    rows = await room_queries.select_channels(conn, gc.guild_id)
+    overrides = await room_queries.select_guild_overrides(conn, gc.guild_id)
+    return [int(r["id"]) for r in rows if r["type"] in MESSAGE_ROOM_TYPES
+            and channel_permissions(gc, overrides.get(r["id"], [])) & SEARCHABLE == SEARCHABLE]
+
+
+async def search_guild_messages(rt: Runtime, principal: Principal, raw_guild_id: str, request: GuildSearchRequest
+                                ) -> dict[str, Any]:
+    """Newest first across the rooms the caller may search; 404 `guild.not_found` for a non-member, 404
+    `channel.not_found` for a `channel_id` that is not one of those rooms; an unknown author finds nothing."""
+    query = check_query(request)
+    channel_id = _optional_id("channel_id", request.channel_id)
+    author_id = _optional_id("author_id", request.author_id)
+    async with rt.read() as uow:
+        gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
+        rooms = await searchable_room_ids(uow.conn, gc)
+        if channel_id is not None:
+            if channel_id not in rooms:
+                raise AppError("channel.not_found")
+            rooms = [channel_id]
+        if not rooms:
+            return {"messages": [], "has_more": False}
+        visible = queries.visible_to(principal.user_id)
+        if author_id is not None:
+            visible = and_(visible, messages.c.author_id == author_id)
+        found = await dialect.search_messages(uow.conn, rooms[0] if len(rooms) == 1 else rooms, query.words,
+                                              visible=visible, before=query.before, limit=query.limit + 1)
+        rows = cast("list[MessageRow]", found[:query.limit])
+        return {"messages": await hydrate(uow.conn, rows, principal.user_id, uow.now),
+                "has_more": len(found) > query.limit}
