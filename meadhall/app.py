@@ -53,6 +53,7 @@ from meadhall.messages.webhooks import routes as webhook_routes
 from meadhall.previews import routes as preview_routes
 from meadhall.previews.setup import install_previews
 from meadhall.push import routes as push_routes
+from meadhall.push.settings import routes as push_settings_routes
 from meadhall.push.setup import install_push
 from meadhall.runtime import Runtime
 from meadhall.social.calls import hooks as call_hooks
@@ -89,7 +90,7 @@ def api_routers() -> list[APIRouter]:
         conversation_routes.conversations, conversation_routes.icons,
         call_routes.router,
         voice_routes.router,
-        preview_routes.router, push_routes.router,
+        preview_routes.router, push_routes.router, push_settings_routes.router,
         webhook_routes.router, webhook_routes.execution,
         admin_user_routes.router, admin_deletion_routes.router, admin_guild_routes.router,
         admin_settings_routes.router, admin_audit_routes.router, admin_stats_routes.router,

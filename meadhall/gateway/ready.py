@@ -12,6 +12,7 @@ from meadhall.gateway.auth import GatewayIdentity
 from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.snapshot import snapshots_of_user
 from meadhall.messages.read_states import read_state_views
+from meadhall.push.settings.service import settings_view
 from meadhall.runtime import Runtime
 from meadhall.social.calls.service import ready_calls
 from meadhall.social.conversations.views import conversation_list
@@ -31,6 +32,7 @@ async def ready_payload(rt: Runtime, who: GatewayIdentity, gateway_session_id: s
         guilds = await snapshots_of_user(uow, guild_rows, user, who.is_instance_admin)
         await fill_ready_voice_states(rt, uow.conn, guilds, who.user_id, uow.now)
         read_states = await read_state_views(uow.conn, who.user_id)
+        notification_settings = await settings_view(uow.conn, who.user_id, uow.now)
         # Each user's summary is made once for the whole READY: a friend is in the friends list, the
         # presences, and maybe in conversations and as the author of their last messages.
         summaries = Summaries(uow.now)
@@ -44,6 +46,7 @@ async def ready_payload(rt: Runtime, who: GatewayIdentity, gateway_session_id: s
         "guilds": guilds,
         "dm_channels": dm_channels,
         "read_states": read_states,
+        "notification_settings": notification_settings,
         "relationships": relationships,
         "presences": presences,
         "calls": calls,

@@ -1,7 +1,8 @@
 """Web Push delivery (docs/push.md): off the request path, through the outbound guard.
 
 The send path hands each committed message to `on_message_sent`, which only queues it. A background task per
-message then drops the recipients who have a client open (a gateway connection on any node) or who passed
+message then applies the recipients' notification levels (push/settings/recipients.py: who is named, muted,
+or chose `all`), drops those who have a client open (a gateway connection on any node) or who passed
 their 20 notifications a minute, and posts one encrypted message (RFC 8291 `aes128gcm`, VAPID RFC 8292, TTL
 12 hours) to each subscription of the others. 404/410 remove the subscription at once; any other failure
 counts, and the fifth in a row removes it; a success resets the count."""
@@ -12,7 +13,7 @@ import asyncio
 import json
 import re
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,6 +30,7 @@ from meadhall.messages.sent_hooks import SentMessage
 from meadhall.push import queries
 from meadhall.push.keys import load_private_key
 from meadhall.push.queries import SubscriptionRow
+from meadhall.push.settings.recipients import push_recipients
 from meadhall.runtime import Runtime
 
 log = structlog.get_logger("meadhall.push")
@@ -47,6 +49,9 @@ class Notice:
     payload: dict[str, Any]  # its `body` is the whole content until `_finish` names the mentioned and clips it
     check_online: bool = True
     mentioned: tuple[int, ...] = ()
+    # A user's message: `recipients` are then the people it names, still to be filtered and extended by their
+    # notification levels (push/settings/recipients.py) off the send path.
+    sent: SentMessage | None = None
 
 
 class Deliveries:
@@ -92,9 +97,10 @@ def on_message_sent(rt: Runtime, sent: SentMessage) -> None:
     if not rt.settings.web_push_enabled:
         return
     recipients = sorted({*sent.conversation, *sent.mentioned} - {sent.author_id})
-    if recipients:
+    # Any message of a server's room may reach those who chose `all` there: one indexed read finds them.
+    if recipients or sent.guild_id is not None:
         mentioned = tuple(int(m) for m in sent.message.get("mentions") or ())
-        deliveries_of(rt).put(Notice(recipients, message_payload(sent), mentioned=mentioned))
+        deliveries_of(rt).put(Notice(recipients, message_payload(sent), mentioned=mentioned, sent=sent))
 
 
 def message_payload(sent: SentMessage) -> dict[str, Any]:
@@ -124,6 +130,12 @@ def _finish(payload: dict[str, Any], names: dict[int, str]) -> bytes:
 
 
 async def deliver_notice(rt: Runtime, notice: Notice, slots: asyncio.Semaphore) -> None:
+    if notice.sent is not None:
+        async with rt.read() as uow:
+            recipients = await push_recipients(uow.conn, notice.sent, notice.recipients, uow.now)
+        if not recipients:
+            return
+        notice = replace(notice, recipients=recipients)
     body = b""
     for start in range(0, len(notice.recipients), CHUNK):
         # Subscriptions first: most recipients of an @everyone have none, and cost nothing more then.

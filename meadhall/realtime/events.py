@@ -44,6 +44,7 @@ class EventType(StrEnum):
     CHANNEL_PINS_UPDATE = "CHANNEL_PINS_UPDATE"
     TYPING_START = "TYPING_START"
     READ_STATE_UPDATE = "READ_STATE_UPDATE"
+    NOTIFICATION_SETTINGS_UPDATE = "NOTIFICATION_SETTINGS_UPDATE"
     PRESENCE_UPDATE = "PRESENCE_UPDATE"
     RELATIONSHIP_ADD = "RELATIONSHIP_ADD"
     RELATIONSHIP_REMOVE = "RELATIONSHIP_REMOVE"
@@ -103,6 +104,8 @@ DESCRIPTIONS: dict[EventType, tuple[str, str]] = {
                              "those who may view the room, except the typist"),
     EventType.READ_STATE_UPDATE: ("the user acknowledges a room or conversation",
                                   "that user's other sessions (not the one that acknowledged)"),
+    EventType.NOTIFICATION_SETTINGS_UPDATE: ("the user changes a notification setting of a server, room or "
+                                             "conversation (the changed setting)", "that user"),
     EventType.PRESENCE_UPDATE: ("a user's effective status, custom status, public profile or friends-scope "
                                 "style changes (offline after 2 minutes without activity)", "the user's friends"),
     EventType.RELATIONSHIP_ADD: ("a relationship appears or changes type (as seen by the receiver)",

@@ -21,6 +21,7 @@ from meadhall.db.schema.guilds import (
     templates,
 )
 from meadhall.db.schema.messages import messages, reactions, read_states
+from meadhall.db.schema.notifications import guild_notification_settings, room_notification_settings
 from meadhall.db.schema.outbound import link_previews, push_subscriptions
 from meadhall.db.schema.outbox import event_outbox
 from meadhall.db.schema.passkeys import passkeys
@@ -69,6 +70,8 @@ __all__ = [
     "media_webhook_events",
     "link_previews",
     "push_subscriptions",
+    "guild_notification_settings",
+    "room_notification_settings",
     "webhooks",
     "passkeys",
     "event_outbox",
