@@ -302,6 +302,17 @@ export interface Invite {
   created_at?: string;
 }
 
+/** A server anyone may join (OpenAPI: listPublicGuilds): joined with `POST /invites/{public_invite_code}`. */
+export interface PublicGuild {
+  id: Id;
+  name: string;
+  icon_file_id: Id | null;
+  description: string | null;
+  member_count: number;
+  is_member: boolean;
+  public_invite_code: string;
+}
+
 export interface Ready {
   v: number;
   session_id: string;
