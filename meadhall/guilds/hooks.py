@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -80,3 +81,22 @@ def on_access_change(name: str, hook: AccessHook) -> None:
 async def access_changed(rt: Runtime, guild_id: int) -> None:
     for hook in list(_access_hooks.values()):
         await hook(rt, guild_id)
+
+
+# A ban with `delete_message_seconds` deletes the banned user's messages in the guild since a time (OpenAPI:
+# banUser). Messages sit above guilds, so they register how (messages/guild_hooks.py); the hook runs inside the
+# ban's unit of work, after the member was removed, and answers how many messages went.
+PurgeHook = Callable[[Runtime, UnitOfWork, int, int, datetime], Awaitable[int]]
+_purge_hooks: dict[str, PurgeHook] = {}
+
+
+def on_member_purge(name: str, hook: PurgeHook) -> None:
+    """Register (or replace, by name) a hook."""
+    _purge_hooks[name] = hook
+
+
+async def purge_member_messages(rt: Runtime, uow: UnitOfWork, guild_id: int, user_id: int, since: datetime) -> int:
+    deleted = 0
+    for hook in list(_purge_hooks.values()):
+        deleted += await hook(rt, uow, guild_id, user_id, since)
+    return deleted

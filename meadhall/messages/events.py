@@ -30,6 +30,13 @@ def notify_message_delete(message_id: int, channel_id: int, guild_id: int | None
     return event(EventType.MESSAGE_DELETE, {"id": str(message_id), **_ids(channel_id, guild_id)}, list(receivers))
 
 
+def notify_message_delete_bulk(message_ids: Sequence[int], channel_id: int, guild_id: int | None,
+                               receivers: Sequence[int]) -> Event:
+    """MESSAGE_DELETE_BULK: messages of one room deleted together (a ban deleting recent messages)."""
+    payload = {"ids": [str(i) for i in message_ids], **_ids(channel_id, guild_id)}
+    return event(EventType.MESSAGE_DELETE_BULK, payload, list(receivers))
+
+
 def notify_reaction(added: bool, channel_id: int, guild_id: int | None, message_id: int, user_id: int, emoji: str,
                     receivers: Sequence[int]) -> Event:
     """MESSAGE_REACTION_ADD or MESSAGE_REACTION_REMOVE: one user's reaction with one emoji."""

@@ -149,6 +149,22 @@ async def delete_message(conn: AsyncConnection, channel_id: int, message_id: int
     await conn.execute(delete(messages).where(messages.c.channel_id == channel_id, messages.c.id == message_id))
 
 
+async def select_author_messages_since(conn: AsyncConnection, channel_ids: list[int], author_id: int, since: datetime,
+                                       first_id: int) -> list[MessageRow]:
+    """The author's messages in these rooms written at `since` or later, oldest first. `first_id` (the smallest
+    id made at `since`) keeps the walk to a range of the (channel_id, id) index: no index knows authors."""
+    if not channel_ids:
+        return []
+    stmt = select(messages).where(messages.c.channel_id.in_(channel_ids), messages.c.id >= first_id,
+                                  messages.c.author_id == author_id, messages.c.created_at >= since,
+                                  messages.c.kind != "system").order_by(messages.c.id)
+    return cast("list[MessageRow]", list((await conn.execute(stmt)).mappings()))
+
+
+async def delete_messages(conn: AsyncConnection, channel_id: int, message_ids: list[int]) -> None:
+    await conn.execute(delete(messages).where(messages.c.channel_id == channel_id, messages.c.id.in_(message_ids)))
+
+
 async def update_last_message_id(conn: AsyncConnection, channel_id: int, message_id: int | None) -> None:
     await conn.execute(_SET_LAST, {"channel_id": channel_id, "message_id": message_id})
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, StringConstraints
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
 from meadhall.accounts.schemas import UserSummary
 from meadhall.core.text import check_single_line
@@ -12,8 +12,15 @@ from meadhall.core.text import check_single_line
 BanReason = Annotated[str, StringConstraints(max_length=512), AfterValidator(check_single_line)]
 
 
+# A week, as the client offers at most (docs/moderation.md).
+DELETE_MESSAGE_SECONDS_MAX = 604800
+
+
 class BanPut(BaseModel):
     reason: BanReason | None = None
+    delete_message_seconds: int = Field(
+        0, ge=0, le=DELETE_MESSAGE_SECONDS_MAX,
+        description="Delete the user's messages in this server written in this many seconds before the ban")
 
 
 class Ban(BaseModel):

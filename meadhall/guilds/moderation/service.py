@@ -4,7 +4,7 @@ kickMember); `is_banned` for joins."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -18,7 +18,7 @@ from meadhall.core.clock import iso
 from meadhall.core.errors import AppError, permission_denied
 from meadhall.core.ids import parse_id
 from meadhall.guilds.access import access_guild, require
-from meadhall.guilds.hooks import access_changed
+from meadhall.guilds.hooks import access_changed, purge_member_messages
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.members.service import do_remove_member, load_target
 from meadhall.guilds.moderation import queries as ban_queries
@@ -72,8 +72,9 @@ async def access_ban_view(rt: Runtime, principal: Principal, raw_guild_id: str, 
 
 
 async def do_ban_user(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str,
-                   reason: str | None) -> None:
-    """Ban a member (hierarchy applies; they are removed) or a non-member; repeating updates the reason."""
+                   reason: str | None, *, delete_message_seconds: int = 0) -> None:
+    """Ban a member (hierarchy applies; they are removed) or a non-member; repeating updates the reason.
+    With `delete_message_seconds`, their messages in the guild of that many seconds before now go too."""
     async with rt.uow() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
         require(gc, P.BAN_MEMBERS)
@@ -93,8 +94,12 @@ async def do_ban_user(rt: Runtime, principal: Principal, raw_guild_id: str, raw_
         await ban_queries.upsert_ban(uow.conn, gc.guild_id, user_id, reason, principal.user_id, uow.now)
         if is_member:
             await do_remove_member(uow, gc.guild, user_id, "banned", actor_id=principal.user_id)
+        deleted = 0
+        if delete_message_seconds:
+            since = uow.now - timedelta(seconds=delete_message_seconds)
+            deleted = await purge_member_messages(rt, uow, gc.guild_id, user_id, since)
         await record(uow, "member.ban", actor_id=principal.user_id, target_type="user", target_id=user_id,
-                     guild_id=gc.guild_id, reason=reason, data={"was_member": is_member})
+                     guild_id=gc.guild_id, reason=reason, data={"was_member": is_member, "deleted_messages": deleted})
     await access_changed(rt, gc.guild_id)  # a banned member is disconnected from voice
 
 
