@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import {
-  activeCompletion, applyCompletion, decodeReferences, encodeReferences, matchCommands, rank,
+  activeCompletion, applyCompletion, COMMANDS, decodeReferences, encodeReferences, lengthOf, matchCommands, MESSAGE_LENGTH, rank, typedMentions,
 } from "../src/lib/completion";
 import { customToken, customUrl, loadEmojis, searchCustom, searchEmojis, shortcodeOf, type UnicodeEmoji } from "../src/lib/emoji";
-import { formatBytes, uploadErrorText } from "../src/lib/upload";
+import { formatBytes, limitWords, uploadErrorText } from "../src/lib/upload";
 
 describe("which word is being completed", () => {
   it("finds @, # and : words at the caret", () => {
@@ -131,8 +131,12 @@ describe("attachments in words", () => {
   });
 
   it("refusals", () => {
+    expect(uploadErrorText("big.zip", 413, { code: "file.too_large", message: "The file is too large." }, 26214400))
+      .toBe("big.zip is larger than the 25 MiB this server allows.");
     expect(uploadErrorText("big.zip", 413, { code: "file.too_large", message: "The file is too large." }))
-      .toBe("big.zip is too large for this server. The file is too large.");
+      .toBe("big.zip is larger than this server allows.");
+    expect(limitWords(900_000)).toBe("879 KiB");
+    expect(limitWords(1_572_864)).toBe("1.5 MiB");
     expect(uploadErrorText("x.exe", 415, { code: "file.unsupported_type", message: "no" })).toBe("x.exe: this type of file is not accepted.");
     expect(uploadErrorText("a.png", 403, { code: "perm.denied", message: "no" })).toBe("You may not attach files here.");
   });
@@ -145,5 +149,41 @@ describe("shortcodes shown", () => {
     expect(shortcodeOf(thumbs, "+")).toBe(":+1:");
     expect(shortcodeOf(thumbs)).toBe(":thumbsup:");
     expect(shortcodeOf({ emoji: "🫠", name: "melting face", shortcodes: [], group: 0 })).toBe("melting face");
+  });
+});
+
+describe("typed mentions and the length", () => {
+  const people = [
+    { id: "1", names: ["thor", "Thor Odinson"] },
+    { id: "2", names: ["freya", "Freya"] },
+    { id: "3", names: ["loki", "Twin"] },
+    { id: "4", names: ["loki2", "Twin"] },
+  ];
+
+  it("resolves a name that is one person's, in any case, longest first, outside code", () => {
+    const text = "hi @THOR, @Thor Odinson and @freya! `@thor` @Twin @nobody a@thor";
+    const refs = typedMentions(text, people);
+    expect(refs).toEqual([
+      { shown: "@THOR", token: "<@1>" },
+      { shown: "@Thor Odinson", token: "<@1>" },
+      { shown: "@freya", token: "<@2>" },
+    ]);
+    expect(encodeReferences(text, refs)).toBe("hi <@1>, <@1> and <@2>! `@thor` @Twin @nobody a@thor");
+  });
+
+  it("does not read a longer word as a name", () => {
+    expect(typedMentions("@thorin and @freyas", people)).toEqual([]);
+  });
+
+  it("counts code points as the service does", () => {
+    expect(lengthOf("🍺🍺")).toBe(2);
+    expect(lengthOf("a".repeat(MESSAGE_LENGTH))).toBe(4000);
+  });
+
+  it("explains every command in one line", () => {
+    for (const c of COMMANDS) {
+      expect(c.description.length).toBeGreaterThan(10);
+      expect(c.description).not.toContain("\n");
+    }
   });
 });

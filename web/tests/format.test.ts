@@ -26,7 +26,7 @@ describe("message text", () => {
       { kind: "text", text: " " },
       { kind: "code", text: "<@1>" },
     ]);
-    expect(parse("```js\nlet a = 1;\n```")).toEqual([{ kind: "codeblock", text: "let a = 1;\n" }]);
+    expect(parse("```js\nlet a = 1;\n```")).toEqual([{ kind: "codeblock", lang: "js", text: "let a = 1;\n" }]);
   });
 
   it("keeps markup-looking text as text (rendered as text, never HTML)", () => {

@@ -74,12 +74,12 @@ export interface Command {
   description: string;
 }
 
-/** The commands the service reads at the start of a message. */
+/** The commands the service reads at the start of a message, each with one line saying what it does. */
 export const COMMANDS: Command[] = [
-  { name: "me", usage: "/me <action>", description: "Say what you are doing, in the third person" },
-  { name: "whisper", usage: "/whisper <text>", description: "Send quiet, small text" },
-  { name: "scream", usage: "/scream <text>", description: "Send loud text" },
-  { name: "ls", usage: "/ls @person <text>", description: "A private message only that person can see" },
+  { name: "me", usage: "/me <action>", description: "Say what you are doing, in the third person (“freya raises a horn”)" },
+  { name: "whisper", usage: "/whisper <text>", description: "Send your text small and quiet" },
+  { name: "scream", usage: "/scream <text>", description: "Send your text big and loud" },
+  { name: "ls", usage: "/ls @person <text>", description: "Say something in this room that only that person sees" },
 ];
 
 export function matchCommands(query: string): Command[] {
@@ -133,4 +133,54 @@ export function decodeReferences(content: string, names: { user: (id: string) =>
     )
     .join("");
   return { text, refs };
+}
+
+/** The most characters a message may have (the service's `message_length`, counted in Unicode code points
+ * of the content as sent, tokens included). */
+export const MESSAGE_LENGTH = 4000;
+
+/** The counter shows from this many characters on. */
+export const COUNTER_FROM = 3500;
+
+/** The length the service counts: code points, not UTF-16 units. */
+export function lengthOf(content: string): number {
+  let n = 0;
+  for (const _ of content) n++;
+  return n;
+}
+
+/** Someone who may be mentioned, by every name the completion would show for them. */
+export interface Mentionable {
+  id: string;
+  names: string[];
+}
+
+/** The `@name` words typed without the completion that name exactly one person (by display name, nickname
+ * or username, in any case), as references to send as mentions. A name two people share stays text. Longer
+ * names win (`@Thor Odinson` over `@Thor`); code is left alone. */
+export function typedMentions(text: string, people: Mentionable[]): Reference[] {
+  const owners = new Map<string, Set<string>>();
+  for (const p of people) {
+    for (const name of p.names) {
+      const key = name.trim().toLowerCase();
+      if (!key) continue;
+      if (!owners.has(key)) owners.set(key, new Set());
+      owners.get(key)!.add(p.id);
+    }
+  }
+  const keys = [...owners.keys()].sort((a, b) => b.length - a.length);
+  const refs: Reference[] = [];
+  const parts = text.split(/(```[\s\S]*?```|`[^`\n]+`)/);
+  for (let i = 0; i < parts.length; i += 2) {
+    const part = parts[i];
+    for (const m of part.matchAll(/(^|[\s([{"'])@/g)) {
+      const at = (m.index ?? 0) + m[1].length + 1;
+      const rest = part.slice(at).toLowerCase();
+      const key = keys.find((k) => rest.startsWith(k) && !/[\p{L}\p{N}_]/u.test(rest.charAt(k.length)));
+      const ids = key ? owners.get(key)! : null;
+      if (!key || !ids || ids.size !== 1) continue;
+      refs.push({ shown: part.slice(at - 1, at + key.length), token: `<@${[...ids][0]}>` });
+    }
+  }
+  return refs;
 }

@@ -44,9 +44,13 @@ export const loading = $state({ history: {} as Record<Id, boolean> });
 /** Modules that act on events beyond the store (voice: playing sounds, following moves) listen here. */
 const dispatchListeners: ((type: string, data: any) => void)[] = [];
 
-/** Called with each dispatch after it changed the store. */
-export function onDispatch(listener: (type: string, data: any) => void): void {
+/** Called with each dispatch after it changed the store; the answer stops it (for a screen that closes). */
+export function onDispatch(listener: (type: string, data: any) => void): () => void {
   dispatchListeners.push(listener);
+  return () => {
+    const i = dispatchListeners.indexOf(listener);
+    if (i >= 0) dispatchListeners.splice(i, 1);
+  };
 }
 
 function handleDispatch(type: string, data: unknown): void {
@@ -199,6 +203,7 @@ export async function createInvite(channelId: Id): Promise<Invite> {
 export const PAGE = 50;
 
 export function setOpenChannel(channelId: Id | null): void {
+  if (channelId !== openChannel) heldUnread.clear();
   openChannel = channelId;
   if (!channelId) return;
   const list = store.messages[channelId];
@@ -237,6 +242,8 @@ export async function loadOlder(channelId: Id): Promise<void> {
 // ---- read marks ---------------------------------------------------------------------------------------
 
 let ackTimer: ReturnType<typeof setTimeout> | null = null;
+/** Rooms marked unread by hand: not acknowledged again until the person leaves them and comes back. */
+const heldUnread = new Set<Id>();
 
 function scheduleAck(channelId: Id): void {
   if (ackTimer) clearTimeout(ackTimer);
@@ -244,7 +251,7 @@ function scheduleAck(channelId: Id): void {
 }
 
 async function ack(channelId: Id): Promise<void> {
-  if (channelId !== openChannel || document.visibilityState !== "visible") return;
+  if (channelId !== openChannel || document.visibilityState !== "visible" || heldUnread.has(channelId)) return;
   const items = store.messages[channelId]?.items;
   const newest = items?.length ? items[items.length - 1].id : null;
   if (!newest || newest.startsWith("pending:")) return;
@@ -258,6 +265,25 @@ async function ack(channelId: Id): Promise<void> {
   } catch {
     // A read mark is best effort; the next message tries again.
   }
+}
+
+/** "Mark unread" on a message: the read mark moves back to the message before it (the service lets an
+ * acknowledgement move backwards), and stays there while the room stays open. */
+export async function markUnread(m: Message): Promise<void> {
+  const items = store.messages[m.channel_id]?.items ?? [];
+  const at = items.findIndex((x) => x.id === m.id);
+  let before: Id | null = at > 0 ? items[at - 1].id : null;
+  if (!before) {
+    const page = await api.get<{ messages: Message[] }>(`/channels/${m.channel_id}/messages`, { query: { before: m.id, limit: 1 } });
+    before = page.messages[0]?.id ?? null;
+  }
+  if (!before) throw new Error("This is the first message of the room: there is nothing before it to mark as read.");
+  if (ackTimer) clearTimeout(ackTimer);
+  heldUnread.add(m.channel_id);
+  const { read_state } = await api.post<{ read_state: import("./types").ReadState }>(`/channels/${m.channel_id}/ack`, {
+    message_id: before,
+  });
+  store.readStates[m.channel_id] = read_state;
 }
 
 // ---- sending ------------------------------------------------------------------------------------------
@@ -380,6 +406,14 @@ export async function jumpTo(channelId: Id, messageId: Id, pages = 10): Promise<
   jump.messageId = messageId;
   jump.seq += 1;
   return true;
+}
+
+// ---- pins -------------------------------------------------------------------------------------------
+
+/** A room's pinned messages, most recently pinned first (OpenAPI: listPins). */
+export async function listPins(channelId: Id): Promise<Message[]> {
+  const { messages } = await api.get<{ messages: Message[] }>(`/channels/${channelId}/pins`);
+  return messages;
 }
 
 // ---- members ------------------------------------------------------------------------------------------

@@ -228,6 +228,8 @@ export interface Message {
   reply_to_id: Id | null;
   referenced_message: ReferencedMessage | null;
   mentions: Id[];
+  /** `@everyone` by a holder of MENTION_EVERYONE in a guild room; anyone else's `@everyone` is plain text. */
+  mention_everyone?: boolean;
   /** The author lacked EMBED_LINKS when sending: no link preview cards. */
   suppress_embeds?: boolean;
   reactions: Reaction[];

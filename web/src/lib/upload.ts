@@ -1,7 +1,7 @@
 // Attachment uploads (OpenAPI: uploadAttachment): one multipart request per file through
 // XMLHttpRequest, whose upload events give the progress bar; refusals become sentences.
 
-import { describe, type ErrorBody } from "./api";
+import { api, describe, type ErrorBody } from "./api";
 import type { FileObject, Id } from "./types";
 
 /** At most this many files go with one message. */
@@ -30,10 +30,33 @@ export function formatBytes(n: number): string {
   return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
 }
 
-/** A refusal of the upload in words, naming the file. */
-export function uploadErrorText(name: string, status: number, body: ErrorBody | null): string {
+/** A size limit as the operator set it: "25 MiB", "512 KiB", "879 KiB" (binary units, as the limits are). */
+export function limitWords(bytes: number): string {
+  const MiB = 1048576;
+  if (bytes >= MiB) return `${bytes % MiB === 0 ? bytes / MiB : (bytes / MiB).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KiB`;
+  return `${bytes} ${bytes === 1 ? "byte" : "bytes"}`;
+}
+
+let limitOnce: Promise<number | null> | null = null;
+
+/** The instance's largest upload (OpenAPI: getMeta `limits.max_upload_size`), asked once; null when unknown. */
+export function uploadLimit(): Promise<number | null> {
+  limitOnce ??= api.get<{ limits?: { max_upload_size?: number } }>("/meta").then(
+    (meta) => meta.limits?.max_upload_size ?? null,
+    () => {
+      limitOnce = null;
+      return null;
+    },
+  );
+  return limitOnce;
+}
+
+/** A refusal of the upload in words, naming the file (and the limit, when known). One sentence: the
+ * service's own message says the same and is not repeated. */
+export function uploadErrorText(name: string, status: number, body: ErrorBody | null, limit: number | null = null): string {
   if (status === 413 || body?.code === "file.too_large") {
-    return `${name} is too large for this server.${body?.message ? ` ${body.message}` : ""}`;
+    return limit ? `${name} is larger than the ${limitWords(limit)} this server allows.` : `${name} is larger than this server allows.`;
   }
   if (status === 415 || body?.code === "file.unsupported_type") return `${name}: this type of file is not accepted.`;
   if (status === 403) return `You may not attach files here.`;
@@ -75,6 +98,9 @@ export function uploadAttachment(channelId: Id, file: File, onProgress: (fractio
     });
 
   const done = (async () => {
+    // Over the limit: refused here, in the same words, without sending the bytes.
+    const limit = await uploadLimit();
+    if (limit !== null && file.size > limit) throw new UploadError(413, "file.too_large", uploadErrorText(file.name, 413, null, limit));
     for (let attempt = 0; ; attempt++) {
       if (aborted) throw new UploadError(0, "aborted", `${file.name}: upload cancelled.`);
       const { status, body, retryAfter } = await once();
@@ -90,7 +116,7 @@ export function uploadAttachment(channelId: Id, file: File, onProgress: (fractio
         onProgress(0);
         continue;
       }
-      throw new UploadError(status, error?.code ?? "http", uploadErrorText(file.name, status, error));
+      throw new UploadError(status, error?.code ?? "http", uploadErrorText(file.name, status, error, limit));
     }
   })();
 
