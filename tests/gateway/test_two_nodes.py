@@ -18,6 +18,8 @@ PostgreSQL database and Redis, as several nodes behind a reverse proxy would.
 - the link-preview cache lives in the database: an answer cached through A is B's answer too.
 - a passkey ceremony (registration and sign-in) started on A is finished on B, and is then used up on A
   too (ceremonies live in Redis).
+- a notification setting changed through A reaches the user's connections on both nodes
+  (NOTIFICATION_SETTINGS_UPDATE), and nobody else's.
 
 Needs TEST_DATABASE_URL and TEST_REDIS_URL (CI sets both); skipped otherwise. The database is shared
 with the in-process tests (which empty it per test) and Redis with anything else using it, and the
@@ -521,6 +523,28 @@ async def test_a_passkey_ceremony_started_on_one_node_finishes_on_the_other(clus
     assert r.json()["user"]["id"] == alice.id and r.json()["session"]["method"] == "passkey"
     r = await http.post(f"{cluster.a.url}{API}/auth/passkeys/login/verify", json=body)
     assert (r.status_code, r.json()["error"]["code"]) == (401, "auth.ceremony_invalid")
+
+
+# ---------------------------------------------------------------- notification settings
+
+
+async def test_a_notification_setting_changed_on_one_node_reaches_the_users_connection_on_the_other(
+        cluster, http, ws_clients):
+    bob = cluster.bob
+    bob_on_a, bob_on_b = await identified(cluster.a, bob, ws_clients), await identified(cluster.b, bob, ws_clients)
+    alice_on_b = await identified(cluster.b, cluster.alice, ws_clients)
+
+    r = await http.put(f"{cluster.a.url}{API}/users/@me/notification-settings/guilds/{cluster.guild_id}",
+                       json={"level": "all", "suppress_everyone": True}, headers=bob.headers)
+    assert r.status_code == 200, r.text
+    setting = r.json()["setting"]
+    assert setting == {"guild_id": cluster.guild_id, "level": "all", "muted_until": None, "suppress_everyone": True}
+    assert await bob_on_b.dispatch("NOTIFICATION_SETTINGS_UPDATE") == setting
+    assert await bob_on_a.dispatch("NOTIFICATION_SETTINGS_UPDATE") == setting
+    await alice_on_b.no_dispatch("NOTIFICATION_SETTINGS_UPDATE")  # only the user's own connections
+    r = await http.put(f"{cluster.b.url}{API}/users/@me/notification-settings/guilds/{cluster.guild_id}",
+                       json={"level": "mentions"}, headers=bob.headers)  # back to the defaults for later tests
+    assert r.status_code == 200, r.text
 
 
 # ---------------------------------------------------------------- (e) a node stops (rolling restart)
