@@ -123,8 +123,16 @@ def redirect_to_public_host(request: Request, settings: Settings) -> RedirectRes
     return RedirectResponse(target, status_code=307, headers={"Cache-Control": "no-store"})
 
 
-def index_response(client: BuiltClient, settings: Settings) -> HTMLResponse:
-    return HTMLResponse(client.index, headers={
+# Told to the client when the page was requested without a session cookie: it is signed out for sure, so
+# it draws sign-in without asking the service (whose 401 would be a console error on every signed-out
+# load). With a cookie it asks, the cookie being HttpOnly and possibly ended. Not a secret: the browser
+# knows whether it sent a cookie.
+SIGNED_OUT_HINT = b'<meta name="meadhall-session" content="none">'
+
+
+def index_response(client: BuiltClient, settings: Settings, *, signed_out: bool = False) -> HTMLResponse:
+    body = client.index.replace(b"<head>", b"<head>" + SIGNED_OUT_HINT, 1) if signed_out else client.index
+    return HTMLResponse(body, headers={
         "Cache-Control": "no-cache",
         "Content-Security-Policy": client_csp(settings),
         "X-Content-Type-Options": "nosniff",

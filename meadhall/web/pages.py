@@ -20,6 +20,7 @@ from meadhall.api.client import client_key
 from meadhall.api.deps import RuntimeDep
 from meadhall.api.limits import take
 from meadhall.api.openapi import errors
+from meadhall.auth.cookies import COOKIE_NAME
 from meadhall.auth.deps import optional_principal
 from meadhall.core.errors import AppError
 from meadhall.guilds.invites import service as invite_service
@@ -118,7 +119,7 @@ def front_page(rt: Runtime, request: Request) -> Response:
         elsewhere = web_client.redirect_to_public_host(request, rt.settings)
         if elsewhere is not None:
             return elsewhere
-        return web_client.index_response(built, rt.settings)
+        return web_client.index_response(built, rt.settings, signed_out=COOKIE_NAME not in request.cookies)
     settings = rt.settings
     return render("home.html", {"public_url": settings.PUBLIC_URL, "host": settings.public_host,
                                 "version": __version__, "api_prefix": API_PREFIX})

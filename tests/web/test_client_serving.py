@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 INDEX = b'<!doctype html><html><head><script type="module" src="/assets/index-abc123.js"></script></head></html>'
+# A page requested without a session cookie tells the client so (tests/web/test_client_session_hint.py).
+SIGNED_OUT = INDEX.replace(b"<head>", b'<head><meta name="meadhall-session" content="none">')
 CLIENT_ROUTES = ["/", "/login", "/register", "/channels/@me", "/channels/@me/123", "/channels/1/2",
                  "/settings", "/settings/profile", "/admin", "/admin/users/5"]
 
@@ -43,7 +45,7 @@ def directives(csp: str) -> dict[str, list[str]]:
 async def test_every_client_route_answers_the_client_page(client, built, path):
     r = await client.get(path)
     assert r.status_code == 200, r.text
-    assert r.content == INDEX
+    assert r.content == SIGNED_OUT
     assert r.headers["content-type"] == "text/html; charset=utf-8"
     assert r.headers["cache-control"] == "no-cache"
     assert r.headers["x-content-type-options"] == "nosniff"
@@ -122,4 +124,4 @@ async def test_a_build_made_while_the_service_runs_is_served_at_once(client, mon
     assert "make install" in (await client.get("/")).text
     root.mkdir()
     (root / "index.html").write_bytes(INDEX)
-    assert (await client.get("/")).content == INDEX
+    assert (await client.get("/")).content == SIGNED_OUT

@@ -6,13 +6,14 @@ stand-in (a headless browser has no push service); the requests are the real one
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.support.browser import ORIGIN, needs_chromium, needs_client, open_page
-from tests.support.guilds import make_guild
+from tests.support.browser import ORIGIN, PASSWORD, needs_chromium, needs_client, only_expected, open_page
+from tests.support.guilds import accept_invite, give, make_guild, make_invite, make_role
 from tests.support.outbound import ALLOWED, VAPID, Browser
 
 pytestmark = [needs_chromium, needs_client]
@@ -73,4 +74,50 @@ async def test_sign_out_forgets_the_push_subscription_and_the_drafts(site, brows
     assert await page.evaluate("() => window.__unsubscribed") == [ENDPOINT]
     assert await page.evaluate("() => [...Object.keys(localStorage), ...Object.keys(sessionStorage)]"
                                ".filter(k => k.startsWith('draft:'))") == []
+    await context.close()
+
+
+async def test_the_next_account_in_the_same_tab_starts_fresh(site, browser, client, accounts):
+    """Freya signs out and Bjorn signs in in the same page: Bjorn sees his own member list with its role
+    colours (not what the client fetched for Freya), and nothing of Freya's session raises an error (her
+    open room, in a server Bjorn is not in, answered "Unknown room")."""
+    from playwright.async_api import expect
+
+    freya = await accounts.register("freya")
+    bjorn = await accounts.register("bjorn")
+    sigrid = await accounts.register("sigrid")
+    hall = await make_guild(client, freya, "Mead Hall")
+    # No join messages: the members a client knows of come from the member list it fetches, not from the
+    # authors of the room's history.
+    r = await client.patch(f"/api/v1/guilds/{hall['id']}", json={"system_channel_id": None}, headers=freya.headers)
+    assert r.status_code == 200, r.text
+    for who in (bjorn, sigrid):
+        code = (await make_invite(client, freya, hall["system_channel_id"]))["code"]
+        await accept_invite(client, who, code)
+    skalds = await make_role(client, freya, hall["id"], "Skalds", color=0xE91E63, hoist=True)
+    await give(client, freya, hall["id"], bjorn, skalds["id"])
+    own = await make_guild(client, freya, "Freya's Loft")
+
+    context, page, errors = await open_page(browser, "freya", f"/channels/{hall['id']}/{hall['system_channel_id']}")
+    members = page.get_by_role("complementary", name="Members")
+    await expect(members.get_by_text("sigrid")).to_be_visible(timeout=WAIT)  # Freya's client fetched the members
+    await page.goto(f"{ORIGIN}/channels/{own['id']}/{own['system_channel_id']}")
+    await expect(page.get_by_role("textbox", name="Message #general")).to_be_visible(timeout=WAIT)
+
+    await page.get_by_role("button", name="Sign out").click()
+    await page.get_by_role("textbox", name="Username or email").fill("bjorn")
+    await page.get_by_label("Password", exact=True).fill(PASSWORD)
+    await page.get_by_role("button", name="Sign in", exact=True).click()
+    await expect(page.get_by_role("button", name="Sign out")).to_be_visible(timeout=WAIT)
+    await page.get_by_role("link", name="Mead Hall").click()
+
+    await expect(members.get_by_text("Skalds — 1")).to_be_visible(timeout=WAIT)
+    await expect(members.get_by_text("sigrid")).to_be_visible(timeout=WAIT)
+    await expect(members.get_by_text("freya")).to_be_visible()
+    name = members.locator(".name", has_text="bjorn")
+    await expect(name).to_have_attribute("style", re.compile("#e91e63", re.IGNORECASE))  # the role's colour
+    await expect(page.get_by_role("navigation", name="Servers").get_by_role("link", name="Freya's Loft")).to_have_count(0)
+    await page.wait_for_load_state("networkidle")
+    assert [e for e in errors if e.startswith("pageerror")] == []
+    assert only_expected(errors) == []
     await context.close()

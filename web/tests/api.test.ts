@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api, ApiError, configure, describe as words } from "../src/lib/api";
+import { api, ApiError, configure, describe as words, inTime, lockoutWords, MAX_SILENT_WAIT } from "../src/lib/api";
 
 function answer(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(body === null ? null : JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
@@ -34,6 +34,54 @@ describe("api", () => {
     expect(out.message.id).toBe("1");
     expect(slept).toEqual([2000]);
     expect(waits).toEqual([2]);
+  });
+
+  it("never waits silently for long: a lockout's Retry-After is an error with the time left, at once", async () => {
+    const slept: number[] = [];
+    let calls = 0;
+    configure({
+      fetch: (async () => {
+        calls++;
+        return answer(429, { error: { code: "rate_limited", message: "You are being rate limited", retry_after: 877.2,
+          bucket: "auth.lockout" } }, { "Retry-After": "878" });
+      }) as typeof fetch,
+      sleep: async (ms) => void slept.push(ms),
+    });
+    const err = (await api.post("/auth/login", { login: "a", password: "b" }).catch((e: unknown) => e)) as ApiError;
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err.status).toBe(429);
+    expect(err.retryAfter).toBe(878);
+    expect(err.bucket).toBe("auth.lockout");
+    expect(err.message).toBe("Too many attempts. Try again in 15 minutes.");
+    expect(calls).toBe(1);
+    expect(slept).toEqual([]);
+  });
+
+  it("short waits add up to at most MAX_SILENT_WAIT seconds, then the refusal is said with the time left", async () => {
+    const slept: number[] = [];
+    let calls = 0;
+    configure({
+      fetch: (async () => {
+        calls++;
+        return answer(429, { error: { code: "rate_limited", message: "You are being rate limited", retry_after: 2,
+          bucket: "messages.create" } }, { "Retry-After": "2" });
+      }) as typeof fetch,
+      sleep: async (ms) => void slept.push(ms),
+    });
+    const err = (await api.post("/channels/1/messages", {}).catch((e: unknown) => e)) as ApiError;
+    expect(slept).toEqual([2000, 2000]); // a third 2 s wait would pass the 5 s bar
+    expect(slept.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(MAX_SILENT_WAIT * 1000);
+    expect(calls).toBe(3);
+    expect(err.retryAfter).toBe(2);
+    expect(err.message).toBe("Too many requests: this was not done. Try again in 2 seconds.");
+  });
+
+  it("says waits in seconds and minutes", () => {
+    expect(inTime(0.2)).toBe("in 1 second");
+    expect(inTime(40)).toBe("in 40 seconds");
+    expect(inTime(60)).toBe("in 1 minute");
+    expect(inTime(61)).toBe("in 2 minutes");
+    expect(lockoutWords(900)).toBe("Too many attempts. Try again in 15 minutes.");
   });
 
   it("turns the error envelope into words", async () => {

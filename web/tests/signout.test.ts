@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { configure } from "../src/lib/api";
-import { clearDrafts, forgetPush } from "../src/lib/signout";
+import { clearDrafts, forgetPush, onSignOut, resetClientState } from "../src/lib/signout";
 
 // What the browser keeps for a signed-in person is forgotten at sign-out (docs/client.md "Sessions").
 
@@ -76,6 +76,18 @@ describe("sign-out", () => {
     await forgetPush(false);
     expect(calls).toEqual([]);
     expect(unsubscribed).toEqual([endpoint]);
+  });
+
+  it("runs every module's reset, even when one of them fails", () => {
+    const forgotten: string[] = [];
+    const quiet = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    onSignOut(() => forgotten.push("members fetched"));
+    onSignOut(() => { throw new Error("broken reset"); });
+    onSignOut(() => forgotten.push("open room"));
+    resetClientState();
+    expect(forgotten).toEqual(["members fetched", "open room"]);
+    expect(quiet).toHaveBeenCalledTimes(1);
+    quiet.mockRestore();
   });
 
   it("does nothing without a subscription or a service worker", async () => {

@@ -6,6 +6,25 @@ import { api } from "./api";
 
 export const DRAFT_PREFIX = "draft:";
 
+const resets: (() => void)[] = [];
+
+/** A module that keeps something of the signed-in person outside the store (caches, timers, what it
+ * fetched once) registers here how to forget it: the next account signed in in this tab starts fresh. */
+export function onSignOut(reset: () => void): void {
+  resets.push(reset);
+}
+
+/** Runs every registered reset (store.svelte.ts, whenever a session ends); one failing stops none. */
+export function resetClientState(): void {
+  for (const reset of resets) {
+    try {
+      reset();
+    } catch (err) {
+      console.error(err);
+    }
+  }
+}
+
 type Keyed = Pick<Storage, "length" | "key" | "removeItem">;
 
 /** Removes every draft from the given storages (by default localStorage and sessionStorage). */

@@ -5,7 +5,7 @@ import { api, ApiError, describe, onUnauthorized } from "./api";
 import { GatewayClient, type Phase } from "./gateway";
 import { compareIds, newer } from "./ids";
 import { navigate } from "./router.svelte";
-import { clearDrafts, forgetPush } from "./signout";
+import { clearDrafts, forgetPush, resetClientState } from "./signout";
 import type { FileObject } from "./types";
 import { applyEvent, applyHistory, createState, findChannel, markStale } from "./state";
 import type { Channel, Conversation, GuildSnapshot, Id, Invite, Member, Message, Relationship, User } from "./types";
@@ -97,6 +97,12 @@ export async function boot(): Promise<void> {
   onUnauthorized(() => {
     if (session.status === "signed-in") signedOut();
   });
+  // The page came without a session cookie (meadhall/web/client.py says so): signed out for sure, and
+  // no request whose 401 would be a console error on every signed-out load.
+  if (document.querySelector('meta[name="meadhall-session"]')?.getAttribute("content") === "none") {
+    session.status = "signed-out";
+    return;
+  }
   try {
     const { user } = await api.get<{ user: User }>("/users/@me");
     store.me = user;
@@ -115,12 +121,31 @@ function signedOut(): void {
   gateway = null;
   Object.assign(store, createState());
   outbox.items = [];
+  forgetSessionState();
   // However the session ended (here, elsewhere, revoked): the next person at this browser finds neither
   // the drafts nor a device still subscribed to this account's notifications (docs/client.md "Sessions").
   clearDrafts();
   void forgetPush(false);
   session.status = "signed-out";
   navigate("/login", { replace: true });
+}
+
+/** Everything this module keeps for the signed-in person beside the store, forgotten when the session
+ * ends so that the next account in this tab starts fresh: the open room (a READY would fetch the last
+ * person's room: "Unknown room"), the guilds whose members were fetched (the next person's member list
+ * and role colours are fetched again), pending read marks, jumps and typing. Other modules register
+ * theirs with `onSignOut` (signout.ts). */
+function forgetSessionState(): void {
+  openChannel = null;
+  if (ackTimer) clearTimeout(ackTimer);
+  ackTimer = null;
+  heldUnread.clear();
+  membersLoaded.clear();
+  loading.history = {};
+  jump.channelId = null;
+  jump.messageId = null;
+  lastTyping = 0;
+  resetClientState();
 }
 
 export interface SignIn {
@@ -146,7 +171,7 @@ export function signedInAs(user: User): void {
   startGateway();
 }
 
-export async function register(body: { username: string; email: string; password: string }): Promise<void> {
+export async function register(body: { username: string; email: string; password: string; timezone?: string }): Promise<void> {
   const answer = await api.post<{ user: User }>("/auth/register", body);
   store.me = answer.user;
   session.status = "signed-in";
