@@ -21,8 +21,9 @@ from tests.support.browser import (
     serious_axe_violations,
 )
 from tests.support.factories import add_member
-from tests.support.guilds import make_guild
+from tests.support.guilds import make_guild, room
 from tests.support.http import Api
+from tests.support.messages import post
 
 pytestmark = [needs_chromium, needs_client]
 
@@ -124,3 +125,136 @@ async def test_server_menu_by_keyboard_and_mouse_and_leaving(site, browser, clie
         assert only_expected(errs) == []
     await ctx.close()
     await sctx.close()
+
+
+async def test_room_menu_by_right_click_and_keyboard_mute_mark_read_create_delete(site, browser, client, accounts, rt):
+    import re
+
+    from playwright.async_api import expect
+
+    freya = await accounts.register("freya")
+    thor = await accounts.register("thor")
+    guild = await make_guild(client, freya, "Longhouse")
+    await add_member(rt, guild["id"], thor)
+    halls = await room(client, freya, guild["id"], name="Halls", type="category")
+    lore = await room(client, freya, guild["id"], name="lore", parent_id=halls["id"])
+    general = guild["system_channel_id"]
+
+    ctx, page, errors = await open_page(browser, "freya", f"/channels/{guild['id']}/{general}",
+                                        permissions=["clipboard-read", "clipboard-write"])
+    tctx, tpage, terrors = await open_page(browser, "thor", f"/channels/{guild['id']}/{general}")
+    nav = rooms_nav(page)
+    lore_link = nav.get_by_role("link", name="lore")
+    await expect(lore_link).to_be_visible(timeout=WAIT)
+    await expect(lore_link).not_to_have_class(re.compile(r"\bunread\b"))
+    await post(client, thor, lore["id"], "The saga of the long winter")
+    await expect(lore_link).to_have_class(re.compile(r"\bunread\b"), timeout=WAIT)
+
+    # Right-click opens the room's menu at the pointer, with everything the owner may do.
+    await lore_link.click(button="right")
+    menu = page.get_by_role("menu", name="Room options")
+    await expect(menu).to_be_visible()
+    await expect(menu.get_by_role("menuitem")).to_have_text(
+        ["Mark as read", "Notification settings", "Mute room", "Copy link", "Edit room", "Delete room"])
+    assert await serious_axe_violations(page) == []
+    await menu.get_by_role("menuitem", name="Mark as read").click()
+    await expect(menu).to_have_count(0)
+    await expect(lore_link).not_to_have_class(re.compile(r"\bunread\b"), timeout=WAIT)
+    states = (await Api(client).get("/users/@me/read-states", freya, expect=200))["read_states"]
+    assert any(s["channel_id"] == lore["id"] and s["last_read_message_id"] is not None for s in states)
+
+    # Copy link.
+    await lore_link.click(button="right")
+    await menu.get_by_role("menuitem", name="Copy link").click()
+    await expect(page.get_by_role("status").filter(has_text="Link to #lore copied")).to_be_attached()
+    copied = await page.evaluate("() => navigator.clipboard.readText()")
+    assert copied == f"{ORIGIN}/channels/{guild['id']}/{lore['id']}"
+
+    # Keyboard: the "Room options" button, the "Mute room" submenu with ArrowRight / ArrowLeft.
+    item = nav.get_by_role("listitem").filter(has=page.get_by_role("link", name="lore"))
+    options = item.get_by_role("button", name="Room options")
+    await options.focus()
+    await page.keyboard.press("Enter")
+    await expect(menu.get_by_role("menuitem", name="Notification settings")).to_be_focused()
+    await page.keyboard.press("ArrowDown")
+    mute = menu.get_by_role("menuitem", name="Mute room")
+    await expect(mute).to_be_focused()
+    await expect(mute).to_have_attribute("aria-haspopup", "menu")
+    await page.keyboard.press("ArrowRight")
+    sub = page.get_by_role("menu", name="Mute room")
+    await expect(sub.get_by_role("menuitem")).to_have_text(
+        ["For 15 minutes", "For 1 hour", "For 8 hours", "For 24 hours", "Until I turn it back on"])
+    await expect(sub.get_by_role("menuitem", name="For 15 minutes")).to_be_focused()
+    await page.keyboard.press("ArrowLeft")
+    await expect(sub).to_have_count(0)
+    await expect(mute).to_be_focused()
+    await page.keyboard.press("ArrowRight")
+    await page.keyboard.press("ArrowDown")
+    await page.keyboard.press("Enter")
+    await expect(menu).to_have_count(0)
+    await expect(options).to_be_focused()
+    await expect(lore_link).to_have_class(re.compile(r"\bmuted\b"), timeout=WAIT)
+    settings = await Api(client).get("/users/@me/notification-settings", freya, expect=200)
+    [muted] = [c for c in settings["channels"] if c["channel_id"] == lore["id"]]
+    assert muted["level"] == "default" and muted["muted_until"] is not None
+
+    # A muted room is quieter but still marked unread; its menu offers "Unmute room".
+    await post(client, thor, lore["id"], "Another verse")
+    await expect(lore_link).to_have_class(re.compile(r"\bunread\b"), timeout=WAIT)
+    assert await lore_link.evaluate("a => getComputedStyle(a).fontWeight") == "400"
+    await expect(lore_link).to_have_attribute("aria-describedby", f"unread-{lore['id']}")
+    await expect(page.locator(f"#unread-{lore['id']}")).to_have_text("Unread, Muted")
+    await lore_link.click(button="right")
+    await menu.get_by_role("menuitem", name="Unmute room").click()
+    await expect(lore_link).not_to_have_class(re.compile(r"\bmuted\b"), timeout=WAIT)
+    settings = await Api(client).get("/users/@me/notification-settings", freya, expect=200)
+    assert [c for c in settings["channels"] if c["channel_id"] == lore["id"]] == []
+
+    # Create a room in the category: it opens, and nobody sees it unread.
+    await nav.get_by_role("button", name="Create room in Halls").click()
+    dialog = page.get_by_role("dialog", name="Create room")
+    await dialog.get_by_role("textbox", name="Room name").fill("mead-talk")
+    await dialog.get_by_role("button", name="Create").click()
+    await expect(page.get_by_role("textbox", name="Message #mead-talk")).to_be_visible(timeout=WAIT)
+    channels = (await Api(client).get(f"/guilds/{guild['id']}/channels", freya, expect=200))["channels"]
+    [made] = [c for c in channels if c["name"] == "mead-talk"]
+    assert made["parent_id"] == halls["id"] and made["type"] == "text"
+    theirs = rooms_nav(tpage).get_by_role("link", name="mead-talk")
+    await expect(theirs).to_be_visible(timeout=WAIT)
+    await expect(theirs).not_to_have_class(re.compile(r"\bunread\b"))
+    await expect(tpage.locator(f"#unread-{made['id']}")).to_have_text("")
+
+    # Delete it, confirmed (Cancel keeps it).
+    mine = nav.get_by_role("link", name="mead-talk")
+    await mine.click(button="right")
+    await menu.get_by_role("menuitem", name="Delete room").click()
+    confirm = page.get_by_role("dialog", name="Delete #mead-talk")
+    await confirm.get_by_role("button", name="Cancel").click()
+    await expect(confirm).to_be_hidden()
+    await Api(client).get(f"/channels/{made['id']}", freya, expect=200)
+    await mine.click(button="right")
+    await menu.get_by_role("menuitem", name="Delete room").click()
+    await confirm.get_by_role("button", name="Delete room").click()
+    await expect(mine).to_have_count(0, timeout=WAIT)
+    await expect(theirs).to_have_count(0, timeout=WAIT)
+    await Api(client).get(f"/channels/{made['id']}", freya, expect=404)
+
+    # A plain member: no "Create room", no "Edit room" nor "Delete room" (and no "Mark as read": thor wrote the
+    # newest message of lore himself).
+    tnav = rooms_nav(tpage)
+    await expect(tpage.get_by_role("button", name="Create room")).to_have_count(0)
+    await tnav.get_by_role("link", name="lore").click(button="right")
+    await expect(tpage.get_by_role("menu", name="Room options").get_by_role("menuitem")).to_have_text(
+        ["Notification settings", "Mute room", "Copy link"])
+    await tpage.keyboard.press("Escape")
+
+    # Edit room goes to the server settings' rooms page for that room.
+    await lore_link.click(button="right")
+    await menu.get_by_role("menuitem", name="Edit room").click()
+    await expect(page.get_by_role("navigation", name="Server settings")).to_be_visible(timeout=WAIT)
+    assert "/settings/rooms" in page.url
+
+    for errs in (errors, terrors):
+        assert only_expected(errs) == []
+    await ctx.close()
+    await tctx.close()

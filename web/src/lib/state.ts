@@ -4,6 +4,7 @@
 
 import { compareIds, newer } from "./ids";
 import { applyVoiceEvent, applyVoiceReady } from "../voice/reduce";
+import { applySetting, effectiveLevel, emptySettings, forgetGuild, settingsFrom, type NotificationSettings, type NotificationSettingsList } from "./notify";
 import type {
   Channel,
   Conversation,
@@ -48,9 +49,13 @@ export interface State {
   voiceStates: Record<Id, Record<Id, VoiceState>>;
   /** conversation id -> its ongoing call (docs/social.md, "Calls"). */
   calls: Record<Id, Call>;
+  /** The person's notification levels by server and room (lib/notify.ts). */
+  notificationSettings: NotificationSettings;
 }
 
 export const TYPING_MS = 10000;
+/** A room's newest message this close to the room's creation is its creation notice (isUnread). */
+export const CREATION_MESSAGE_MS = 2000;
 /** History kept per room in memory; older pages are fetched again when scrolled to. */
 export const KEEP_PER_ROOM = 5000;
 
@@ -68,6 +73,7 @@ export function createState(): State {
     relationships: {},
     voiceStates: {},
     calls: {},
+    notificationSettings: emptySettings(),
   };
 }
 
@@ -85,6 +91,7 @@ export function applyReady(state: State, ready: Ready): void {
   applyReadySocial(state, ready);
   state.readStates = {};
   for (const r of ready.read_states ?? []) state.readStates[r.channel_id] = r;
+  state.notificationSettings = settingsFrom((ready as Ready & { notification_settings?: NotificationSettingsList }).notification_settings);
   // After a new IDENTIFY events may have been missed: every cached room is fetched again when shown.
   for (const list of Object.values(state.messages)) list.fresh = false;
   state.typing = {};
@@ -309,6 +316,7 @@ export function applyEvent(state: State, type: string, d: any, now: number = Dat
       break;
     }
     case "GUILD_DELETE":
+      forgetGuild(state.notificationSettings, d.id, state.guilds[d.id]?.channels.map((c) => c.id) ?? []);
       delete state.guilds[d.id];
       state.guildOrder = state.guildOrder.filter((id) => id !== d.id);
       delete state.members[d.id];
@@ -382,6 +390,13 @@ export function applyEvent(state: State, type: string, d: any, now: number = Dat
       if (list) list.items = list.items.filter((m) => m.id !== d.id);
       break;
     }
+    // A ban that deleted the banned person's recent messages (docs/moderation.md): one event per room.
+    case "MESSAGE_DELETE_BULK": {
+      const list = state.messages[d.channel_id];
+      const gone = new Set<string>(d.ids ?? []);
+      if (list) list.items = list.items.filter((m) => !gone.has(m.id));
+      break;
+    }
     case "MESSAGE_REACTION_ADD":
       reaction(state, d, 1);
       break;
@@ -398,6 +413,9 @@ export function applyEvent(state: State, type: string, d: any, now: number = Dat
       byUser[d.user_id] = now + TYPING_MS;
       break;
     }
+    case "NOTIFICATION_SETTINGS_UPDATE":
+      applySetting(state.notificationSettings, d);
+      break;
     case "READ_STATE_UPDATE":
       state.readStates[(d as ReadState).channel_id] = d as ReadState;
       break;
@@ -426,15 +444,52 @@ export function applyEvent(state: State, type: string, d: any, now: number = Dat
   applyVoiceEvent(state, type, d);
 }
 
-/** Whether a room holds a message newer than the user's read mark. */
+/** The creation time in the id (a snowflake's upper bits, in ms since the service's epoch). */
+function idMs(id: Id): number {
+  try {
+    return Number(BigInt(id) >> 22n);
+  } catch {
+    return NaN;
+  }
+}
+
+/** Whether a room holds a message newer than the user's read mark. The service announces a new room with a
+ * system message written with it ("freya created this room."): a newest message made within a moment of the
+ * room itself is that one, and leaves the room read until a real message arrives. Conversations have no such
+ * notice (their first message may follow their creation at once). */
 export function isUnread(state: State, channelId: Id, lastMessageId: Id | null): boolean {
   if (!lastMessageId) return false;
+  if (!state.conversations[channelId] && newer(lastMessageId, channelId) && idMs(lastMessageId) - idMs(channelId) <= CREATION_MESSAGE_MS) {
+    return false;
+  }
   const rs = state.readStates[channelId];
   return newer(lastMessageId, rs?.last_read_message_id ?? null);
 }
 
 export function mentionCount(state: State, channelId: Id): number {
   return state.readStates[channelId]?.mention_count ?? 0;
+}
+
+/** What the tab title counts (docs/client.md, "Notification levels"): the mentions waiting in rooms that may
+ * notify, one for each other unread room set to every message, and each unread conversation (its mentions
+ * when more). Rooms and servers at `nothing` or muted count nothing; they still show unread in the list. */
+export function attentionCount(state: State, now: number = Date.now()): number {
+  let count = 0;
+  for (const g of Object.values(state.guilds)) {
+    for (const c of g.channels) {
+      if (c.type === "category") continue;
+      const level = effectiveLevel(state.notificationSettings, { guildId: g.id, channelId: c.id }, now);
+      if (level === "nothing") continue;
+      const mentions = mentionCount(state, c.id);
+      if (mentions) count += mentions;
+      else if (level === "all" && isUnread(state, c.id, c.last_message_id)) count += 1;
+    }
+  }
+  for (const c of Object.values(state.conversations)) {
+    if (effectiveLevel(state.notificationSettings, { guildId: null, channelId: c.id }, now) === "nothing") continue;
+    if (isUnread(state, c.id, c.last_message_id)) count += Math.max(1, mentionCount(state, c.id));
+  }
+  return count;
 }
 
 /** The users typing in a room now (never oneself). */
