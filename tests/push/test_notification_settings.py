@@ -159,6 +159,8 @@ async def test_only_members_set_a_guild_setting(api, client, accounts, rt):
     ({"level": "all", "muted_until": "tomorrow"}, "muted_until"),
     ({"level": "all", "muted_until": "2030-01-01T12:00:00"}, "muted_until"),  # no time zone
     ({"level": "all", "suppress_everyone": "maybe"}, "suppress_everyone"),
+    ({"level": "all", "suppress_everyone": 0}, "suppress_everyone"),
+    ({"level": "all", "suppress_everyone": None}, "suppress_everyone"),
 ])
 async def test_a_guild_setting_is_validated(api, client, accounts, rt, body, field):
     h = await hall(client, accounts, rt)
@@ -170,6 +172,7 @@ async def test_a_guild_setting_is_validated(api, client, accounts, rt, body, fie
     ({}, "level"),
     ({"level": "everything"}, "level"),
     ({"level": "all", "muted_until": 12}, "muted_until"),
+    ({"level": None}, "level"),
 ])
 async def test_a_channel_setting_is_validated(api, client, accounts, rt, body, field):
     h = await hall(client, accounts, rt)

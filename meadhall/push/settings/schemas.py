@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, BeforeValidator, Field
+from pydantic import AwareDatetime, BaseModel, BeforeValidator, Field, StrictBool
 
 
 def _text(value: Any) -> Any:
@@ -24,7 +24,8 @@ class GuildSettingPut(BaseModel):
 
     level: Literal["all", "mentions", "nothing"]
     muted_until: Timestamp | None = Field(default=None, description=_MUTED)
-    suppress_everyone: bool = Field(default=False, description="no notification for `@everyone` in this server")
+    # Strict: 0 and 1 are not booleans (the document says boolean).
+    suppress_everyone: StrictBool = Field(default=False, description="no notification for `@everyone` in this server")
 
 
 class ChannelSettingPut(BaseModel):
