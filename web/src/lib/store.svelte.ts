@@ -410,6 +410,14 @@ export async function searchMessages(channelId: Id, q: string, before?: Id): Pro
   return api.get(`/channels/${channelId}/messages/search`, { query: { q, before, limit: 25 } });
 }
 
+/** Server-wide search (OpenAPI: searchGuildMessages): the rooms the person may read, newest first across them. */
+export async function searchServer(guildId: Id, q: string, filters: { channelId?: Id | null; authorId?: Id | null; before?: Id },
+): Promise<{ messages: Message[]; has_more: boolean }> {
+  return api.get(`/guilds/${guildId}/messages/search`, {
+    query: { q, channel_id: filters.channelId ?? undefined, author_id: filters.authorId ?? undefined, before: filters.before, limit: 25 },
+  });
+}
+
 /** The message the list should scroll to and mark; `seq` changes on every jump. */
 export const jump = $state({ channelId: null as Id | null, messageId: null as Id | null, seq: 0 });
 
