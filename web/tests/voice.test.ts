@@ -494,4 +494,46 @@ describe("the voice controller", () => {
     await flush();
     expect(get.mock.calls.map((c) => c[0])).toEqual(["/meta"]);
   });
+
+  it("an instance without voice is known from the meta, and then nothing is tried", async () => {
+    const t = setup({ answers: { "GET /meta": () => ({ features: { voice_enabled: false } }) } });
+    expect(t.view.available).toBe(null);
+    expect(await t.controller.voiceEnabled()).toBe(false);
+    expect(t.view.available).toBe(false);
+    await t.controller.joinRoom(G, ROOM);
+    await t.controller.startCall("77");
+    expect(t.api.sent.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /meta"]);
+    expect(t.view).toMatchObject({ kind: null, phase: "idle", error: null, notice: null });
+  });
+
+  it("a voice.disabled refusal is remembered, not shown as an error that stays", async () => {
+    const t = setup({
+      answers: {
+        [`POST /channels/${ROOM}/voice/join`]: () => {
+          throw new ApiError(403, { code: "voice.disabled", message: "Voice is not enabled on this server." });
+        },
+      },
+    });
+    await t.controller.joinRoom(G, ROOM);
+    expect(t.view).toMatchObject({ kind: null, phase: "idle", error: null, available: false });
+    await t.controller.joinRoom(G, ROOM);
+    expect(t.api.sent.filter((r) => r.path.endsWith("/voice/join"))).toHaveLength(1);
+  });
+
+  it("a meta that could not be read is asked again, and is not taken for no voice", async () => {
+    let fail = true;
+    const t = setup({
+      answers: {
+        "GET /meta": () => {
+          if (fail) throw new ApiError(0, { code: "network", message: "offline" });
+          return { features: { voice_enabled: true } };
+        },
+      },
+    });
+    expect(await t.controller.voiceEnabled()).toBe(false);
+    expect(t.view.available).toBe(null);
+    fail = false;
+    expect(await t.controller.voiceEnabled()).toBe(true);
+    expect(t.view.available).toBe(true);
+  });
 });

@@ -47,6 +47,9 @@ export interface VoiceView {
   /** `<name> played <sound>`: the last soundboard sound heard. */
   played: string | null;
   busy: boolean;
+  /** Whether this instance has voice at all (getMeta `features.voice_enabled`): null until known. Without
+   * it voice rooms and call buttons show "Voice is not set up on this server" and nothing is tried. */
+  available: boolean | null;
 }
 
 export function createView(): VoiceView {
@@ -64,6 +67,7 @@ export function createView(): VoiceView {
     videos: [],
     played: null,
     busy: false,
+    available: null,
   };
 }
 
@@ -118,13 +122,25 @@ export class VoiceController {
 
   private voiceEnabledOnce: Promise<boolean> | null = null;
 
-  /** Whether the instance offers voice (`getMeta`), asked once. */
-  private voiceEnabled(): Promise<boolean> {
+  /** Whether the instance offers voice (`getMeta`), asked once (again after a failed request); the
+   * answer is kept in the view for the screens. */
+  voiceEnabled(): Promise<boolean> {
     this.voiceEnabledOnce ??= this.deps.api
       .get<{ features?: { voice_enabled?: boolean } }>("/meta")
-      .then((meta) => meta.features?.voice_enabled === true)
-      .catch(() => false);
+      .then((meta) => (this.view.available = meta.features?.voice_enabled === true))
+      .catch(() => {
+        this.voiceEnabledOnce = null;
+        return false;
+      });
     return this.voiceEnabledOnce;
+  }
+
+  /** A `voice.disabled` refusal: the instance has no media server. The screens say so where voice is
+   * offered, so it is not also shown as an error that stays. */
+  private disabledBy(err: unknown): boolean {
+    if (!(err instanceof ApiError && err.code === "voice.disabled")) return false;
+    this.view.available = false;
+    return true;
   }
 
   private get view(): VoiceView {
@@ -169,6 +185,7 @@ export class VoiceController {
 
   async joinRoom(guildId: Id, channelId: Id): Promise<void> {
     const v = this.view;
+    if (v.available === false) return;
     if (v.kind === "room" && v.channelId === channelId && v.phase !== "failed") return;
     await this.dropMedia();
     Object.assign(v, { kind: "room", guildId, channelId, phase: "joining", error: null, notice: null, played: null });
@@ -186,7 +203,7 @@ export class VoiceController {
     } catch (err) {
       if (v.channelId !== channelId) return;
       this.reset();
-      v.error = words(err);
+      if (!this.disabledBy(err)) v.error = words(err);
     }
   }
 
@@ -212,6 +229,7 @@ export class VoiceController {
 
   private async enterCall(conversationId: Id, ask: () => Promise<Credentials & { call: Call }>): Promise<void> {
     const v = this.view;
+    if (v.available === false) return;
     await this.dropMedia();
     Object.assign(v, {
       kind: "call", guildId: null, channelId: conversationId, phase: "joining", error: null, notice: null,
@@ -225,7 +243,7 @@ export class VoiceController {
     } catch (err) {
       if (v.channelId !== conversationId) return;
       this.reset();
-      v.error = words(err);
+      if (!this.disabledBy(err)) v.error = words(err);
     }
   }
 

@@ -20,9 +20,13 @@ export const controller = new VoiceController({
 
 onDispatch((type, data) => controller.onEvent(type, data));
 
-// Signing out ends the voice context with the session.
+// Signing out ends the voice context with the session. Signed in, whether the instance has voice at all is
+// asked at once, so voice rooms and call buttons can say so before anyone tries.
 $effect.root(() => {
   $effect(() => {
     if (session.status === "signed-out" && voice.kind) controller.reset();
+  });
+  $effect(() => {
+    if (session.status === "signed-in" && voice.available === null) void controller.voiceEnabled();
   });
 });
