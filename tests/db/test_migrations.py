@@ -55,6 +55,7 @@ SHIPPED = {
     "0025_cli_outbox.py": "7e297afea5d7e1e2c83cecfe594e9407ea565c532804c0099221e6665c09e4e9",
     "0026_mentions.py": "f4e4b6670f8aecad26d33cdc9c556ef13997ba6543e6494083cfa06241262cc9",
     "0027_audit_keyed_chain.py": "8a7c5022a403d7e274ab30919d5c23fc579cb45ea093e350146f63f8a430eccf",
+    "0028_notification_settings.py": "2501800d9297e41d1725f845279e1b28fd1053d3826b59a5f31176733b4809d5",
 }
 
 FILE_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.py$")
