@@ -57,9 +57,10 @@ install: $(VENV)/.installed $(CLIENT)
 
 install-test: $(VENV)/.test-installed $(CLIENT)
 
+# Not echoed: on a terminal the one plain line is the service's "Open <PUBLIC_URL>".
 run: install
-	$(BIN)/meadhall migrate
-	$(BIN)/meadhall serve --host $(HOST) --port $(PORT)
+	@$(BIN)/meadhall migrate
+	@$(BIN)/meadhall serve --host $(HOST) --port $(PORT)
 
 lint: install-test
 	$(BIN)/ruff check meadhall tests bench
