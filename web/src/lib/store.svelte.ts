@@ -8,7 +8,7 @@ import { navigate } from "./router.svelte";
 import { clearDrafts, forgetPush, resetClientState } from "./signout";
 import type { FileObject } from "./types";
 import { applyEvent, applyHistory, createState, findChannel, markStale } from "./state";
-import type { Channel, Conversation, GuildSnapshot, Id, Invite, Member, Message, Relationship, User } from "./types";
+import type { Channel, Conversation, GuildSnapshot, Id, Invite, Member, Message, Relationship, User, UserSummary } from "./types";
 
 export const store = $state(createState());
 
@@ -53,12 +53,44 @@ export function onDispatch(listener: (type: string, data: any) => void): () => v
   };
 }
 
+/** The public profile of a user as an event carries it: their own USER_UPDATE, a member's MEMBER_UPDATE, a
+ * friend's PRESENCE_UPDATE. */
+function profileIn(type: string, data: any): Pick<UserSummary, "id" | "username" | "display_name" | "avatar"> | null {
+  const user = type === "USER_UPDATE" ? data : type === "MEMBER_UPDATE" || type === "PRESENCE_UPDATE" ? data?.user : null;
+  return user && typeof user.id === "string" && typeof user.display_name === "string" ? user : null;
+}
+
+/** Messages keep the author as it was when they were fetched; a changed name or avatar is copied into those
+ * in memory (and into reply previews), and one's own change also into the known users and memberships, so
+ * avatars, the member list and replies follow at once (state.ts keeps the rest). */
+function followProfile(user: Pick<UserSummary, "id" | "username" | "display_name" | "avatar">, own: boolean): void {
+  const { id, username, display_name, avatar } = user;
+  const stale = (u: UserSummary | null | undefined) =>
+    !!u && u.id === id && (u.display_name !== display_name || u.avatar !== avatar || u.username !== username);
+  const fresh = (u: UserSummary): UserSummary => ({ ...u, username, display_name, avatar });
+  for (const list of Object.values(store.messages)) {
+    for (const m of list.items) {
+      if (stale(m.author)) m.author = fresh(m.author!);
+      const ref = m.referenced_message;
+      if (ref && stale(ref.author)) ref.author = fresh(ref.author!);
+    }
+  }
+  if (!own) return;
+  if (stale(store.users[id])) store.users[id] = fresh(store.users[id]);
+  for (const byUser of Object.values(store.members)) {
+    const member = byUser[id];
+    if (member && stale(member.user)) member.user = fresh(member.user);
+  }
+}
+
 function handleDispatch(type: string, data: unknown): void {
   if (type === "SESSION_RESET") {
     markStale(store);
     return;
   }
   applyEvent(store, type, data);
+  const profile = profileIn(type, data);
+  if (profile) followProfile(profile, type === "USER_UPDATE");
   for (const listener of dispatchListeners) {
     try {
       listener(type, data);
