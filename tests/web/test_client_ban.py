@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from tests.support.browser import ORIGIN, needs_chromium, needs_client, only_expected, open_page, serious_axe_violations
+from tests.support.browser import (
+    ORIGIN,
+    needs_chromium,
+    needs_client,
+    only_expected,
+    open_page,
+    serious_axe_violations,
+)
 from tests.support.factories import add_member, audit_rows
 from tests.support.guilds import make_guild
 
