@@ -72,7 +72,12 @@ async def kick_member(rt: RuntimeDep, guild_id: str, user_id: str, principal: Pr
     return Response(status_code=204)
 
 
-@router.put(PAGE + "/{user_id}/roles/{role_id}", status_code=204,
+# Every member holds the default role implicitly: it is neither given nor taken (stored state, so a rule).
+_NOT_DEFAULT_ROLE = rules({"role_id": "not the server's default role, which every member holds"},
+                          code="role.default_role")
+
+
+@router.put(PAGE + "/{user_id}/roles/{role_id}", status_code=204, openapi_extra=_NOT_DEFAULT_ROLE,
                    responses=errors(NO_GUILD, "member.not_found", "role.not_found", "perm.denied",
                                     "role.default_role"))
 async def add_member_role(rt: RuntimeDep, guild_id: str, user_id: str, role_id: str,
@@ -81,7 +86,7 @@ async def add_member_role(rt: RuntimeDep, guild_id: str, user_id: str, role_id: 
     return Response(status_code=204)
 
 
-@router.delete(PAGE + "/{user_id}/roles/{role_id}", status_code=204,
+@router.delete(PAGE + "/{user_id}/roles/{role_id}", status_code=204, openapi_extra=_NOT_DEFAULT_ROLE,
                       responses=errors(NO_GUILD, "member.not_found", "role.not_found", "perm.denied",
                                        "role.default_role"))
 async def remove_member_role(rt: RuntimeDep, guild_id: str, user_id: str, role_id: str,
