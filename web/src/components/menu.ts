@@ -23,6 +23,7 @@ export interface MenuSeparator {
 export type MenuEntry = MenuItem | MenuSeparator;
 
 export type MenuAnchor =
-  | { kind: "below"; rect: DOMRect }
+  /** Under a button, aligned with its end (a "⋯" at the end of a row) or its start (a wide button, at least as wide). */
+  | { kind: "below"; rect: DOMRect; align?: "start" | "end" }
   | { kind: "beside"; rect: DOMRect }
   | { kind: "point"; x: number; y: number };

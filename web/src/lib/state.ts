@@ -55,7 +55,7 @@ export interface State {
 
 export const TYPING_MS = 10000;
 /** A room's newest message this close to the room's creation is its creation notice (isUnread). */
-export const CREATION_MESSAGE_MS = 2000;
+export const CREATION_MESSAGE_MS = 1000;
 /** History kept per room in memory; older pages are fetched again when scrolled to. */
 export const KEEP_PER_ROOM = 5000;
 
@@ -455,11 +455,12 @@ function idMs(id: Id): number {
 
 /** Whether a room holds a message newer than the user's read mark. The service announces a new room with a
  * system message written with it ("freya created this room."): a newest message made within a moment of the
- * room itself is that one, and leaves the room read until a real message arrives. Conversations have no such
- * notice (their first message may follow their creation at once). */
+ * room itself is that one, and leaves the room read until a real message arrives (a room with mentions is unread
+ * whatever its age). Conversations have no such notice (their first message may follow their creation at once). */
 export function isUnread(state: State, channelId: Id, lastMessageId: Id | null): boolean {
   if (!lastMessageId) return false;
-  if (!state.conversations[channelId] && newer(lastMessageId, channelId) && idMs(lastMessageId) - idMs(channelId) <= CREATION_MESSAGE_MS) {
+  if (!state.conversations[channelId] && !mentionCount(state, channelId) && newer(lastMessageId, channelId)
+    && idMs(lastMessageId) - idMs(channelId) <= CREATION_MESSAGE_MS) {
     return false;
   }
   const rs = state.readStates[channelId];
