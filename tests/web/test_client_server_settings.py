@@ -80,10 +80,10 @@ async def test_a_role_override_hides_a_room_from_a_member_live(site, browser, cl
 
     # The role editor's permissions, with axe on Roles (editor open).
     await page.get_by_role("tab", name="Permissions").click()
-    await expect(page.get_by_role("switch", name="View channel")).to_be_visible()
+    await expect(page.get_by_role("switch", name="View rooms")).to_be_visible()
     assert await serious_axe_violations(page) == []
 
-    # Rooms: "secret" gets an override for Guests with View channel denied.
+    # Rooms: "secret" gets an override for Guests with View rooms denied.
     await section_nav(page).get_by_role("link", name="Rooms and permissions").click()
     tree = page.get_by_role("list", name="Rooms and categories")
     await tree.get_by_role("button", name="secret", exact=True).click()
@@ -91,7 +91,7 @@ async def test_a_role_override_hides_a_room_from_a_member_live(site, browser, cl
     await page.get_by_role("button", name="Add override").click()
     await page.get_by_label("For a role").select_option(label="Guests")
     await page.get_by_role("button", name="Add role override").click()
-    view = page.get_by_role("radiogroup", name="View channel")
+    view = page.get_by_role("radiogroup", name="View rooms")
     await expect(view.get_by_role("radio", name="Inherit")).to_be_checked()
     # ADMINISTRATOR is never offered in a room, nor are server-wide permissions.
     await expect(page.get_by_role("radiogroup", name="Administrator")).to_have_count(0)

@@ -481,7 +481,7 @@ async def role_permissions(page: Any, _tour: Tour, _size: str) -> None:
     await page.get_by_role("list", name="Roles, highest first").get_by_role("button", name="Jarl",
                                                                              exact=True).click(timeout=WAIT)
     await page.get_by_role("tab", name="Permissions").click()
-    await expect(page.get_by_role("switch", name="View channel")).to_be_visible(timeout=WAIT)
+    await expect(page.get_by_role("switch", name="View rooms")).to_be_visible(timeout=WAIT)
 
 
 async def manage_member(page: Any, _tour: Tour, _size: str) -> None:
