@@ -258,3 +258,51 @@ async def test_room_menu_by_right_click_and_keyboard_mute_mark_read_create_delet
         assert only_expected(errs) == []
     await ctx.close()
     await tctx.close()
+
+
+async def test_at_360_px_menus_stay_inside_the_viewport_and_the_pill_inside_the_sidebar(site, browser, client, accounts, rt):
+    from playwright.async_api import expect
+
+    freya = await accounts.register("freya")
+    thor = await accounts.register("thor")
+    guild = await make_guild(client, freya, "Longhouse")
+    await add_member(rt, guild["id"], thor)
+    general = guild["system_channel_id"]
+    long_room = await room(client, freya, guild["id"], name="the-longest-room-name-of-the-whole-northern-hall")
+    for i in range(4):
+        await post(client, thor, long_room["id"], f"<@{freya.id}> verse {i}")
+
+    ctx, page, errors = await open_page(browser, "freya", f"/channels/{guild['id']}/{general}",
+                                        viewport={"width": 360, "height": 740})
+    # Once the room is shown (READY): the drawer closes whenever the route settles.
+    await expect(page.get_by_role("textbox", name="Message #general")).to_be_visible(timeout=WAIT)
+    await page.get_by_role("button", name="Open navigation").click()
+    nav = rooms_nav(page)
+    link = nav.get_by_role("link", name="the-longest-room-name-of-the-whole-northern-hall")
+    pill = link.locator(".badge")
+    await expect(pill).to_have_text("4", timeout=WAIT)
+    pill_box, nav_box = await pill.bounding_box(), await nav.bounding_box()
+    assert pill_box and nav_box
+    assert pill_box["x"] + pill_box["width"] <= nav_box["x"] + nav_box["width"]
+    assert pill_box["width"] >= 14  # not squeezed by the long name
+
+    # A right-click near the right and bottom edges: the menu flips and stays on screen.
+    box = await link.bounding_box()
+    assert box
+    await link.click(button="right", position={"x": box["width"] - 44, "y": 4})  # left of "Room options"
+    menu = page.get_by_role("menu", name="Room options")
+    await expect(menu).to_be_visible()
+    mbox = await menu.bounding_box()
+    assert mbox and mbox["x"] >= 0 and mbox["x"] + mbox["width"] <= 360 and mbox["y"] + mbox["height"] <= 740
+    # The submenu has no room beside its item at this width: it opens under it, still on screen.
+    await menu.get_by_role("menuitem", name="Mute room").press("ArrowRight")
+    sub = page.get_by_role("menu", name="Mute room")
+    await expect(sub.get_by_role("menuitem", name="For 15 minutes")).to_be_focused()
+    sbox = await sub.bounding_box()
+    assert sbox and sbox["x"] >= 0 and sbox["x"] + sbox["width"] <= 360 and sbox["y"] + sbox["height"] <= 740
+    await page.keyboard.press("Escape")
+    await expect(sub).to_have_count(0)
+    await page.keyboard.press("Escape")
+    await expect(menu).to_have_count(0)
+    assert only_expected(errors) == []
+    await ctx.close()
