@@ -9,6 +9,7 @@ no serious violation on Users, User detail and Audit log, at 360 px and in the l
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -118,10 +119,21 @@ async def test_a_ban_signs_the_user_out_live_and_shows_in_the_audit_log(site, br
     assert await entry.count() == 1
     text = await entry.inner_text()
     assert "User banned from the instance" in text and "Reason: Spamming every room" in text
-    assert f"user {thor['user']['id']}" in text
-    # A filter that is not an id is refused in words.
-    await page.get_by_role("textbox", name="Done by (user id)").fill("odin")
-    await page.get_by_role("alert").filter(has_text="Done by: enter an id (digits only).").wait_for(timeout=WAIT)
+    # Named, not numbered: the banned person is a link to their page under their name.
+    about = entry.get_by_role("link", name="Thor")
+    await about.wait_for(timeout=WAIT)
+    assert await about.get_attribute("href") == f"/admin/users/{thor['user']['id']}"
+    assert thor["user"]["id"] not in await entry.inner_text()
+    # Who did it is picked by name from the instance's users, never typed as an id.
+    await page.get_by_role("combobox", name="Done by").fill("od")
+    await page.get_by_role("listbox", name="Done by").get_by_role("option", name=re.compile(r"^odin")).click()
+    await page.get_by_role("status").filter(has_text="1 entry match").wait_for(timeout=WAIT)
+    await page.get_by_role("combobox", name="Done by").fill("thor")
+    await page.get_by_role("listbox", name="Done by").get_by_role("option", name=re.compile(r"^Thor @thor")).click()
+    await page.get_by_role("status").filter(has_text="0 entries match").wait_for(timeout=WAIT)
+    await page.get_by_role("button", name="Clear filters").click()
+    await page.get_by_role("status").filter(has_text="entries").wait_for(timeout=WAIT)
+    assert await page.get_by_role("combobox", name="Done by").input_value() == ""
 
     assert only_expected(errors) == []
     assert only_expected(thor_errors) == []
