@@ -86,7 +86,6 @@ async def test_two_people_chat_live(site, browser):
     thor = await thor_ctx.new_page()
     thor_errors = watch_errors(thor)
     await thor.goto(invite_url)
-    await thor.get_by_role("link", name="Accept invitation").click()
     await thor.get_by_role("link", name="Create an account").click()
     await register_in_page(thor, "thor")
     await thor.get_by_role("button", name="Accept invitation").click()
