@@ -1,7 +1,7 @@
 // Attachment uploads (OpenAPI: uploadAttachment): one multipart request per file through
 // XMLHttpRequest, whose upload events give the progress bar; refusals become sentences.
 
-import { api, describe, type ErrorBody } from "./api";
+import { MAX_SILENT_WAIT, api, describe, type ErrorBody } from "./api";
 import type { FileObject, Id } from "./types";
 
 /** At most this many files go with one message. */
@@ -71,8 +71,9 @@ export interface UploadHandle {
 type Sleep = (ms: number) => Promise<void>;
 const sleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Sends one file to the room; `onProgress` gets the fraction sent (0..1). A 429 waits Retry-After
- * and tries again (three times). */
+/** Sends one file to the room; `onProgress` gets the fraction sent (0..1). A 429 is waited out and tried
+ * again only while the waits add up to MAX_SILENT_WAIT seconds at most (as api.ts does); a longer
+ * Retry-After fails at once in words, and the tray offers to try again. */
 export function uploadAttachment(channelId: Id, file: File, onProgress: (fraction: number) => void,
   onWait?: (seconds: number) => void): UploadHandle {
   let xhr: XMLHttpRequest | null = null;
@@ -101,6 +102,7 @@ export function uploadAttachment(channelId: Id, file: File, onProgress: (fractio
     // Over the limit: refused here, in the same words, without sending the bytes.
     const limit = await uploadLimit();
     if (limit !== null && file.size > limit) throw new UploadError(413, "file.too_large", uploadErrorText(file.name, 413, null, limit));
+    let waited = 0;
     for (let attempt = 0; ; attempt++) {
       if (aborted) throw new UploadError(0, "aborted", `${file.name}: upload cancelled.`);
       const { status, body, retryAfter } = await once();
@@ -109,8 +111,9 @@ export function uploadAttachment(channelId: Id, file: File, onProgress: (fractio
         return (body as { file: FileObject }).file;
       }
       const error = body && typeof body === "object" && "error" in body ? (body as { error: ErrorBody }).error : null;
-      if (status === 429 && attempt < 3) {
-        const seconds = retryAfter > 0 ? retryAfter : Math.max(1, Math.ceil(error?.retry_after ?? 1));
+      const seconds = retryAfter > 0 ? retryAfter : Math.max(1, Math.ceil(error?.retry_after ?? 1));
+      if (status === 429 && attempt < 3 && waited + seconds <= MAX_SILENT_WAIT) {
+        waited += seconds;
         onWait?.(seconds);
         await sleep(seconds * 1000);
         onProgress(0);
