@@ -61,6 +61,7 @@ async def test_voice_rooms_and_calls_say_voice_is_not_set_up(site, browser, clie
     rooms = page.get_by_role("navigation", name="Rooms")
     entry = rooms.get_by_role("listitem").filter(has=page.get_by_role("link", name="Lounge"))
     await expect(entry).to_contain_text(OFF, timeout=WAIT)
+    await expect(rooms.get_by_role("link", name="Lounge")).to_have_accessible_description(OFF)
     # Not an administrator: nothing to configure is offered.
     await expect(entry.get_by_role("button", name="How to set it up")).to_have_count(0)
     await rooms.get_by_role("link", name="Lounge").click()
@@ -112,6 +113,7 @@ async def test_an_administrator_reads_which_variables_turn_voice_on(site, browse
     entry = page.get_by_role("navigation", name="Rooms").get_by_role("listitem").filter(
         has=page.get_by_role("link", name="Lounge"))
     await expect(entry).to_contain_text(OFF, timeout=WAIT)
+    await expect(page.get_by_role("link", name="Lounge")).to_have_accessible_description(OFF)
     await entry.get_by_role("button", name="How to set it up").click()
     note = page.get_by_role("note", name="Voice is not set up")
     await expect(note).to_be_visible()
