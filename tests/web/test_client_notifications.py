@@ -65,6 +65,26 @@ def settings_overrides() -> dict[str, Any]:
     return {"PUBLIC_URL": ORIGIN, "RATE_LIMITS": {"auth.register": "1000/60", "global": "10000/60"}}
 
 
+async def open_settings(page: Any, room_name: str | None) -> Any:
+    """The dialog `Notification settings` of the server (room_name None, from the server menu) or of a room."""
+    if room_name is None:
+        await page.get_by_role("button", name="Longhouse", exact=True).click()
+        await page.get_by_role("menu", name="Longhouse").get_by_role("menuitem", name="Notification settings").click()
+    else:
+        await page.get_by_role("navigation", name="Rooms").get_by_role("link", name=room_name).click(button="right")
+        await page.get_by_role("menu", name="Room options").get_by_role("menuitem", name="Notification settings").click()
+    return page.get_by_role("dialog", name="Notification settings")
+
+
+async def choose_level(page: Any, room_name: str | None, level: str) -> None:
+    from playwright.async_api import expect
+
+    dialog = await open_settings(page, room_name)
+    await dialog.get_by_role("radio", name=level).check()
+    await expect(dialog.get_by_role("status")).to_have_text(f"{level} saved.", timeout=WAIT)
+    await dialog.get_by_role("button", name="Done").click()
+
+
 async def settings_of(client: Any, who: Any) -> Any:
     return await Api(client).get("/users/@me/notification-settings", who, expect=200)
 
@@ -102,6 +122,8 @@ async def test_notification_settings_dialog_saves_each_choice_and_follows_change
     await expect(mute_menu.get_by_role("menuitem")).to_have_text(
         ["For 15 minutes", "For 1 hour", "For 8 hours", "For 24 hours", "Until I turn it back on"])
     await mute_menu.get_by_role("menuitem", name="For 1 hour").click()
+    # The status says the answer is in (an older setting's event may still be on its way and show for a moment).
+    await expect(dialog.get_by_role("status")).to_have_text("Muted for 1 hour.", timeout=WAIT)
     await expect(dialog.get_by_role("button", name="Unmute")).to_be_visible(timeout=WAIT)
     await expect(dialog).to_contain_text("Muted until")
     [mine] = (await settings_of(client, freya))["guilds"]
@@ -110,6 +132,7 @@ async def test_notification_settings_dialog_saves_each_choice_and_follows_change
     await expect(page.get_by_role("navigation", name="Rooms").get_by_role("link", name="general")).to_have_class(
         re.compile(r"\bmuted\b"))
     await dialog.get_by_role("button", name="Unmute").click()
+    await expect(dialog.get_by_role("status")).to_have_text("Unmuted.", timeout=WAIT)
     await expect(dialog.get_by_role("button", name="Mute")).to_be_visible(timeout=WAIT)
     [mine] = (await settings_of(client, freya))["guilds"]
     assert mine["muted_until"] is None
@@ -174,7 +197,9 @@ async def test_desktop_notifications_follow_the_levels_and_open_the_room(site, b
     await expect(page).to_have_title("(1) #general · Longhouse", timeout=WAIT)
 
     # The room the focused tab shows makes none; the same room while the tab is elsewhere does.
+    shown = page.get_by_role("log", name="Messages").get_by_role("article")
     await post(client, thor, general, f"<@{freya.id}> here")
+    await expect(shown.filter(has_text="@freya here")).to_be_visible(timeout=WAIT)
     await page.evaluate("() => { window.__focused = false; }")
     await post(client, thor, general, f"<@{freya.id}> still here?")
     await notes_become([
@@ -182,30 +207,33 @@ async def test_desktop_notifications_follow_the_levels_and_open_the_room(site, b
         ["thor (#general, Longhouse)", "@freya still here?"],
     ])
 
-    # The server at "all messages" lets plain messages through; a room set to "nothing" none, not even a
-    # mention; one's own messages never.
-    await Api(client).put(f"/users/@me/notification-settings/guilds/{guild['id']}", freya, json={"level": "all"}, expect=200)
-    await Api(client).put(f"/users/@me/notification-settings/channels/{lore['id']}", freya, json={"level": "nothing"},
-                          expect=200)
+    # Settings changed in the dialogs (each applied once its answer is in): the server at "all messages" lets
+    # plain messages through; a room at "nothing" none, not even a mention; one's own messages never.
+    await choose_level(page, None, "All messages")
+    await choose_level(page, "lore", "Nothing")
     await page.evaluate("() => { window.__notes = []; }")
     await post(client, thor, lore["id"], f"<@{freya.id}> you will not hear this")
     await post(client, freya, general, "My own words")
     await post(client, thor, general, "Plain words for all")
     await notes_become([["thor (#general, Longhouse)", "Plain words for all"]])
 
-    # A muted server: nothing at all.
-    await Api(client).put(f"/users/@me/notification-settings/guilds/{guild['id']}", freya,
-                          json={"level": "all", "muted_until": "3000-01-01T00:00:00Z"}, expect=200)
+    # A muted server: nothing at all, until unmuted.
+    dialog = await open_settings(page, None)
+    await dialog.get_by_role("button", name="Mute").click()
+    await page.get_by_role("menu", name="Mute").get_by_role("menuitem", name="For 8 hours").click()
+    await expect(dialog.get_by_role("status")).to_have_text("Muted for 8 hours.", timeout=WAIT)
     await page.evaluate("() => { window.__notes = []; }")
     await post(client, thor, general, f"<@{freya.id}> muted")
-    await Api(client).put(f"/users/@me/notification-settings/guilds/{guild['id']}", freya, json={"level": "all"}, expect=200)
+    await expect(shown.filter(has_text="@freya muted")).to_be_visible(timeout=WAIT)
+    await dialog.get_by_role("button", name="Unmute").click()
+    await expect(dialog.get_by_role("status")).to_have_text("Unmuted.", timeout=WAIT)
+    await dialog.get_by_role("button", name="Done").click()
     await post(client, thor, lore["id"], "nothing here either")
     await post(client, thor, general, "after the mute")
     await notes_become([["thor (#general, Longhouse)", "after the mute"]])
 
     # Clicking a notification opens its room.
-    await Api(client).put(f"/users/@me/notification-settings/channels/{lore['id']}", freya, json={"level": "all"},
-                          expect=200)
+    await choose_level(page, "lore", "All messages")
     await page.evaluate("() => { window.__notes = []; }")
     await post(client, thor, lore["id"], "Come to lore")
     await notes_become([["thor (#lore, Longhouse)", "Come to lore"]])
