@@ -21,10 +21,12 @@ from tests.support.browser import (
     open_page,
     serious_axe_violations,
 )
+from tests.support.conversations import open_dm
 from tests.support.factories import add_member
 from tests.support.guilds import make_guild, room
 from tests.support.http import Api
 from tests.support.messages import post
+from tests.support.social import befriend
 
 pytestmark = [needs_chromium, needs_client]
 
@@ -258,6 +260,29 @@ async def test_the_permission_is_asked_only_from_the_settings_button(site, brows
     await panel.get_by_role("button", name="Turn on desktop notifications").click()
     await expect(panel).to_contain_text("Desktop notifications are on for this browser.")
     assert await page.evaluate("() => window.__asked") == 1
+    assert await serious_axe_violations(page) == []
+    assert only_expected(errors) == []
+    await ctx.close()
+
+
+async def test_a_conversation_has_its_notification_settings_in_its_header(site, browser, client, accounts):
+    from playwright.async_api import expect
+
+    freya = await accounts.register("freya")
+    thor = await accounts.register("thor")
+    api = Api(client)
+    await befriend(api, freya, thor)
+    dm = await open_dm(api, freya, thor)
+    ctx, page, errors = await open_page(browser, "freya", f"/channels/@me/{dm['id']}")
+    await page.get_by_role("button", name="Notification settings").click()
+    dialog = page.get_by_role("dialog", name="Notification settings")
+    # A conversation notifies every message by default and has no server to follow.
+    await expect(dialog.get_by_role("radio", name="All messages")).to_be_checked(timeout=WAIT)
+    await expect(dialog.get_by_role("radio", name="Use server default")).to_have_count(0)
+    await dialog.get_by_role("radio", name="Nothing").check()
+    await expect(dialog.get_by_role("status")).to_have_text("Nothing saved.", timeout=WAIT)
+    mine = (await settings_of(client, freya))["channels"]
+    assert [(s["channel_id"], s["level"]) for s in mine] == [(dm["id"], "nothing")]
     assert await serious_axe_violations(page) == []
     assert only_expected(errors) == []
     await ctx.close()

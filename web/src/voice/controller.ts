@@ -10,6 +10,7 @@ import { applyEvent, type State } from "../lib/state";
 import type { Call, Id, VoiceState } from "../lib/types";
 import type { Connect, MediaLink, VideoFeed } from "./media";
 import type { Mixer } from "./mixer";
+import { notificationFor } from "../lib/notify";
 import { applyVoiceList, ongoing, ownState, paletteEvents, participantOf, voiceName, type MediaPhase } from "./reduce";
 
 /** A sound of a server (OpenAPI: listSounds). */
@@ -541,8 +542,10 @@ export class VoiceController {
         break;
       case "MESSAGE_CREATE": {
         if (!d.guild_id || !d.author || d.author.id === this.me) break;
-        if (this.me && (d.mentions as Id[] | undefined)?.includes(this.me)) this.palette(d.guild_id, "mention");
-        else if (!this.deps.showing?.(d.channel_id)) this.palette(d.guild_id, "message");
+        // The person's notification level decides (lib/notify.ts), as for desktop notifications and Web Push.
+        const kind = notificationFor(this.deps.state.notificationSettings, d, this.me);
+        if (kind === "mention") this.palette(d.guild_id, "mention");
+        else if (kind === "message" && !this.deps.showing?.(d.channel_id)) this.palette(d.guild_id, "message");
         break;
       }
     }
