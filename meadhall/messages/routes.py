@@ -120,32 +120,37 @@ def plain_routes(prefix: str) -> list[PlainRoute]:
             PlainRoute(f"{prefix}/channels/{{channel_id}}/messages", _plain_list, "GET")]
 
 
+# A room's search and the server-wide one take the same words and paging.
+SearchWords = Annotated[str, Query(description="1-200 characters after trimming; every word must occur, the last "
+                                               "one as a prefix; case-insensitive; no wildcard or query syntax")]
+SearchBefore = Annotated[str | None, Query(description="Matches older than this id", json_schema_extra=ID_SCHEMA)]
+SEARCH_RULES = {"q": "1-200 characters after trimming, at least one word after normalising"}
+
+
 # Registered before /messages/{message_id}, so that "search" is never read as a message id.
 @router.get("/channels/{channel_id}/messages/search", response_model=s.MessagesResponse,
-            openapi_extra=rules({"q": "1-200 characters after trimming, at least one word after normalising"}),
+            openapi_extra=rules(SEARCH_RULES),
             dependencies=[limited("search")], responses=errors("channel.not_found", "perm.denied"))
 async def search_messages(
     rt: RuntimeDep, channel_id: str, principal: PrincipalDep,
-    q: Annotated[str, Query(description="1-200 characters after trimming; every word must occur, the last "
-                                        "one as a prefix; case-insensitive; no wildcard or query syntax")],
-    before: Annotated[str | None, Query(description="Matches older than this id", json_schema_extra=ID_SCHEMA)] = None,
+    q: SearchWords,
+    before: SearchBefore = None,
     limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,
 ) -> JSONResponse:
     return json_response(await search.search_messages(rt, principal, channel_id, search.SearchRequest(q, before, limit)))
 
 
 @router.get("/guilds/{guild_id}/messages/search", response_model=s.MessagesResponse,
-            openapi_extra=rules({"q": "1-200 characters after trimming, at least one word after normalising"}),
+            openapi_extra=rules(SEARCH_RULES),
             dependencies=[limited("search")], responses=errors("guild.not_found", "channel.not_found"))
 async def search_guild_messages(
     rt: RuntimeDep, guild_id: str, principal: PrincipalDep,
-    q: Annotated[str, Query(description="1-200 characters after trimming; every word must occur, the last "
-                                        "one as a prefix; case-insensitive; no wildcard or query syntax")],
+    q: SearchWords,
     channel_id: Annotated[str | None, Query(description="Only this room (one the caller may search)",
                                             json_schema_extra=ID_SCHEMA)] = None,
     author_id: Annotated[str | None, Query(description="Only messages by this user (an unknown one finds "
                                                        "nothing)", json_schema_extra=ID_SCHEMA)] = None,
-    before: Annotated[str | None, Query(description="Matches older than this id", json_schema_extra=ID_SCHEMA)] = None,
+    before: SearchBefore = None,
     limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,
 ) -> JSONResponse:
     """Every room of the server the caller may search (VIEW_CHANNEL and READ_MESSAGE_HISTORY), newest first

@@ -21,10 +21,10 @@ from typing import Any, cast
 from sqlalchemy import and_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.api.pagination import query_id
 from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError, validation_error
-from meadhall.core.ids import parse_id
 from meadhall.core.text import norm
 from meadhall.db import dialect
 from meadhall.db.schema import messages
@@ -78,12 +78,7 @@ def check_query(request: SearchRequest) -> SearchQuery:
     words = tuple(dict.fromkeys(norm(q).split()))
     if not words:
         raise validation_error("q", "must not be empty")
-    before = None
-    if request.before is not None:
-        before = parse_id(request.before)
-        if before is None:
-            raise validation_error("before", "must be an id")
-    return SearchQuery(words, before, request.limit)
+    return SearchQuery(words, query_id("before", request.before), request.limit)
 
 
 async def search_page(conn: AsyncConnection, channel_id: int, viewer_id: int, query: SearchQuery
@@ -103,15 +98,6 @@ async def search_messages(rt: Runtime, principal: Principal, raw_channel_id: str
         return {"messages": await hydrate(uow.conn, rows, principal.user_id, uow.now), "has_more": more}
 
 
-def _optional_id(field: str, raw: str | None) -> int | None:
-    if raw is None:
-        return None
-    found = parse_id(raw)
-    if found is None:
-        raise validation_error(field, "must be an id")
-    return found
-
-
 async def searchable_room_ids(conn: AsyncConnection, gc: GuildContext) -> list[int]:
     """The guild's rooms that carry messages (text rooms and the text of voice rooms) in which the caller holds
     VIEW_CHANNEL and READ_MESSAGE_HISTORY, overrides applied."""
@@ -126,8 +112,8 @@ async def search_guild_messages(rt: Runtime, principal: Principal, raw_guild_id:
     """Newest first across the rooms the caller may search; 404 `guild.not_found` for a non-member, 404
     `channel.not_found` for a `channel_id` that is not one of those rooms; an unknown author finds nothing."""
     query = check_query(request)
-    channel_id = _optional_id("channel_id", request.channel_id)
-    author_id = _optional_id("author_id", request.author_id)
+    channel_id = query_id("channel_id", request.channel_id)
+    author_id = query_id("author_id", request.author_id)
     async with rt.read() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
         rooms = await searchable_room_ids(uow.conn, gc)

@@ -16,6 +16,7 @@ import pytest
 
 from tests.support.accounts import next_code
 from tests.support.admin import admin_account
+from tests.support.admin_browser import admin_context
 from tests.support.browser import (
     ORIGIN,
     PASSWORD,
@@ -48,14 +49,8 @@ async def admin_page(browser: Any, client: Any, accounts: Any, rt: Any, path: st
     """An instance administrator (tests/support/admin.py) signed in in the browser as the administrator
     rules want, password and a TOTP code, at `path`: (context, page, console errors, account)."""
     odin = await admin_account(client, accounts, rt, "odin")
-    context = await browser.new_context(**options)
+    context = await admin_context(browser, rt, odin, **options)
     page = await context.new_page()
-    await page.goto(f"{ORIGIN}/healthz")
-    status = await page.evaluate(
-        """async ([login, password, totp_code]) => (await fetch('/api/v1/auth/login', {method: 'POST',
-             headers: {'Content-Type': 'application/json'}, body: JSON.stringify({login, password, totp_code})})).status""",
-        ["odin", PASSWORD, next_code(odin["totp_secret"], rt.clock)])
-    assert status == 200, status
     errors = watch_errors(page)
     await page.goto(f"{ORIGIN}{path}")
     return context, page, errors, odin

@@ -19,6 +19,7 @@ from tests.support.browser import (
 )
 from tests.support.factories import add_member, audit_rows
 from tests.support.guilds import make_guild
+from tests.support.messages import post
 
 pytestmark = [needs_chromium, needs_client]
 
@@ -35,11 +36,6 @@ def backend() -> str:
 @pytest.fixture
 def settings_overrides() -> dict[str, Any]:
     return {"PUBLIC_URL": ORIGIN, "RATE_LIMITS": {"global": "100000/60", "messages.send": "100000/60"}}
-
-
-async def say(client: Any, account: Any, channel_id: str, content: str) -> None:
-    r = await client.post(f"/api/v1/channels/{channel_id}/messages", json={"content": content}, headers=account.headers)
-    assert r.status_code == 201, r.text
 
 
 async def open_ban_dialog(page: Any, name: str) -> Any:
@@ -59,11 +55,11 @@ async def test_a_ban_deleting_the_last_hour_removes_those_messages_live(site, br
     general = guild["system_channel_id"]
     for who in (thor, sif):
         await add_member(rt, guild["id"], who)
-    await say(client, thor, general, "an old saga of mine")
+    await post(client, thor, general, "an old saga of mine")
     clock.advance(hours=2)
-    await say(client, sif, general, "sif was here")
-    await say(client, thor, general, "spam spam spam")
-    await say(client, thor, general, "more spam")
+    await post(client, sif, general, "sif was here")
+    await post(client, thor, general, "spam spam spam")
+    await post(client, thor, general, "more spam")
 
     sif_ctx, sif_page, sif_errors = await open_page(browser, "sif", f"/channels/{guild['id']}/{general}")
     log = sif_page.get_by_role("log", name="Messages")

@@ -13,15 +13,8 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from tests.support.browser import (
-    ORIGIN,
-    PASSWORD,
-    needs_chromium,
-    needs_client,
-    serious_axe_violations,
-    signed_in_context,
-    watch_errors,
-)
+from tests.support.browser import needs_chromium, needs_client, serious_axe_violations, watch_errors
+from tests.support.chat import SETTINGS, article, hall, open_room
 
 pytestmark = [needs_chromium, needs_client]
 
@@ -36,37 +29,7 @@ def backend() -> str:
 
 @pytest.fixture
 def settings_overrides() -> dict[str, Any]:
-    return {"PUBLIC_URL": ORIGIN, "MAX_UPLOAD_SIZE": MAX_UPLOAD,
-            # Typing is loosened too: on a loaded machine two notices the client spaced by 4 s can reach the
-            # service closer together, and its 429 would show as a console error these tests forbid.
-            "RATE_LIMITS": {"global": "100000/60", "messages.send": "100000/60", "search": "1000/60",
-                            "typing": "100/3"}}
-
-
-
-
-async def hall(client: Any, accounts: Any) -> tuple[Any, Any, str, str]:
-    """freya's server with thor in it: (freya, thor, guild id, room id)."""
-    freya = await accounts.register("freya")
-    thor = await accounts.register("thor")
-    r = await client.post("/api/v1/guilds", json={"name": "Long Winter"}, headers=freya.headers)
-    guild = r.json()["guild"]
-    room = guild["system_channel_id"]
-    r = await client.post(f"/api/v1/channels/{room}/invites", json={}, headers=freya.headers)
-    r = await client.post(f"/api/v1/invites/{r.json()['invite']['code']}", headers=thor.headers)
-    assert r.status_code == 200, r.text
-    return freya, thor, guild["id"], room
-
-
-async def open_room(browser: Any, login: str, guild: str, room: str, **options: Any) -> tuple[Any, Any]:
-    context = await signed_in_context(browser, ORIGIN, login, PASSWORD, **options)
-    page = await context.new_page()
-    await page.goto(f"{ORIGIN}/channels/{guild}/{room}")
-    return context, page
-
-
-def article(page: Any, text: str) -> Any:
-    return page.get_by_role("log", name="Messages").get_by_role("article").filter(has_text=text)
+    return {**SETTINGS, "MAX_UPLOAD_SIZE": MAX_UPLOAD}
 
 
 def noise_png(width: int, height: int) -> bytes:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.built_client import stand_in_client
 from tests.support.guilds import make_guild, make_invite
 
 INDEX = b'<!doctype html><html><head><script type="module" src="/assets/index-abc123.js"></script></head></html>'
@@ -24,13 +25,8 @@ def backend() -> str:
 
 @pytest.fixture
 def built(monkeypatch, tmp_path) -> Path:
-    root = tmp_path / "client"
-    (root / "assets").mkdir(parents=True)
-    (root / "index.html").write_bytes(INDEX)
-    (root / "assets" / "index-abc123.js").write_text("console.log('hi')")
-    (root / "sw.js").write_text("self.addEventListener('push', () => {})")
-    monkeypatch.setattr("meadhall.web.client.CLIENT_DIR", root)
-    return root
+    return stand_in_client(monkeypatch, tmp_path, {"index.html": INDEX, "assets/index-abc123.js": "console.log('hi')",
+                                                   "sw.js": "self.addEventListener('push', () => {})"})
 
 
 @pytest.mark.parametrize("path", ["/", "/login?next=%2Fchannels%2F%40me", "/register", "/channels/@me",

@@ -12,6 +12,7 @@ import pytest
 from tests.support.browser import ORIGIN, needs_chromium, needs_client, open_page, serious_axe_violations
 from tests.support.factories import add_member
 from tests.support.guilds import make_guild, override, room
+from tests.support.messages import post
 
 pytestmark = [needs_chromium, needs_client]
 
@@ -29,12 +30,6 @@ def settings_overrides() -> dict[str, Any]:
                                                   "search": "1000/60"}}
 
 
-async def say(client: Any, account: Any, channel_id: str, content: str) -> dict[str, Any]:
-    r = await client.post(f"/api/v1/channels/{channel_id}/messages", json={"content": content}, headers=account.headers)
-    assert r.status_code == 201, r.text
-    return r.json()["message"]
-
-
 async def winter(client: Any, accounts: Any, rt: Any) -> tuple[Any, Any, str, dict[str, str]]:
     """freya's server with thor in it, rooms general, lore and vault (which thor cannot see), and mead talk."""
     freya, thor = await accounts.register("freya"), await accounts.register("thor")
@@ -43,11 +38,11 @@ async def winter(client: Any, accounts: Any, rt: Any) -> tuple[Any, Any, str, di
     rooms = {"general": guild["system_channel_id"], "lore": (await room(client, freya, guild["id"], name="lore"))["id"],
              "vault": (await room(client, freya, guild["id"], name="vault"))["id"]}
     await override(client, freya, rooms["vault"], guild["id"], "role", deny="VIEW_CHANNEL")
-    await say(client, thor, rooms["general"], "the mead is in the cellar")
-    await say(client, freya, rooms["lore"], "a mead recipe from the north")
+    await post(client, thor, rooms["general"], "the mead is in the cellar")
+    await post(client, freya, rooms["lore"], "a mead recipe from the north")
     for i in range(60):  # the recipe is further back than the first page of lore
-        await say(client, freya, rooms["lore"], f"chatter {i}")
-    await say(client, freya, rooms["vault"], "the mead secret")
+        await post(client, freya, rooms["lore"], f"chatter {i}")
+    await post(client, freya, rooms["vault"], "the mead secret")
     return freya, thor, guild["id"], rooms
 
 
@@ -118,7 +113,7 @@ async def test_a_conversation_keeps_its_own_search(site, browser, client, accoun
     r = await client.post("/api/v1/users/@me/channels", json={"recipient_id": freya_id}, headers=thor.headers)
     assert r.status_code in (200, 201), r.text
     dm = r.json()["channel"]["id"]
-    await say(client, thor, dm, "mead for two")
+    await post(client, thor, dm, "mead for two")
     context, page, errors = await open_page(browser, "thor", f"/channels/@me/{dm}")
     await expect(log_article(page, "mead for two")).to_be_visible(timeout=WAIT)
     await expect(page.get_by_role("textbox", name="Search", exact=True)).to_have_count(0)

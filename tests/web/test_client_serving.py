@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.built_client import stand_in_client
+
 INDEX = b'<!doctype html><html><head><script type="module" src="/assets/index-abc123.js"></script></head></html>'
 # A page requested without a session cookie tells the client so (tests/web/test_client_session_hint.py).
 SIGNED_OUT = INDEX.replace(b"<head>", b'<head><meta name="meadhall-session" content="none">')
@@ -23,14 +25,8 @@ def backend() -> str:
 
 @pytest.fixture
 def built(monkeypatch, tmp_path) -> Path:
-    root = tmp_path / "client"
-    (root / "assets").mkdir(parents=True)
-    (root / "index.html").write_bytes(INDEX)
-    (root / "assets" / "index-abc123.js").write_text("console.log('hi')")
-    (root / "assets" / "index-abc123.css").write_text("body{}")
-    (root / "secret.txt").write_text("not an asset")
-    monkeypatch.setattr("meadhall.web.client.CLIENT_DIR", root)
-    return root
+    return stand_in_client(monkeypatch, tmp_path, {"index.html": INDEX, "assets/index-abc123.js": "console.log('hi')",
+                                                   "assets/index-abc123.css": "body{}", "secret.txt": "not an asset"})
 
 
 def directives(csp: str) -> dict[str, list[str]]:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.built_client import stand_in_client
+
 INDEX = b'<!doctype html><html><head><script type="module" src="/assets/index-abc123.js"></script></head></html>'
 HINT = b'<meta name="meadhall-session" content="none">'
 
@@ -19,17 +21,14 @@ def backend() -> str:
 
 @pytest.fixture
 def built(monkeypatch, tmp_path) -> Path:
-    root = tmp_path / "client"
-    (root / "assets").mkdir(parents=True)
-    (root / "index.html").write_bytes(INDEX)
-    monkeypatch.setattr("meadhall.web.client.CLIENT_DIR", root)
-    return root
+    return stand_in_client(monkeypatch, tmp_path, {"index.html": INDEX})
 
 
 async def test_without_a_cookie_the_page_says_signed_out(client, built):
     r = await client.get("/login")
     assert r.status_code == 200
     assert r.content == INDEX.replace(b"<head>", b"<head>" + HINT)
+    assert r.headers["vary"] == "Cookie"  # a shared cache keeps the two pages apart
 
 
 async def test_with_a_cookie_valid_or_not_the_page_says_nothing(client, built, accounts):

@@ -12,11 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.support.accounts import next_code
 from tests.support.admin import admin_account
+from tests.support.admin_browser import admin_context
 from tests.support.browser import (
     ORIGIN,
-    PASSWORD,
     needs_chromium,
     needs_client,
     open_page,
@@ -100,14 +99,8 @@ async def test_an_administrator_reads_which_variables_turn_voice_on(site, browse
     guild = await make_guild(client, odin, "Long Winter")
     await voice_room(client, odin, guild["id"], "Lounge")
 
-    context = await browser.new_context(viewport={"width": 1280, "height": 800})
+    context = await admin_context(browser, rt, odin, viewport={"width": 1280, "height": 800})
     page = await context.new_page()
-    await page.goto(f"{ORIGIN}/healthz")
-    status = await page.evaluate(
-        """async ([login, password, totp_code]) => (await fetch('/api/v1/auth/login', {method: 'POST',
-             headers: {'Content-Type': 'application/json'}, body: JSON.stringify({login, password, totp_code})})).status""",
-        ["odin", PASSWORD, next_code(odin["totp_secret"], rt.clock)])
-    assert status == 200, status
     errors = watch_errors(page)
     await page.goto(f"{ORIGIN}/channels/{guild['id']}/{guild['system_channel_id']}")
     entry = page.get_by_role("navigation", name="Rooms").get_by_role("listitem").filter(
