@@ -134,6 +134,8 @@ def index_response(client: BuiltClient, settings: Settings, *, signed_out: bool 
     body = client.index.replace(b"<head>", b"<head>" + SIGNED_OUT_HINT, 1) if signed_out else client.index
     return HTMLResponse(body, headers={
         "Cache-Control": "no-cache",
+        # The page differs with the cookie (the signed-out hint): a cache must not hand one to the other.
+        "Vary": "Cookie",
         "Content-Security-Policy": client_csp(settings),
         "X-Content-Type-Options": "nosniff",
         "Referrer-Policy": "same-origin",
