@@ -81,6 +81,9 @@ async def test_a_ban_deletes_the_recent_messages_with_files_and_counts_them(clie
     file_id = s.recent["file"]["attachments"][0]["id"]
     assert await mentions_of(client, s.bystander, s.general) == 2  # the mention and the private message
     assert (await channel_row(rt, s.staff))["last_message_id"] == int(s.recent["staff"]["id"])
+    # History read before the ban: the page cache holds the messages, and must not serve them afterwards.
+    assert "with a file" in await contents(client, h.owner, s.general)
+    assert "recent in staff" in await contents(client, h.owner, s.staff)
     await capture_events.reset()
 
     assert (await ban(client, s, reason="spam", delete_message_seconds=HOUR)).status_code == 204
