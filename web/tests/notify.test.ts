@@ -3,7 +3,8 @@ import {
   FOREVER, applySetting, effectiveLevel, emptySettings, forgetGuild, mutedWords, muteUntil, notificationFor, roomMuted,
   settingsFrom, tabTitle, type NotificationSettings,
 } from "../src/lib/notify";
-import { attentionCount, createState, isUnread, type State } from "../src/lib/state";
+import { applyEvent, applyHistory, attentionCount, createState, isUnread, type State } from "../src/lib/state";
+import type { Message } from "../src/lib/types";
 
 const NOW = Date.parse("2026-03-01T12:00:00Z");
 const LATER = "2026-03-01T13:00:00.000Z";
@@ -118,6 +119,12 @@ describe("unread rules", () => {
   const created = 90_000_000_000;
   const roomId = snowflake(created, 1);
 
+  const message = (id: string): Message => ({
+    id, channel_id: roomId, guild_id: "10", author, webhook: null, content: "hi", kind: "normal", system_event: null,
+    attachments: [], nonce: null, reply_to_id: null, referenced_message: null, mentions: [], reactions: [],
+    pinned: false, created_at: "2026-03-01T12:00:00.000Z", edited_at: null,
+  } as unknown as Message);
+
   function withRoom(lastMessageId: string | null): State {
     const s = createState();
     s.me = { id: ME } as State["me"];
@@ -130,6 +137,23 @@ describe("unread rules", () => {
     expect(isUnread(withRoom(notice), roomId, notice)).toBe(false);
     const later = snowflake(created + 60_000);
     expect(isUnread(withRoom(later), roomId, later)).toBe(true);
+  });
+
+  it("a seen message decides by its type, not by its time: a real message a moment after creation is unread", () => {
+    const s = withRoom(null);
+    const notice = snowflake(created, 2);
+    const quick = snowflake(created + 300);
+    const system = { type: "channel_create", user_id: "2", actor_id: null, via: null };
+    applyEvent(s, "MESSAGE_CREATE", { ...message(notice), kind: "system", author: null, system_event: system });
+    expect(isUnread(s, roomId, notice)).toBe(false);
+    applyEvent(s, "MESSAGE_CREATE", message(quick));
+    expect(s.guilds["10"].channels[0].last_message_id).toBe(quick);
+    expect(isUnread(s, roomId, quick)).toBe(true); // within a second of the room, yet a real message
+
+    // The same when only the room's history holds it (no event seen).
+    const fresh = withRoom(quick);
+    applyHistory(fresh, roomId, [message(quick)], false, false);
+    expect(isUnread(fresh, roomId, quick)).toBe(true);
   });
 
   it("a conversation's first message is unread however soon it follows", () => {

@@ -51,10 +51,13 @@ export interface State {
   calls: Record<Id, Call>;
   /** The person's notification levels by server and room (lib/notify.ts). */
   notificationSettings: NotificationSettings;
+  /** room id -> the id of its `channel_create` notice, as seen in a MESSAGE_CREATE (isUnread). */
+  creationNotices: Record<Id, Id>;
 }
 
 export const TYPING_MS = 10000;
-/** A room's newest message this close to the room's creation is its creation notice (isUnread). */
+/** Without the message at hand (READY carries ids only), a room's newest message this close to the room's
+ * creation is taken for its creation notice (isUnread). */
 export const CREATION_MESSAGE_MS = 1000;
 /** History kept per room in memory; older pages are fetched again when scrolled to. */
 export const KEEP_PER_ROOM = 5000;
@@ -74,6 +77,7 @@ export function createState(): State {
     voiceStates: {},
     calls: {},
     notificationSettings: emptySettings(),
+    creationNotices: {},
   };
 }
 
@@ -225,6 +229,7 @@ export function applyHistory(state: State, channelId: Id, page: Message[], hasMo
 }
 
 function addMessage(state: State, message: Message): void {
+  if (isCreationNotice(message)) state.creationNotices[message.channel_id] = message.id;
   const list = state.messages[message.channel_id];
   if (list) {
     const items = list.items;
@@ -453,14 +458,30 @@ function idMs(id: Id): number {
   }
 }
 
-/** Whether a room holds a message newer than the user's read mark. The service announces a new room with a
- * system message written with it ("freya created this room."): a newest message made within a moment of the
- * room itself is that one, and leaves the room read until a real message arrives (a room with mentions is unread
- * whatever its age). Conversations have no such notice (their first message may follow their creation at once). */
+/** The notice the service writes with a new room ("freya created this room.", Appendix C `channel_create`). */
+function isCreationNotice(m: Pick<Message, "kind" | "system_event">): boolean {
+  return m.kind === "system" && m.system_event?.type === "channel_create";
+}
+
+/** Whether a room's newest message is its creation notice: told by the message's type when the client has
+ * seen it (its MESSAGE_CREATE, or the room's history); otherwise (after READY, which names only ids) by its
+ * id, made within a moment of the room's own in the same transaction. */
+function newestIsCreationNotice(state: State, channelId: Id, lastMessageId: Id): boolean {
+  const notice = state.creationNotices[channelId];
+  if (notice !== undefined) return notice === lastMessageId; // else a later message came since
+  const items = state.messages[channelId]?.items;
+  const newest = items?.length ? items[items.length - 1] : undefined;
+  if (newest?.id === lastMessageId) return isCreationNotice(newest);
+  return newer(lastMessageId, channelId) && idMs(lastMessageId) - idMs(channelId) <= CREATION_MESSAGE_MS;
+}
+
+/** Whether a room holds a message newer than the user's read mark. A new room's creation notice leaves it
+ * read until a real message arrives (a room with mentions is unread whatever its age). Conversations have no
+ * such notice. */
 export function isUnread(state: State, channelId: Id, lastMessageId: Id | null): boolean {
   if (!lastMessageId) return false;
-  if (!state.conversations[channelId] && !mentionCount(state, channelId) && newer(lastMessageId, channelId)
-    && idMs(lastMessageId) - idMs(channelId) <= CREATION_MESSAGE_MS) {
+  if (!state.conversations[channelId] && !mentionCount(state, channelId)
+    && newestIsCreationNotice(state, channelId, lastMessageId)) {
     return false;
   }
   const rs = state.readStates[channelId];
