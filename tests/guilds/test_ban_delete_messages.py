@@ -138,7 +138,7 @@ async def test_a_week_reaches_older_messages_and_a_non_member_can_be_purged(clie
 async def test_the_period_is_validated_and_a_refused_ban_deletes_nothing(client, accounts, rt, clock):
     s = await setup_scene(client, accounts, rt, clock)
     h = s.h
-    for value in (-1, 604801, "an hour", 1.5):
+    for value in (-1, 604801, "an hour", 1.5, "3600", True, None):
         resp = await ban(client, s, delete_message_seconds=value)
         assert resp.status_code == 422 and error_code(resp) == "validation.failed", value
     resp = await client.put(h.url(f"/bans/{h.member.id}"), json={"delete_message_seconds": HOUR},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, Field, StrictInt, StringConstraints
 
 from meadhall.accounts.schemas import UserSummary
 from meadhall.core.text import check_single_line
@@ -18,7 +18,8 @@ DELETE_MESSAGE_SECONDS_MAX = 604800
 
 class BanPut(BaseModel):
     reason: BanReason | None = None
-    delete_message_seconds: int = Field(
+    # Strict: a JSON number only (`true` or "3600" are not a number of seconds).
+    delete_message_seconds: StrictInt = Field(
         0, ge=0, le=DELETE_MESSAGE_SECONDS_MAX,
         description="Delete the user's messages in this server written in this many seconds before the ban")
 
