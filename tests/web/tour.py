@@ -202,12 +202,21 @@ class Tour:
                  (freya, "Thank you both. The cauldron is clean and ready."),
                  (ingrid, "Can someone explain how long it needs to age? This is my first winter here."),
                  (freya, f"This page explains it well: {preview.url('/mead.html')}")]
-        sent = None
+        sent = jars = None
         for who, text in lines:
             sent = await post(self.client, who, c.general, text)
+            jars = sent if "two jars" in text else jars
             self.clock.advance(minutes=4)
-        assert sent is not None
+        assert sent is not None and jars is not None
         await react(self.client, thor, c.general, sent["id"])
+
+        # A pinned message, and one written in markdown (a quote, a spoiler, a code block).
+        await api.put(f"/channels/{c.general}/pins/{jars['id']}", freya)
+        await post(self.client, bjorn, c.general, "\n".join([
+            "> The ice was old", "> and the mead was young.", "Who spilled it? ||Loki, of course.|| The recipe:",
+            "```", "honey  3 kg", "water  9 l", "yeast  1 packet, after the water has cooled", "```"]))
+        self.clock.advance(minutes=3)
+        await post(self.client, thor, c.announcements, "The honey harvest is in: the jarl's share waits in the cellar.")
 
         # Customisation: an emoji, a sound, a frame worn by freya.
         await upload_emoji(self.client, freya, gid, "mead", data=emoji_png())
@@ -234,9 +243,12 @@ class Tour:
         await api.post("/guild-templates", freya, expect=201,
                        json={"guild_id": gid, "name": "Mead Hall plan", "description": "Rooms and roles of the hall"})
 
-        # Another server freya is in, owned by thor.
-        other = await make_guild(self.client, thor, "Shieldwall")
+        # Another server freya is in, owned by thor; it and sif's are public (Discover servers lists them).
+        other = await make_guild(self.client, thor, "Shieldwall", description="Training at dawn, every day")
         await add_member(rt, other["id"], freya)
+        await api.patch(f"/guilds/{other['id']}", thor, json={"public": True})
+        skalds = await make_guild(self.client, sif, "Skalds' Circle", description="Verses, riddles and long sagas")
+        await api.patch(f"/guilds/{skalds['id']}", sif, json={"public": True})
 
         # Friends with thor, and a conversation for the calls.
         await api.request("POST", "/users/@me/relationships", freya, json={"username": "thor"}, expect=None)
@@ -331,10 +343,11 @@ class Tour:
                 await page.close()
                 if screen.after is not None:
                     await screen.after(self)
-                # The refusals a screen shows on purpose (sign-in asks who is there, the step-up's 403) and the
-                # media server's absence (the service answers /rtc with 404) are not errors of the screen.
+                # The refusals a screen shows on purpose (sign-in asks who is there, the step-up's 403, the
+                # lockout's 429) and the media server's absence (the service answers /rtc with 404) are not
+                # errors of the screen.
                 noise = [e for e in errors if not any(w in e.lower() for w in (
-                    "rtc", "livekit", "websocket", "signal", "401", "403", "404"))]
+                    "rtc", "livekit", "websocket", "signal", "401", "403", "404", "429"))]
                 if noise:
                     self.errors.setdefault(name, []).extend(noise)
                 if screen.who == "fresh":
@@ -535,6 +548,85 @@ async def end_call(tour: Tour) -> None:
                                expect=None)
 
 
+async def room_shown(page: Any, tour: Tour, size: str) -> None:
+    """The room shown (READY has come), then on a phone the navigation opened: the drawer closes whenever the
+    route settles, so opening it sooner can be undone."""
+    from playwright.async_api import expect
+    await expect(page.get_by_role("textbox", name="Message #general")).to_be_visible(timeout=WAIT)
+    await open_nav_on_phone(page, tour, size)
+
+
+async def room_menu(page: Any, tour: Tour, size: str) -> None:
+    from playwright.async_api import expect
+    await room_shown(page, tour, size)
+    await page.get_by_role("navigation", name="Rooms").get_by_role("link", name="general").click(button="right",
+                                                                                                 timeout=WAIT)
+    await expect(page.get_by_role("menu", name="Room options")).to_be_visible(timeout=WAIT)
+
+
+async def server_menu(page: Any, tour: Tour, size: str) -> None:
+    from playwright.async_api import expect
+    await room_shown(page, tour, size)
+    await page.get_by_role("button", name="Mead Hall", exact=True).click(timeout=WAIT)
+    await expect(page.get_by_role("menu", name="Mead Hall")).to_be_visible(timeout=WAIT)
+
+
+async def notification_settings(page: Any, tour: Tour, size: str) -> None:
+    from playwright.async_api import expect
+    await room_menu(page, tour, size)
+    await page.get_by_role("menu", name="Room options").get_by_role("menuitem", name="Notification settings").click()
+    await expect(page.get_by_role("dialog", name="Notification settings")).to_be_visible(timeout=WAIT)
+
+
+async def pins_panel(page: Any, _tour: Tour, _size: str) -> None:
+    from playwright.async_api import expect
+    await page.get_by_role("button", name="Pinned messages").click(timeout=WAIT)
+    await expect(page.get_by_role("region", name="Pinned messages").get_by_text("two jars")).to_be_visible(timeout=WAIT)
+
+
+async def server_search(page: Any, _tour: Tour, _size: str) -> None:
+    from playwright.async_api import expect
+    box = page.get_by_role("textbox", name="Search", exact=True)
+    await box.click(timeout=WAIT)  # on a phone a magnifier until used
+    await box.fill("honey")
+    await box.press("Enter")
+    await expect(page.get_by_role("region", name="Search results").get_by_role("heading")).to_have_count(
+        2, timeout=WAIT)  # general and announcements
+
+
+async def discover_servers(page: Any, _tour: Tour, size: str) -> None:
+    from playwright.async_api import expect
+    await expect(page.get_by_role("heading", name="Friends")).to_be_visible(timeout=WAIT)
+    if size == "phone":  # the server bar is in the navigation drawer
+        await page.get_by_role("button", name="Open navigation").click(timeout=WAIT)
+    await page.get_by_role("navigation", name="Servers").get_by_role("button", name="Discover servers").click(
+        timeout=WAIT)
+    region = page.get_by_role("region", name="Public servers")
+    await expect(region.get_by_role("heading", name="Skalds' Circle", exact=True)).to_be_visible(timeout=WAIT)
+
+
+async def markdown_message(page: Any, _tour: Tour, _size: str) -> None:
+    from playwright.async_api import expect
+    code = page.get_by_role("log", name="Messages").get_by_text("after the water has cooled")
+    await expect(code).to_be_visible(timeout=WAIT)
+    await page.get_by_role("log", name="Messages").get_by_role("article").filter(has_text="The ice was old") \
+        .scroll_into_view_if_needed()
+
+
+async def sign_in_lockout(page: Any, _tour: Tour, _size: str) -> None:
+    """Five wrong passwords lock a login for 15 minutes (the first shot does it; the later ones find it locked)."""
+    from playwright.async_api import expect
+    await page.get_by_role("textbox", name="Username or email").fill("ragnar", timeout=WAIT)
+    alert = page.get_by_role("alert")
+    for attempt in range(6):
+        await page.get_by_label("Password", exact=True).fill(f"not the password {attempt}")
+        await page.get_by_role("button", name="Sign in", exact=True).click()
+        await expect(alert).to_be_visible(timeout=WAIT)
+        if "Too many attempts" in await alert.inner_text():
+            return
+    await expect(alert).to_contain_text("Too many attempts", timeout=WAIT)
+
+
 def guild_path(section: str) -> Callable[[Community], str]:
     return lambda c: f"/channels/{c.guild['id']}/settings/{section}"
 
@@ -581,7 +673,17 @@ SCREENS = [
            after=leave_lounge),
     Screen("call-ringing", "freya", lambda c: f"/channels/@me/{c.dm}", thor_calls, segments=False, after=end_call),
     Screen("call-view", "freya", lambda c: f"/channels/@me/{c.dm}", in_call, segments=False, after=end_call),
+    Screen("room-menu", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", room_menu, segments=False),
+    Screen("server-menu", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", server_menu, segments=False),
+    Screen("notification-settings", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}",
+           notification_settings, segments=False),
+    Screen("pins-panel", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", pins_panel, segments=False),
+    Screen("server-search", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", server_search),
+    Screen("chat-markdown", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", markdown_message,
+           segments=False),
+    Screen("discover-servers", "freya", "/channels/@me", discover_servers),
     Screen("sign-in", "", "/login", visible("button", "Sign in with a passkey")),
+    Screen("sign-in-lockout", "", "/login", sign_in_lockout, segments=False),
     # Administration.
     Screen("admin-users", "odin", "/admin/users", then(heading("Users"), text("users"))),
     Screen("admin-user-detail", "odin", lambda c: f"/admin/users/{c.people['thor'].id}", heading("Actions")),
