@@ -72,6 +72,14 @@ async def serious_axe_violations(page: Any) -> list[str]:
             for v in results if v["impact"] in ("serious", "critical")]
 
 
+async def show_scheme(page: Any, scheme: str) -> None:
+    """The page in the dark or light theme, settled: the system's scheme emulated (with reduced motion, so no
+    colour is caught mid-transition) and awaited until the client's theme follows it (lib/theme.ts applies it
+    on the media query's change event, after this call returns)."""
+    await page.emulate_media(color_scheme=scheme, reduced_motion="reduce")
+    await page.wait_for_function("(s) => document.documentElement.dataset.theme === s", arg=scheme)
+
+
 async def open_page(browser: Any, login: str, path: str, **options: Any) -> tuple[Any, Any, list[str]]:
     """A new signed-in context and page of `login` at `path`: (context, page, console errors)."""
     context = await signed_in_context(browser, ORIGIN, login, PASSWORD, **options)

@@ -15,6 +15,7 @@ from tests.support.browser import (
     needs_chromium,
     needs_client,
     serious_axe_violations,
+    show_scheme,
     watch_errors,
 )
 from tests.support.chat import SETTINGS, WAIT, article, hall, open_room, post
@@ -110,7 +111,7 @@ async def test_markdown_renders_as_discord_writes_it(site, browser, client, acco
     await expect(article(page, "the blade is sharp)")).to_contain_text("the blade is sharp) (edited)", timeout=WAIT)
 
     for scheme in ("dark", "light"):
-        await page.emulate_media(color_scheme=scheme)
+        await show_scheme(page, scheme)
         assert await serious_axe_violations(page) == [], scheme
     assert errors == []
     await context.close()

@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 
-from tests.support.browser import ORIGIN, needs_chromium, needs_client, serious_axe_violations, watch_errors
+from tests.support.browser import (
+    ORIGIN,
+    needs_chromium,
+    needs_client,
+    serious_axe_violations,
+    show_scheme,
+    watch_errors,
+)
 from tests.support.chat import SETTINGS, WAIT, article, hall, open_room, post
 
 pytestmark = [needs_chromium, needs_client]
@@ -51,7 +58,7 @@ async def test_the_menu_offers_what_the_person_may_do_and_does_it(site, browser,
     await second.get_by_role("button", name="More actions").click()
     await expect(menuitems(page)).to_have_text(["Reply", "Add reaction", "Pin", "Copy text", "Copy link", "Mark unread", "Delete"])
     for scheme in ("dark", "light"):
-        await page.emulate_media(color_scheme=scheme)
+        await show_scheme(page, scheme)
         assert await serious_axe_violations(page) == [], scheme
     await page.get_by_role("menuitem", name="Copy text").click()
     await expect(page.get_by_role("menu")).to_have_count(0)

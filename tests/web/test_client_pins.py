@@ -9,7 +9,13 @@ from typing import Any
 
 import pytest
 
-from tests.support.browser import needs_chromium, needs_client, serious_axe_violations, watch_errors
+from tests.support.browser import (
+    needs_chromium,
+    needs_client,
+    serious_axe_violations,
+    show_scheme,
+    watch_errors,
+)
 from tests.support.chat import SETTINGS, WAIT, article, hall, open_room, post
 
 pytestmark = [needs_chromium, needs_client]
@@ -53,7 +59,7 @@ async def test_pins_are_listed_jumped_to_and_unpinned_live(site, browser, client
     await expect(pinned).to_contain_text("Today")
     await expect(pinned.locator("strong").filter(has_text="oath")).to_be_visible()  # the content's markdown
     for scheme in ("dark", "light"):
-        await page.emulate_media(color_scheme=scheme)
+        await show_scheme(page, scheme)
         assert await serious_axe_violations(page) == [], scheme
 
     await pinned.get_by_role("button", name="Jump").click()
