@@ -122,22 +122,27 @@ async def test_an_image_uploads_with_progress_and_shows_for_the_other_person(sit
                    {"offline": False, "latency": 20, "downloadThroughput": -1, "uploadThroughput": 250_000})
     image = noise_png(400, 300)
     assert 300_000 < len(image) < MAX_UPLOAD
+    # Every value the bar takes is recorded in the page itself (a loaded machine may not poll often enough to
+    # catch the bar between 0 and 100 % from here).
+    await page.evaluate("""() => {
+      window.__progress = [];
+      const record = (el) => { if (el.getAttribute && el.getAttribute('role') === 'progressbar' || el.tagName === 'PROGRESS')
+        window.__progress.push(el.getAttribute('value')); };
+      new MutationObserver((changes) => changes.forEach((c) => {
+        if (c.type === 'attributes') record(c.target);
+        else c.addedNodes.forEach((n) => n.nodeType === 1 && n.querySelectorAll
+          && [n, ...n.querySelectorAll('progress,[role=progressbar]')].forEach(record));
+      })).observe(document.body, {subtree: true, childList: true, attributes: true, attributeFilter: ['value']});
+    }""")
     await page.locator("input[type=file]").set_input_files(
         files=[{"name": "longship.png", "mimeType": "image/png", "buffer": image}])
     bar = page.get_by_role("progressbar", name="Uploading longship.png")
     await expect(bar).to_be_visible(timeout=WAIT)
     await expect(page.get_by_role("button", name="Send message")).to_be_disabled()
-    seen: set[float] = set()
-    for _ in range(100):
-        # Read without waiting: the bar leaves the page the moment the upload ends.
-        values = await bar.evaluate_all("bars => bars.map(b => b.getAttribute('value'))")
-        if not values:
-            break
-        seen.update(float(v) for v in values if v is not None)
-        await page.wait_for_timeout(50)
-    assert any(0 < v < 1 for v in seen), seen
     tray = page.get_by_role("list", name="Attachments")
     await expect(tray).to_contain_text("ready", timeout=WAIT)
+    seen = {float(v) for v in await page.evaluate("() => window.__progress") if v is not None}
+    assert any(0 < v < 1 for v in seen), seen
     await expect(tray.get_by_role("img")).to_have_count(0)  # the preview is decorative; the name says it
     await cdp.send("Network.emulateNetworkConditions",
                    {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
