@@ -110,6 +110,13 @@ async def select_file_ids_of_message(conn: AsyncConnection, message_id: int) -> 
     return list((await conn.execute(select(files.c.id).where(files.c.message_id == message_id))).scalars())
 
 
+async def select_file_ids_of_messages(conn: AsyncConnection, message_ids: list[int]) -> list[int]:
+    """The files of several messages at once (a ban that deletes a user's recent messages)."""
+    if not message_ids:
+        return []
+    return list((await conn.execute(select(files.c.id).where(files.c.message_id.in_(message_ids)))).scalars())
+
+
 async def select_file_ids_of_channel(conn: AsyncConnection, channel_id: int) -> list[int]:
     """Everything a room holds: uploads to it (bound or not) and its own images (their `channel_id` is
     the room too)."""

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from meadhall.db.uow import UnitOfWork
 from meadhall.files.cleanup import drop_files
-from meadhall.files.queries import select_file_ids_of_message
+from meadhall.files.queries import select_file_ids_of_messages
 from meadhall.guilds.rooms import queries as room_queries
 from meadhall.messages import queries
 from meadhall.messages.events import notify_message_delete_bulk
@@ -68,8 +68,7 @@ async def do_purge_author(rt: Runtime, uow: UnitOfWork, guild_id: int, user_id: 
         room_rows = by_room[channel_id]
         ids = [int(r["id"]) for r in room_rows]
         await queries.lock_channel(conn, channel_id)
-        file_ids = [f for r in room_rows if r["has_attachments"]
-                    for f in await select_file_ids_of_message(conn, int(r["id"]))]
+        file_ids = await select_file_ids_of_messages(conn, [int(r["id"]) for r in room_rows if r["has_attachments"]])
         await queries.delete_messages(conn, channel_id, ids)
         await drop_files(uow, rt.files, file_ids)
         for row in room_rows:
