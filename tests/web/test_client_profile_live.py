@@ -51,6 +51,9 @@ async def test_a_new_display_name_shows_everywhere_at_once(site, browser, client
         await expect(members).to_contain_text("thor", timeout=WAIT)
         pages.append((context, page, errors))
 
+    # thor's page is connected (freya's list shows him online, which his identified connection announces), so
+    # the change below cannot come before his page listens; the member list alone is fetched over HTTP.
+    await expect(pages[0][1].get_by_role("complementary", name="Members")).to_contain_text("Online — 2", timeout=WAIT)
     r = await client.patch("/api/v1/users/@me", json={"display_name": "Ragnar"}, headers=thor.headers)
     assert r.status_code == 200, r.text
 

@@ -489,17 +489,25 @@ export async function loadMembers(guildId: Id): Promise<void> {
   if (membersLoaded.has(guildId)) return;
   membersLoaded.add(guildId);
   let after: Id | undefined;
+  // A member an event told about while a page was on its way is newer than that page (a name changed after
+  // the server answered): the page does not write over them.
+  const told = new Set<Id>();
+  const stop = onDispatch((type, d) => {
+    if (type.startsWith("MEMBER_") && d?.guild_id === guildId && typeof d.user?.id === "string") told.add(d.user.id);
+  });
   try {
     for (let page = 0; page < 10; page++) {
       const answer = await api.get<{ members: Member[]; has_more: boolean }>(`/guilds/${guildId}/members`, {
         query: { limit: 100, after },
       });
-      for (const m of answer.members) applyEvent(store, "MEMBER_UPDATE", m);
+      for (const m of answer.members) if (!told.has(m.user.id)) applyEvent(store, "MEMBER_UPDATE", m);
       if (!answer.has_more || !answer.members.length) break;
       after = answer.members[answer.members.length - 1].user.id;
     }
   } catch {
     membersLoaded.delete(guildId);
+  } finally {
+    stop();
   }
 }
 
