@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     REDIS_URL: str | None = Field(default=None, description=(
         "Redis for the event bus, rate limits, presence and resume buffers; unset = single-node mode with "
         "in-process equivalents; required for more than one node"))
+    REDIS_MAX_CONNECTIONS: int = Field(default=100, ge=1, le=10_000, description=(
+        "Redis connections one node opens for commands (the bus subscriber has its own); a command beyond "
+        "them waits up to 3 s for one to come free, then the request answers 503 `service.unavailable`"))
     DOMAIN: str = Field(default="localhost", description=(
         "public host name: invitation links, WebAuthn RP ID; an IP address turns passkeys off"))
     PUBLIC_URL: str | None = Field(default=None, description=(

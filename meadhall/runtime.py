@@ -43,18 +43,34 @@ REDIS_RETRIES = 1
 DATABASE_CONNECT_TIMEOUT = 5.0
 
 
-def redis_client(url: str, *, socket_timeout: float | None = REDIS_SOCKET_TIMEOUT) -> Any:
+# How long a command waits for a pooled connection when all REDIS_MAX_CONNECTIONS are busy. Healthy commands
+# hold one for well under a millisecond, so only an outage (every connection stuck in its socket timeout) or
+# a burst thousands deep waits this long; then the request answers 503 rather than hanging.
+REDIS_POOL_TIMEOUT = 3.0
+
+
+def redis_client(url: str, *, socket_timeout: float | None = REDIS_SOCKET_TIMEOUT,
+                 max_connections: int | None = None) -> Any:
     """A redis-py asyncio client with bounded connects and reads. The bus subscriber passes
-    `socket_timeout=None`: it waits for messages indefinitely by design (pub/sub reads block)."""
+    `socket_timeout=None`: it waits for messages indefinitely by design (pub/sub reads block).
+
+    With `max_connections` (the commands client), the pool blocks: a command beyond the limit waits up to
+    REDIS_POOL_TIMEOUT for a free connection. redis-py's default pool instead raises MaxConnectionsError at
+    once, which closed gateway connections when some 150 heartbeats met at the same moment."""
     import redis.asyncio as aioredis
     from redis.asyncio.retry import Retry
     from redis.backoff import ExponentialBackoff
 
-    return aioredis.from_url(
-        url, decode_responses=True, socket_connect_timeout=REDIS_CONNECT_TIMEOUT, socket_timeout=socket_timeout,
+    options: dict[str, Any] = dict(
+        decode_responses=True, socket_connect_timeout=REDIS_CONNECT_TIMEOUT, socket_timeout=socket_timeout,
         socket_keepalive=True, retry=Retry(ExponentialBackoff(cap=0.2, base=0.05), REDIS_RETRIES),
         health_check_interval=30 if socket_timeout is None else 0,
     )
+    if max_connections is None:
+        return aioredis.from_url(url, **options)
+    pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=max_connections,
+                                                    timeout=REDIS_POOL_TIMEOUT, **options)
+    return aioredis.Redis.from_pool(pool)
 
 
 def _bound_database_connects(engine: Any) -> None:
@@ -89,7 +105,7 @@ class Runtime:
         self.redis: Any = None
         self.redis_prefix = redis_prefix
         if settings.REDIS_URL:
-            self.redis = redis_client(settings.REDIS_URL)
+            self.redis = redis_client(settings.REDIS_URL, max_connections=settings.REDIS_MAX_CONNECTIONS)
             self.store: MemoryStore | RedisStore = RedisStore(self.redis, prefix=redis_prefix)
             self.bus: LocalBus = RedisBus(self.redis, channel=f"{redis_prefix}:events",
                                           subscriber=redis_client(settings.REDIS_URL, socket_timeout=None))
