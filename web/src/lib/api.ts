@@ -1,7 +1,9 @@
 // REST calls to the service (docs/client.md): same-origin fetch carrying the session cookie, never a
 // token kept by the client; every error envelope becomes an ApiError whose message is shown in words;
 // a 429 whose Retry-After is short is waited out and tried again, a longer one is an error the screen
-// shows (a lockout of 15 minutes never freezes a form).
+// shows (a lockout of 15 minutes never freezes a form). A message send that got no answer is tried
+// again with its nonce (`resend`): the server answers a repeat with the first message, so a retry can
+// never post it twice.
 
 export interface ErrorBody {
   code: string;
@@ -23,7 +25,8 @@ export class ApiError extends Error {
   readonly details: { field: string; message: string }[];
   /** What to do about it, when the service says (an administrator without 2FA: the command to run). */
   readonly hint: string | null;
-  /** On a 429: seconds until the request may be tried again (the screen offers to, counting down). */
+  /** On a 429 (or a 503 that says): seconds until the request may be tried again (the screen offers
+   * to, counting down). */
   readonly retryAfter: number | null;
   readonly bucket: string | null;
 
@@ -85,6 +88,9 @@ export interface RequestOptions {
   /** Told how long the client waits on a 429 before it tries again. */
   onWait?: (seconds: number) => void;
   signal?: AbortSignal;
+  /** Milliseconds after which an unanswered request is given up, as an ApiError of status 0 and code
+   * `timeout` (the request may still have been carried out). */
+  timeout?: number;
 }
 
 type Fetch = typeof fetch;
@@ -92,12 +98,16 @@ type Sleep = (ms: number) => Promise<void>;
 
 let fetchImpl: Fetch = (...args) => fetch(...args);
 let sleepImpl: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+let nowImpl: () => number = () => Date.now();
+let randomImpl: () => number = () => Math.random();
 let unauthorizedHandler: (() => void) | null = null;
 
 /** Tests replace the network and the clock. */
-export function configure(options: { fetch?: Fetch; sleep?: Sleep }): void {
+export function configure(options: { fetch?: Fetch; sleep?: Sleep; now?: () => number; random?: () => number }): void {
   if (options.fetch) fetchImpl = options.fetch;
   if (options.sleep) sleepImpl = options.sleep;
+  if (options.now) nowImpl = options.now;
+  if (options.random) randomImpl = options.random;
 }
 
 /** Called when the session is gone (`auth.unauthorized`): the client returns to sign-in. */
@@ -112,7 +122,28 @@ export function retryAfterSeconds(response: Response, body: ErrorBody | null): n
 }
 
 export async function request<T>(path: string, options: RequestOptions = {}): Promise<T> {
-  const { method = "GET", body, query, retries = 3, onWait, signal } = options;
+  const { method = "GET", body, query, retries = 3, onWait, timeout } = options;
+  let signal = options.signal;
+  let timedOut = false;
+  if (timeout !== undefined) {
+    const controller = new AbortController();
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeout);
+    options.signal?.addEventListener("abort", () => controller.abort());
+    signal = controller.signal;
+    try {
+      return await request<T>(path, { ...options, signal, timeout: undefined });
+    } catch (err) {
+      if (timedOut && (err as Error).name === "AbortError") {
+        throw new ApiError(0, { code: "timeout", message: "The server did not answer in time." });
+      }
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
   let url = `/api/v1${path}`;
   if (query) {
     const params = new URLSearchParams();
@@ -150,7 +181,88 @@ export async function request<T>(path: string, options: RequestOptions = {}): Pr
     }
     const envelope = error ?? { code: "http", message: describe(response.status, null) };
     if (envelope.code === "auth.unauthorized") unauthorizedHandler?.();
-    throw new ApiError(response.status, envelope);
+    const unavailableFor = response.status === 503 && response.headers.get("Retry-After") ? retryAfterSeconds(response, error) : null;
+    throw new ApiError(response.status, envelope, unavailableFor);
+  }
+}
+
+// ---- resending a message (docs/client.md "Reconnects and resends") ------------------------------------
+
+/** How long a send keeps being tried by itself before it shows as failed (Retry and Discard). */
+export const RESEND_BUDGET_MS = 60000;
+/** An attempt that gets no answer this long is taken for lost (a node that died holding it). */
+export const SEND_TIMEOUT_MS = 15000;
+/** The longest pause between two attempts without a Retry-After. */
+export const RESEND_MAX_DELAY_MS = 8000;
+
+/** Whether a failed send may be tried again with the same nonce: no answer (network, timeout), a
+ * gateway or proxy that lost the node (502, 504), a service that says it is unavailable (503) or a
+ * request timeout (408) or rate limit (429). Any other refusal is the server's considered answer. */
+export function resendable(err: unknown): boolean {
+  if (!(err instanceof ApiError)) return false;
+  return err.status === 0 || [408, 429, 502, 503, 504].includes(err.status);
+}
+
+/** The pause before attempt `attempt + 1` (ms): the server's Retry-After when it gave one, otherwise
+ * doubling from 1 s up to RESEND_MAX_DELAY_MS with jitter, so a node's clients do not return in step. */
+export function resendDelay(attempt: number, retryAfter: number | null, random: number): number {
+  if (retryAfter !== null && retryAfter > 0) return Math.ceil(retryAfter * 1000);
+  const base = Math.min(RESEND_MAX_DELAY_MS, 1000 * 2 ** attempt);
+  return Math.round(base / 2 + (base / 2) * random);
+}
+
+/** Waits that only lack a connection (no Retry-After to honour) end early when it comes back. */
+const wakers = new Set<() => void>();
+
+/** The connection is back (the gateway is ready again, the browser is online): sends waiting on a
+ * network failure try again now. */
+export function wakeResends(): void {
+  for (const wake of [...wakers]) wake();
+}
+
+function pause(ms: number, wakeable: boolean): Promise<void> {
+  if (!wakeable) return sleepImpl(ms);
+  return new Promise<void>((resolve) => {
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      wakers.delete(finish);
+      resolve();
+    };
+    wakers.add(finish);
+    void sleepImpl(ms).then(finish);
+  });
+}
+
+export interface ResendOptions {
+  /** True when the send no longer needs an answer (its MESSAGE_CREATE came, or it was discarded). */
+  settled?: () => boolean;
+  /** Told before each pause: the attempt that failed (0-based), the pause and why. */
+  onRetry?: (info: { attempt: number; delayMs: number; error: ApiError }) => void;
+  budgetMs?: number;
+}
+
+/** Runs `attempt` (one POST carrying the message's nonce) until it is answered, tried again while the
+ * failure is `resendable` and RESEND_BUDGET_MS has not passed. Resolves with the answer, or null when
+ * `settled` said to stop; rejects with the last error otherwise. A Retry-After longer than what is
+ * left of the budget is not waited out: the message shows as failed at once, with the server's words. */
+export async function resend<T>(attempt: () => Promise<T>, options: ResendOptions = {}): Promise<T | null> {
+  const { settled = () => false, onRetry, budgetMs = RESEND_BUDGET_MS } = options;
+  const deadline = nowImpl() + budgetMs;
+  for (let n = 0; ; n++) {
+    if (settled()) return null;
+    try {
+      return await attempt();
+    } catch (err) {
+      if (settled()) return null;
+      if (!resendable(err)) throw err;
+      const error = err as ApiError;
+      const delayMs = resendDelay(n, error.retryAfter, randomImpl());
+      if (nowImpl() + delayMs > deadline) throw err;
+      onRetry?.({ attempt: n, delayMs, error });
+      await pause(delayMs, error.status === 0);
+    }
   }
 }
 

@@ -1,7 +1,9 @@
 // The gateway client (docs/gateway.md): HELLO, IDENTIFY by the session cookie (no token is sent),
 // heartbeats, RESUME with growing back-off after a drop, INVALID_SESSION, and the close codes that
-// forbid reconnecting. The socket and the timers are injected so the state machine is tested without
-// a network (web/tests/gateway.test.ts).
+// forbid reconnecting. A rolling restart (RECONNECT, close 1012) reconnects at once: the node is going
+// away on purpose and another one is ready, so waiting would only lengthen the gap. The socket and the
+// timers are injected so the state machine is tested without a network (web/tests/gateway.test.ts,
+// src/lib/gateway-reliability.test.ts).
 
 export const Op = {
   DISPATCH: 0,
@@ -64,9 +66,18 @@ const FINAL = new Map<number, string>([
 ]);
 /** Close codes after which the gateway session cannot be resumed: reconnect with IDENTIFY. */
 const FRESH = new Set([4003, 4007]);
+/** Close codes of a server that is going away on purpose (1012 follows RECONNECT; 1001 is a plain
+ * shutdown): reconnect at once rather than after the back-off of an error. */
+const RESTART = new Set([1001, 1012]);
 
 export const BACKOFF_BASE_MS = 1000;
 export const BACKOFF_MAX_MS = 30000;
+/** A reconnect after a rolling restart is spread over this long, so the clients of a node that drains do
+ * not all reach the next one in the same instant. */
+export const RESTART_SPREAD_MS = 250;
+/** A socket that opens no HELLO this long is given up: a dead node behind an address that swallows
+ * packets leaves the browser's socket "connecting" for minutes. */
+export const HELLO_TIMEOUT_MS = 10000;
 
 const realTimers: Timers = {
   setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
@@ -84,6 +95,9 @@ export class GatewayClient {
   private retryTimer: unknown = null;
   private interval = 30000;
   private acked = true;
+  /** A prompt reconnect was made and no session became ready since: a server that keeps asking to
+   * reconnect gets the ordinary back-off rather than a tight loop. */
+  private promptPending = false;
   private readonly timers: Timers;
 
   constructor(private readonly options: GatewayOptions) {
@@ -107,12 +121,21 @@ export class GatewayClient {
   }
 
   /** Drops the connection as a network failure would (also used when a heartbeat goes unanswered). */
-  drop(): void {
+  drop(reason = "no heartbeat acknowledgement"): void {
     const ws = this.ws;
     if (!ws) return;
     this.detach(ws);
-    ws.close(4000, "no heartbeat acknowledgement");
+    ws.close(4000, reason);
     this.scheduleReconnect();
+  }
+
+  /** Tries at once when a reconnect is waiting (the browser is back online, the tab is shown again): the
+   * back-off protects the server from a client that fails, not a client that has a reason to hope. */
+  reconnectNow(): void {
+    if (this.phase !== "waiting") return;
+    this.timers.clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    void this.open();
   }
 
   private setPhase(phase: Phase, detail?: string): void {
@@ -137,6 +160,10 @@ export class GatewayClient {
     ws.onerror = () => {
       /* a close event follows */
     };
+    this.timers.clearTimeout(this.heartbeatTimer);
+    this.heartbeatTimer = this.timers.setTimeout(() => {
+      if (this.ws === ws && this.phase === "connecting") this.drop("no HELLO");
+    }, HELLO_TIMEOUT_MS);
   }
 
   private send(frame: Frame): void {
@@ -165,7 +192,10 @@ export class GatewayClient {
         this.dispatch(frame);
         break;
       case Op.RECONNECT:
-        this.drop();
+        // The node is draining: leave it now (its 1012 close would follow) and RESUME elsewhere.
+        this.detach(ws);
+        ws.close(4000, "reconnect requested");
+        this.reconnectPromptly();
         break;
       case Op.INVALID_SESSION:
         this.invalidSession(frame.d as { reason: string; resumable: boolean });
@@ -220,9 +250,11 @@ export class GatewayClient {
     if (type === "READY") {
       this.sessionId = (frame.d as { session_id: string }).session_id;
       this.attempts = 0;
+      this.promptPending = false;
       this.setPhase("ready");
     } else if (type === "RESUMED") {
       this.attempts = 0;
+      this.promptPending = false;
       this.setPhase("ready");
     }
     this.options.onDispatch(type, frame.d);
@@ -257,7 +289,8 @@ export class GatewayClient {
       this.sessionId = null;
       this.seq = null;
     }
-    this.scheduleReconnect();
+    if (RESTART.has(code)) this.reconnectPromptly();
+    else this.scheduleReconnect();
   }
 
   private end(reason: string): void {
@@ -289,6 +322,20 @@ export class GatewayClient {
   static backoff(attempt: number, random: number): number {
     const base = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** attempt);
     return Math.round(base / 2 + (base / 2) * random);
+  }
+
+  /** After a rolling restart: a new connection within RESTART_SPREAD_MS, counted as no failure; a
+   * second one before any session became ready falls back to the back-off. */
+  private reconnectPromptly(): void {
+    if (this.promptPending) {
+      this.scheduleReconnect();
+      return;
+    }
+    this.promptPending = true;
+    const delay = Math.round(RESTART_SPREAD_MS * this.timers.random());
+    this.setPhase("waiting", String(delay));
+    this.timers.clearTimeout(this.retryTimer);
+    this.retryTimer = this.timers.setTimeout(() => void this.open(), delay);
   }
 
   private scheduleReconnect(): void {

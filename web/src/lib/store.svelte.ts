@@ -1,7 +1,7 @@
 // The reactive store the screens read (one instance of state.ts), the session's life (sign-in, the
 // gateway, sign-out) and the actions that call the interface. Events change the store; nothing polls.
 
-import { api, ApiError, describe, onUnauthorized } from "./api";
+import { api, ApiError, describe, onUnauthorized, resend, SEND_TIMEOUT_MS, wakeResends } from "./api";
 import { GatewayClient, type Phase } from "./gateway";
 import { compareIds, newer } from "./ids";
 import { navigate } from "./router.svelte";
@@ -100,7 +100,10 @@ function handleDispatch(type: string, data: unknown): void {
   }
   if (type === "READY") {
     session.status = "signed-in";
-    if (openChannel) void loadLatest(openChannel);
+    wakeResends();
+    void catchUp(heldCursors());
+  } else if (type === "RESUMED") {
+    wakeResends();
   } else if (type === "MESSAGE_CREATE") {
     const m = data as Message;
     if (m.nonce) outbox.items = outbox.items.filter((p) => p.nonce !== m.nonce);
@@ -122,6 +125,24 @@ function startGateway(): void {
   });
   gateway.start();
   (window as unknown as { meadhallGateway?: GatewayClient }).meadhallGateway = gateway;
+  listenForConnectivity();
+}
+
+let connectivityHeard = false;
+
+/** The browser says the network is back, or the tab is shown after a sleep: a reconnect waiting out its
+ * back-off and sends waiting on a lost connection try at once. */
+function listenForConnectivity(): void {
+  if (connectivityHeard) return;
+  connectivityHeard = true;
+  const again = () => {
+    gateway?.reconnectNow();
+    wakeResends();
+  };
+  window.addEventListener("online", again);
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible") again();
+  });
 }
 
 /** Whether a session exists: the cookie is HttpOnly, so the client asks the service. */
@@ -272,11 +293,82 @@ export async function loadLatest(channelId: Id): Promise<void> {
   if (loading.history[channelId]) return;
   loading.history[channelId] = true;
   try {
-    const page = await api.get<{ messages: Message[]; has_more: boolean }>(`/channels/${channelId}/messages`, {
-      query: { limit: PAGE },
-    });
-    applyHistory(store, channelId, page.messages, page.has_more, false);
-    scheduleAck(channelId);
+    await fetchLatest(channelId);
+  } finally {
+    loading.history[channelId] = false;
+  }
+}
+
+async function fetchLatest(channelId: Id): Promise<void> {
+  const page = await api.get<{ messages: Message[]; has_more: boolean }>(`/channels/${channelId}/messages`, {
+    query: { limit: PAGE },
+  });
+  applyHistory(store, channelId, page.messages, page.has_more, false);
+  scheduleAck(channelId);
+}
+
+// ---- catching up after a new gateway session (docs/client.md "Reconnects and resends") ---------------
+
+/** Pages of what came after a room's newest held message fetched before the room is reloaded at its
+ * newest page instead (a long absence in a busy room: the reader starts from the present again). */
+export const CATCH_UP_PAGES = 5;
+const CATCH_UP_LIMIT = 100;
+
+/** Each room with messages in memory and the newest of them, taken when READY arrives: what a live
+ * event adds after that moment is no part of the gap. */
+function heldCursors(): [Id, Id][] {
+  const out: [Id, Id][] = [];
+  for (const [channelId, list] of Object.entries(store.messages)) {
+    for (let i = list.items.length - 1; i >= 0; i--) {
+      const id = list.items[i].id;
+      if (!id.startsWith("pending:")) {
+        out.push([channelId, id]);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/** A new gateway session (READY after INVALID_SESSION, an expired session, a fresh IDENTIFY) says nothing
+ * of the events the last one missed: every room whose messages are held fetches what came after the
+ * newest it holds, the open room first, merged by id so nothing shows twice. Read states came with READY. */
+async function catchUp(cursors: [Id, Id][]): Promise<void> {
+  const open = openChannel;
+  if (open && !cursors.some(([c]) => c === open)) void loadLatest(open);
+  cursors.sort(([a], [b]) => Number(b === open) - Number(a === open));
+  for (const [channelId, after] of cursors) {
+    if (session.status !== "signed-in") return;
+    await fillGap(channelId, after);
+  }
+}
+
+async function fillGap(channelId: Id, after: Id): Promise<void> {
+  for (let i = 0; loading.history[channelId] && i < 200; i++) await new Promise((r) => setTimeout(r, 50));
+  if (loading.history[channelId] || !store.messages[channelId]) return;
+  loading.history[channelId] = true;
+  try {
+    let cursor = after;
+    for (let page = 0; page < CATCH_UP_PAGES; page++) {
+      const answer = await api.get<{ messages: Message[]; has_more: boolean }>(`/channels/${channelId}/messages`, {
+        query: { after: cursor, limit: CATCH_UP_LIMIT },
+      });
+      const list = store.messages[channelId];
+      if (!list) return; // the room went away meanwhile
+      // Merged as older pages are: by id, without touching what lies before the held messages.
+      applyHistory(store, channelId, answer.messages, list.hasMore, true);
+      if (!answer.has_more || !answer.messages.length) {
+        list.fresh = true;
+        if (channelId === openChannel) scheduleAck(channelId);
+        return;
+      }
+      cursor = answer.messages[0].id; // newest first
+    }
+    await fetchLatest(channelId);
+  } catch (err) {
+    // A room that can no longer be read is forgotten; any other failure leaves it stale, so it is
+    // fetched again when shown.
+    if (err instanceof ApiError && (err.status === 403 || err.status === 404)) delete store.messages[channelId];
   } finally {
     loading.history[channelId] = false;
   }
@@ -370,20 +462,30 @@ export function discard(nonceValue: string): void {
 async function deliver(nonceValue: string): Promise<void> {
   const p = outbox.items.find((x) => x.nonce === nonceValue);
   if (!p) return;
+  const body: Record<string, unknown> = { content: p.content, nonce: p.nonce };
+  if (p.replyTo) body.reply_to_id = p.replyTo;
+  if (p.attachments.length) body.attachment_ids = p.attachments.map((f) => f.id);
+  const entry = () => outbox.items.find((x) => x.nonce === nonceValue);
   try {
-    const body: Record<string, unknown> = { content: p.content, nonce: p.nonce };
-    if (p.replyTo) body.reply_to_id = p.replyTo;
-    if (p.attachments.length) body.attachment_ids = p.attachments.map((f) => f.id);
-    const { message } = await api.post<{ message: Message }>(`/channels/${p.channelId}/messages`, body, {
-      onWait: (s) => {
-        const q = outbox.items.find((x) => x.nonce === nonceValue);
-        if (q) q.error = `Sending is rate limited; trying again in ${s} s.`;
+    // Every attempt carries the same nonce, so the server answers a repeat with the message the first
+    // one made (docs/client.md "Reconnects and resends"); the echo on the gateway settles it as well.
+    const answer = await resend(
+      () => api.post<{ message: Message }>(`/channels/${p.channelId}/messages`, body, { retries: 0, timeout: SEND_TIMEOUT_MS }),
+      {
+        settled: () => entry()?.status !== "sending",
+        onRetry: ({ delayMs, error }) => {
+          const q = entry();
+          if (!q) return;
+          const s = Math.max(1, Math.round(delayMs / 1000));
+          q.error = error.status === 429 ? `Sending is rate limited; trying again in ${s} s.` : "Sending… (no answer yet, trying again)";
+        },
       },
-    });
-    applyEvent(store, "MESSAGE_CREATE", message);
+    );
+    if (!answer) return;
+    applyEvent(store, "MESSAGE_CREATE", answer.message);
     outbox.items = outbox.items.filter((x) => x.nonce !== nonceValue);
   } catch (err) {
-    const q = outbox.items.find((x) => x.nonce === nonceValue);
+    const q = entry();
     if (q) {
       q.status = "failed";
       q.error = err instanceof Error ? err.message : String(err);
