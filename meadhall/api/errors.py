@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import socket
+import sqlite3
 from typing import Any
 
 import redis.exceptions as redis_errors
@@ -35,6 +37,19 @@ def _asyncpg_connection_errors() -> tuple[type[BaseException], ...]:
 _ASYNCPG_DOWN = _asyncpg_connection_errors()
 
 
+# SQLite's "database or disk is full" (SQLITE_FULL, also what `max_page_count` raises) and the file system's
+# ENOSPC / EDQUOT. The answer names the cause: the operator must free space, the client can only wait.
+_SQLITE_FULL = 13
+_DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+DISK_FULL_MESSAGE = "The server's disk is full: nothing was stored. Try again later"
+
+
+def _is_disk_full(exc: BaseException) -> bool:
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorcode", None) == _SQLITE_FULL or "disk is full" in str(exc)
+    return isinstance(exc, OSError) and exc.errno in _DISK_FULL_ERRNOS
+
+
 def _is_outage(exc: BaseException) -> bool:
     if isinstance(exc, redis_errors.ConnectionError | redis_errors.TimeoutError):
         return True  # Redis unreachable, refused, hung (socket timeout), or reset mid-command
@@ -51,11 +66,16 @@ def _is_outage(exc: BaseException) -> bool:
 
 def outage(exc: BaseException) -> AppError | None:
     """503 `service.unavailable` (with Retry-After) when `exc` means that a dependency (database, Redis)
-    is down, hung or unreachable (docs/reference/errors.md); None for any other failure. Drivers wrap their errors
+    is down, hung or unreachable, or that the disk is full (docs/operations.md, "Outages"); None for any
+    other failure. Drivers wrap their errors
     (SQLAlchemy around asyncpg, redis-py around sockets), so the causes are inspected too."""
     seen = 0
     current: BaseException | None = exc
     while current is not None and seen < 6:
+        if _is_disk_full(current):
+            err = AppError("service.unavailable", DISK_FULL_MESSAGE)
+            err.headers["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER)
+            return err
         if _is_outage(current):
             err = AppError("service.unavailable")
             err.headers["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER)
