@@ -1,4 +1,5 @@
-"""`python -m bench`: start a real `meadhall serve`, run the selected workloads, print one JSON document.
+"""`python -m bench`: start a real `meadhall serve` (or `--nodes N` of them on one PostgreSQL and one
+Redis), run the selected workloads, print one JSON document.
 
 The JSON goes to stdout and to bench/results/<timestamp>.json; progress lines go to stderr.
 """
@@ -24,11 +25,13 @@ from urllib.parse import urlsplit, urlunsplit
 import bench.workloads_admin  # noqa: F401 - registers the instance-administration workloads (last: they restart the server)
 import bench.workloads_gateway  # noqa: F401 - registers the gateway fan-out workloads
 import bench.workloads_messages  # noqa: F401 - registers the message workloads
+import bench.workloads_nodes  # noqa: F401 - registers the multi-node workloads (they skip on one node)
 import bench.workloads_social  # noqa: F401 - registers the friends, conversations and presence workloads
 from bench.harness import (
     RssSampler,
     ServerError,
     ServerProcess,
+    SharedServices,
     median,
     mib,
     ms,
@@ -37,6 +40,7 @@ from bench.harness import (
     run_cli,
     server_env,
     snapshot,
+    tree_snapshot,
 )
 from bench.workloads import REGISTRY, Context, Samples, Skip, Workload
 
@@ -61,7 +65,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              "--requests; 0 = none)")
     parser.add_argument("--database-url", help="PostgreSQL URL for the server (default: SQLite in DATA_DIR)")
     parser.add_argument("--redis-url", help="Redis URL for the server (default: in-process bus and limiter)")
-    parser.add_argument("--server-cpu", help="pin the server process to these CPUs with taskset, e.g. 1")
+    parser.add_argument("--nodes", type=int, default=1,
+                        help="start this many `meadhall serve` nodes on the same database and Redis (default 1; "
+                             "more than one needs --database-url and --redis-url); server CPU and memory are "
+                             "then summed over the nodes")
+    parser.add_argument("--server-cpu", help="pin the server process(es) to these CPUs with taskset, e.g. 1")
     parser.add_argument("--keep-data", action="store_true",
                         help="keep the temporary directory (DATA_DIR, server.log, sessions file)")
     parser.add_argument("--no-save", action="store_true", help="do not write bench/results/<timestamp>.json")
@@ -72,6 +80,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             parser.error(f"--{name} must be at least 1")
     if args.warmup < 0:
         parser.error("--warmup must not be negative")
+    if args.nodes < 1:
+        parser.error("--nodes must be at least 1")
+    if args.nodes > 1 and not (args.database_url and args.redis_url):
+        # Nodes on SQLite and the in-process bus would each have their own data and events.
+        parser.error("--nodes above 1 needs --database-url (PostgreSQL) and --redis-url")
     return args
 
 
@@ -198,19 +211,35 @@ def summarise(runs: list[dict[str, Any]], latencies: list[float]) -> dict[str, A
         "rss_peak_mib": max(r["rss_peak_mib"] for r in runs),
         "rss_last_mib": runs[-1]["rss_last_mib"],
         "hwm_mib": runs[-1]["hwm_mib"],
+        **{name: rnd(median([r[name] for r in runs if r.get(name) is not None]))
+           for name in ("redis_cpu_s", "redis_cpu_ms_per_op", "postgres_cpu_s", "postgres_cpu_ms_per_op")
+           if any(r.get(name) is not None for r in runs)},
     }
 
 
-async def measure_run(wl: Workload, ctx: Context, sampler: RssSampler) -> tuple[dict[str, Any], list[float]]:
-    pid = ctx.server.pid
-    before = snapshot(pid)
-    sampler.reset()
+def _nodes(ctx: Context) -> list[ServerProcess]:
+    return list(ctx.shared.get("nodes") or [ctx.server])
+
+
+async def measure_run(wl: Workload, ctx: Context, sampler: RssSampler | list[RssSampler],
+                      services: SharedServices | None = None) -> tuple[dict[str, Any], list[float]]:
+    nodes = _nodes(ctx)
+    samplers = sampler if isinstance(sampler, list) else [sampler]
+    pids = [node.pid for node in nodes]
+    before = tree_snapshot(pids)
+    per_node0 = [snapshot(pid).cpu_s for pid in pids]
+    for each in samplers:
+        each.reset()
+    if services is not None:
+        services.start()
     client0 = os.times()
     started = time.perf_counter()
     result = await wl.fn(ctx)
     wall = time.perf_counter() - started
     client1 = os.times()
-    after = snapshot(pid)
+    after = tree_snapshot(pids)
+    per_node1 = [snapshot(pid).cpu_s for pid in pids]
+    shared_cpu = services.stop() if services is not None else {}
     samples = result if isinstance(result, Samples) else Samples(latencies=list(result))
     load_wall = samples.wall_s or wall
     lat = sorted(samples.latencies)
@@ -227,18 +256,28 @@ async def measure_run(wl: Workload, ctx: Context, sampler: RssSampler) -> tuple[
         "server_cpu_ms_per_op": rnd(cpu * 1000 / len(lat)) if lat else None,
         "server_cpu_util": rnd(cpu / wall),
         "client_cpu_s": rnd((client1.user + client1.system) - (client0.user + client0.system)),
-        "rss_peak_mib": mib(max(sampler.peak_kib, before.rss_kib, after.rss_kib)),
+        # With several nodes: the sum of each node's peak (an upper bound of the peak of their sum).
+        "rss_peak_mib": mib(max(sum(each.peak_kib for each in samplers), before.rss_kib, after.rss_kib)),
         "rss_last_mib": mib(after.rss_kib),
         "hwm_mib": mib(after.hwm_kib),
         "server_processes": after.processes,
     }
+    if len(nodes) > 1:
+        run["node_cpu_s"] = [rnd(b - a) for a, b in zip(per_node0, per_node1, strict=True)]
+    for name, value in shared_cpu.items():
+        if value is not None:
+            run[name] = value
+            run[name.replace("_cpu_s", "_cpu_ms_per_op")] = rnd(value * 1000 / len(lat)) if lat else None
+    figures = getattr(samples, "figures", None)  # a workload's own measured phase (bench/workloads_nodes.py)
+    if figures:
+        run["figures"] = figures
     if samples.error_examples:
         run["error_examples"] = samples.error_examples
     return run, samples.latencies
 
 
 async def run_workload(wl: Workload, base: Context, args: argparse.Namespace,
-                       sampler: RssSampler) -> dict[str, Any]:
+                       sampler: RssSampler | list[RssSampler]) -> dict[str, Any]:
     n = min(args.requests, wl.max_ops) if wl.max_ops else args.requests
     ctx = base.for_workload(n)
     head: dict[str, Any] = {"description": wl.description}
@@ -251,12 +290,15 @@ async def run_workload(wl: Workload, base: Context, args: argparse.Namespace,
         if args.warmup:
             await wl.fn(base.for_workload(warmup))
         for i in range(args.runs):
-            run, lat = await measure_run(wl, ctx, sampler)
+            services = SharedServices(args.redis_url, args.database_url)
+            run, lat = await measure_run(wl, ctx, sampler, services)
             runs.append(run)
             latencies.extend(lat)
+            shared_cpu = "".join(f", {name[:-6]} cpu {run[name]} s" for name in ("redis_cpu_s", "postgres_cpu_s")
+                                 if name in run)
             progress(f"{wl.name} run {i + 1}/{args.runs}: {run['throughput_ops_s']} ops/s, "
                      f"p50 {run['p50_ms']} ms, p99 {run['p99_ms']} ms, errors {run['errors']}, "
-                     f"server cpu {run['server_cpu_s']} s, rss {run['rss_last_mib']} MiB")
+                     f"server cpu {run['server_cpu_s']} s{shared_cpu}, rss {run['rss_last_mib']} MiB")
     except Skip as exc:
         progress(f"{wl.name}: {exc}")
         return {"status": "skipped", "reason": str(exc), **head}
@@ -284,9 +326,14 @@ async def run_bench(args: argparse.Namespace, selected: list[Workload]) -> dict[
     metrics = any(w.metrics for w in selected)
     if metrics:
         env["METRICS_ENABLED"] = "true"
-    server = ServerProcess(data_dir, env, tmp_root / "server.log", cpu=args.server_cpu)
-    shared: dict[str, Any] = {}
-    sampler: RssSampler | None = None
+    # Several nodes share DATA_DIR (as nodes on shared file storage would) and differ in NODE_ID, which keeps
+    # their snowflake ids apart; each has its own port and log.
+    servers = [ServerProcess(data_dir, {**env, "NODE_ID": str(i)} if args.nodes > 1 else env,
+                             tmp_root / ("server.log" if i == 0 else f"server{i}.log"), cpu=args.server_cpu)
+               for i in range(args.nodes)]
+    server = servers[0]
+    shared: dict[str, Any] = {"nodes": servers}
+    samplers: list[RssSampler] = []
     server_info: dict[str, Any] = {
         "backend": "postgresql" if args.database_url else "sqlite",
         "database": redact(args.database_url) or "sqlite (DATA_DIR/chat.db)",
@@ -296,6 +343,7 @@ async def run_bench(args: argparse.Namespace, selected: list[Workload]) -> dict[
         "rate_limits": f"every bucket {BENCH_RATE}",
         "log_level": "warning",
         "metrics_enabled": metrics,
+        "nodes": args.nodes,
     }
     results: dict[str, Any] = {}
     try:
@@ -304,37 +352,57 @@ async def run_bench(args: argparse.Namespace, selected: list[Workload]) -> dict[
             await prepare_users(server, tmp_root / "sessions.jsonl", need, shared)
             if "users_error" in shared:
                 progress(shared["users_error"])
-        progress(f"starting {server_info['command']}")
-        server.start()
+        for node in servers:
+            progress(f"starting {' '.join(['meadhall', *node.command[1:]])}")
+            node.start()
+        # Node 0 first: on a new database it is the one that finds the schema made by `meadhall migrate`.
         server_info["readyz"] = await server.wait_ready()
+        for node in servers[1:]:
+            await node.wait_ready()
         server_info["pid"] = server.pid
         server_info["startup_s"] = rnd(server.startup_s)
-        idle = snapshot(server.pid)
+        idle = tree_snapshot([node.pid for node in servers])
         server_info["idle_rss_mib"] = mib(idle.rss_kib)
         server_info["startup_cpu_s"] = rnd(idle.cpu_s)
+        if args.nodes > 1:
+            server_info["node_list"] = [{"pid": node.pid, "port": node.port, "node_id": i,
+                                         "startup_s": rnd(node.startup_s),
+                                         "idle_rss_mib": mib(snapshot(node.pid).rss_kib)}
+                                        for i, node in enumerate(servers)]
         base = Context(server, requests=args.requests, concurrency=args.concurrency, shared=shared)
         async with base.http() as client:
             server_info["version"] = (await client.get("/api/v1/meta")).json().get("version")
-        progress(f"server ready in {server.startup_s:.2f} s (pid {server.pid}, rss {mib(idle.rss_kib)} MiB)")
-        sampler = RssSampler(server.pid)
-        sampler.start()
+        progress(f"{'server' if args.nodes == 1 else f'{args.nodes} nodes'} ready in {server.startup_s:.2f} s "
+                 f"(pid {', '.join(str(node.pid) for node in servers)}, rss {mib(idle.rss_kib)} MiB)")
+        samplers = [RssSampler(node.pid) for node in servers]
+        for each in samplers:
+            each.start()
         for wl in selected:
-            results[wl.name] = await run_workload(wl, base, args, sampler)
-            if server.proc is not None and server.proc.poll() is not None:
-                server_info["error"] = f"exited with code {server.proc.returncode} during {wl.name}"
-                server_info["log_tail"] = server.log_tail().splitlines()
+            results[wl.name] = await run_workload(wl, base, args, samplers)
+            gone = [(i, node) for i, node in enumerate(servers)
+                    if node.proc is not None and node.proc.poll() is not None]
+            if gone:
+                i, node = gone[0]
+                which = "" if args.nodes == 1 else f" (node {i})"
+                assert node.proc is not None
+                server_info["error"] = f"exited with code {node.proc.returncode} during {wl.name}{which}"
+                server_info["log_tail"] = node.log_tail().splitlines()
                 progress(f"server {server_info['error']}; remaining workloads not run")
                 for rest in selected[selected.index(wl) + 1:]:
                     results[rest.name] = {"status": "not_run", "reason": "the server had exited",
                                           "description": rest.description}
                 break
     finally:
-        if sampler is not None:
-            sampler.stop()
+        for each in samplers:
+            each.stop()
         server_info["exit_code"] = server.stop()
+        for node in servers[1:]:
+            node.stop()
+        if args.nodes > 1:
+            server_info["exit_codes"] = [node.exit_code for node in servers]
         if args.keep_data:
             server_info["kept_dir"] = str(tmp_root)
-            progress(f"kept {tmp_root} (data/, server.log, sessions.jsonl)")
+            progress(f"kept {tmp_root} (data/, server*.log, sessions.jsonl)")
         else:
             shutil.rmtree(tmp_root, ignore_errors=True)
     finished_at = datetime.now(UTC)

@@ -337,3 +337,119 @@ def mib(kib: float) -> float:
 
 def rnd(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
+
+
+# ---- several nodes, and the shared services they use (python -m bench --nodes N) -----------------------
+
+
+def tree_snapshot(pids: list[int]) -> ProcSnapshot:
+    """`snapshot` summed over several process trees (the nodes of a multi-node run)."""
+    parts = [snapshot(pid) for pid in pids]
+    return ProcSnapshot(sum(p.cpu_s for p in parts), sum(p.rss_kib for p in parts),
+                        sum(p.hwm_kib for p in parts), sum(p.processes for p in parts))
+
+
+def redis_cpu_seconds(url: str) -> float | None:
+    """Redis's own CPU (`INFO cpu`: used_cpu_user + used_cpu_sys, main and I/O threads), or None when it
+    cannot be read. Every client of that Redis is in the figure: on a shared Redis, others' load too."""
+    try:
+        import redis
+
+        client = redis.Redis.from_url(url, socket_timeout=2.0)
+        try:
+            info = client.info("cpu")
+        finally:
+            client.close()
+    except Exception:  # a figure that cannot be read must not fail the measurement
+        return None
+    return float(info.get("used_cpu_user", 0.0)) + float(info.get("used_cpu_sys", 0.0))
+
+
+def database_name(url: str | None) -> str | None:
+    """The database of a PostgreSQL URL (`postgresql://user@host:port/NAME?...`)."""
+    if not url or not url.startswith("postgres"):
+        return None
+    path = url.split("://", 1)[-1].split("/", 1)
+    return path[1].split("?", 1)[0] or None if len(path) == 2 else None
+
+
+class PostgresCpu:
+    """CPU of the PostgreSQL backends serving one database, from /proc, on a PostgreSQL on this machine.
+
+    pg_stat_statements needs `shared_preload_libraries` (a server restart), so the backends are found by
+    their process title instead: "postgres: USER DATABASE HOST(PORT) STATE". A thread rescans every
+    `interval` s and keeps the last CPU seen per backend, so one that exits between two scans loses at most
+    that interval's CPU (the service's pool keeps its connections, so backends rarely exit). Shared work
+    (WAL writer, checkpointer, autovacuum) is not in the figure."""
+
+    def __init__(self, database: str, interval: float = 0.25) -> None:
+        self.marker = f" {database} "
+        self.interval = interval
+        self._base: dict[int, float] = {}  # pid -> CPU at the first scan that saw it (0 if born after start)
+        self._last: dict[int, float] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _backends(self) -> dict[int, float]:
+        found: dict[int, float] = {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                    title = fh.read(200)
+            except OSError:
+                continue
+            if title.startswith(b"postgres: ") and self.marker.encode() in title:
+                found[int(entry)] = cpu_seconds(int(entry))
+        return found
+
+    def _scan(self, first: bool) -> None:
+        seen = self._backends()
+        with self._lock:
+            for pid, cpu in seen.items():
+                if pid not in self._base:
+                    self._base[pid] = cpu if first else 0.0
+                self._last[pid] = max(cpu, self._last.get(pid, 0.0))
+
+    def start(self) -> None:
+        self._scan(first=True)
+        self._thread = threading.Thread(target=self._loop, name="postgres-cpu", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._scan(first=False)
+
+    def stop(self) -> float:
+        """CPU seconds the database's backends used since `start`."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+        self._scan(first=False)
+        with self._lock:
+            return sum(self._last[pid] - base for pid, base in self._base.items())
+
+
+class SharedServices:
+    """Before/after CPU of Redis and of the database's PostgreSQL backends around one measured phase."""
+
+    def __init__(self, redis_url: str | None, database_url: str | None) -> None:
+        self.redis_url = redis_url
+        self.database = database_name(database_url)
+        self._redis0: float | None = None
+        self._pg: PostgresCpu | None = None
+
+    def start(self) -> None:
+        self._redis0 = redis_cpu_seconds(self.redis_url) if self.redis_url else None
+        if self.database:
+            self._pg = PostgresCpu(self.database)
+            self._pg.start()
+
+    def stop(self) -> dict[str, float | None]:
+        redis1 = redis_cpu_seconds(self.redis_url) if self.redis_url else None
+        pg = self._pg.stop() if self._pg is not None else None
+        self._pg = None
+        redis = redis1 - self._redis0 if redis1 is not None and self._redis0 is not None else None
+        return {"redis_cpu_s": rnd(redis), "postgres_cpu_s": rnd(pg)}
