@@ -72,8 +72,11 @@ test: install-test lint
 	cd web && $(NPM) test --silent
 	$(BIN)/pytest -q -p no:cacheprovider -n auto
 
+# Options of `python -m bench` (docs/benchmarks.md) go through BENCH_ARGS, e.g. two nodes on PostgreSQL
+# and Redis: make bench BENCH_ARGS="--nodes 2 --database-url postgresql://... --redis-url redis://..."
+BENCH_ARGS ?=
 bench: install-test
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 # docs/reference/ from the code's registries (tests/test_reference_docs.py fails when it is stale).
 docs: install
