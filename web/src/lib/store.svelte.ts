@@ -7,7 +7,7 @@ import { compareIds, newer } from "./ids";
 import { navigate } from "./router.svelte";
 import { clearDrafts, forgetPush, resetClientState } from "./signout";
 import type { FileObject } from "./types";
-import { applyEvent, applyHistory, createState, findChannel, markStale } from "./state";
+import { applyEvent, applyHistory, createState, findChannel } from "./state";
 import type { Channel, Conversation, GuildSnapshot, Id, Invite, Member, Message, Relationship, User, UserSummary } from "./types";
 
 export const store = $state(createState());
@@ -85,7 +85,8 @@ function followProfile(user: Pick<UserSummary, "id" | "username" | "display_name
 
 function handleDispatch(type: string, data: unknown): void {
   if (type === "SESSION_RESET") {
-    markStale(store);
+    // The IDENTIFY that follows brings a READY, after which every held room fetches what it missed
+    // (catchUp); marking the rooms stale now would have the open one reload its newest page first.
     return;
   }
   applyEvent(store, type, data);
