@@ -344,10 +344,11 @@ class Tour:
                 if screen.after is not None:
                     await screen.after(self)
                 # The refusals a screen shows on purpose (sign-in asks who is there, the step-up's 403, the
-                # lockout's 429) and the media server's absence (the service answers /rtc with 404) are not
-                # errors of the screen.
+                # lockout's 429, the unsent messages' 503 and lost connection) and the media server's absence (the
+                # service answers /rtc with 404) are not errors of the screen.
                 noise = [e for e in errors if not any(w in e.lower() for w in (
-                    "rtc", "livekit", "websocket", "signal", "401", "403", "404", "429"))]
+                    "rtc", "livekit", "websocket", "signal", "401", "403", "404", "429", "503",
+                    "err_internet_disconnected"))]
                 if noise:
                     self.errors.setdefault(name, []).extend(noise)
                 if screen.who == "fresh":
@@ -613,6 +614,38 @@ async def markdown_message(page: Any, _tour: Tour, _size: str) -> None:
         .scroll_into_view_if_needed()
 
 
+async def unsent_messages(page: Any, tour: Tour, _size: str) -> None:
+    """Three sends the service never takes (docs/client.md "Reconnects and resends"): one without a connection
+    and one the service says it cannot take now (503 with Retry-After), both still sending and retried by
+    themselves, and one refused (Not sent, with Retry and Discard). Nothing reaches the service."""
+    from playwright.async_api import expect
+
+    async def refuse(route: Any) -> None:
+        if route.request.method != "POST":
+            await route.continue_()
+            return
+        content = json.loads(route.request.post_data or "{}").get("content", "")
+        if "busy" in content:
+            await route.fulfill(status=503, headers={"Retry-After": "30"}, json={"error": {
+                "code": "service.unavailable", "message": "The service is briefly unavailable."}})
+        elif "refused" in content:
+            await route.fulfill(status=403, json={"error": {
+                "code": "perm.denied", "message": "You cannot send messages in this room."}})
+        else:  # no connection (a request held unanswered would be let through when the page closes)
+            await route.abort("internetdisconnected")
+
+    await room_shown(page, tour, "desktop")
+    await page.route("**/api/v1/channels/*/messages", refuse)
+    composer = page.get_by_role("textbox", name="Message #general")
+    for text in ("On my way with the honey", "The hall is busy tonight", "This one is refused"):
+        await composer.fill(text)
+        await composer.press("Enter")
+    log = page.get_by_role("log", name="Messages")
+    await expect(log.get_by_text("Not sent: You cannot send messages in this room.")).to_be_visible(timeout=WAIT)
+    await expect(log.get_by_text("The server is busy; trying again in 30 s.")).to_be_visible(timeout=WAIT)
+    await expect(log.get_by_text("No answer yet; trying again…")).to_be_visible(timeout=WAIT)
+
+
 async def sign_in_lockout(page: Any, _tour: Tour, _size: str) -> None:
     """Five wrong passwords lock a login for 15 minutes (the first shot does it; the later ones find it locked)."""
     from playwright.async_api import expect
@@ -680,6 +713,8 @@ SCREENS = [
     Screen("pins-panel", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", pins_panel, segments=False),
     Screen("server-search", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", server_search),
     Screen("chat-markdown", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", markdown_message,
+           segments=False),
+    Screen("chat-unsent", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", unsent_messages,
            segments=False),
     Screen("discover-servers", "freya", "/channels/@me", discover_servers),
     Screen("sign-in", "", "/login", visible("button", "Sign in with a passkey")),

@@ -478,7 +478,10 @@ async function deliver(nonceValue: string): Promise<void> {
           const q = entry();
           if (!q) return;
           const s = Math.max(1, Math.round(delayMs / 1000));
-          q.error = error.status === 429 ? `Sending is rate limited; trying again in ${s} s.` : "Sending… (no answer yet, trying again)";
+          q.error =
+            error.status === 429 ? `Sending is rate limited; trying again in ${s} s.`
+            : error.status === 0 ? "No answer yet; trying again…"
+            : `The server is busy; trying again in ${s} s.`;
         },
       },
     );
