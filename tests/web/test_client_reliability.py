@@ -94,6 +94,15 @@ class GatewayProxy:
             ws.send(frame)
         self._held_frames = []
 
+    async def restart(self) -> None:
+        """What a draining node does (docs/gateway.md): RECONNECT, then close 1012."""
+        assert self._live is not None
+        ws, server = self._live
+        self._live = None
+        ws.send(json.dumps({"op": 7, "d": None}))
+        await server.close(code=1000)
+        await ws.close(code=1012, reason="restart")
+
     def ops(self) -> list[int]:
         return [f.get("op") for f in self.sent]
 
@@ -216,4 +225,27 @@ async def test_a_send_whose_answer_was_lost_is_retried_with_its_nonce_and_shows_
     stored = await history(client, freya, room)
     assert [m["content"] for m in stored["messages"]].count("Mead for everyone") == 1
     assert [e for e in errors if "ERR_CONNECTION_RESET" not in e] == []
+    await context.close()
+
+
+async def test_a_rolling_restart_resumes_at_once_and_misses_nothing(site, browser, client, accounts):
+    from playwright.async_api import expect
+
+    _freya, thor, guild, room = await _hall(client, accounts)
+    proxy = GatewayProxy()
+    context, page, errors = await _open(browser, proxy, f"/channels/{guild['id']}/{room}")
+    log = page.get_by_role("log", name="Messages")
+    # Earlier failures grew the back-off; a restart is no failure and does not wait it out.
+    await page.evaluate("() => { window.meadhallGateway.attempts = 5; }")
+    started = asyncio.get_running_loop().time()
+    await proxy.restart()
+    await post(client, thor, room, "Said during the restart")
+    await _until(lambda: proxy.connections == 2, "the page reconnected")
+    await page.wait_for_function("() => window.meadhallGateway.phase === 'ready'", timeout=WAIT, polling=20)
+    took = asyncio.get_running_loop().time() - started
+    assert took < 2, took  # the back-off of a sixth failed attempt would be 16–32 s
+    # Resumed, not identified again.
+    assert [op for op in proxy.ops() if op in (2, 6)] == [2, 6], proxy.ops()
+    await expect(log.get_by_role("article").filter(has_text="Said during the restart")).to_have_count(1, timeout=WAIT)
+    assert errors == []
     await context.close()
