@@ -172,6 +172,7 @@ class GatewayClient:
         self.invalid_sessions: dict[str, int] = {}
         self.closes: dict[str, int] = {}
         self.reconnect_frames = 0
+        self.trace: list[tuple[float, str]] = []  # (monotonic, what): connection events, for a failed run's report
         self._task: asyncio.Task[None] | None = None
         self._attempt = 0
         self._resume_sent = 0.0
@@ -197,6 +198,7 @@ class GatewayClient:
             if self.stopping:
                 return
             self.closes[reason] = self.closes.get(reason, 0) + 1
+            self.trace.append((time.monotonic(), f"node {self.node % len(self.nodes.urls)}: {reason}"))
             if self.record.ended is not None:
                 return
             self.node += 1  # as the web client after a drop: the next node (another server behind the name)
@@ -289,6 +291,7 @@ class GatewayClient:
             d = frame.get("d") or {}
             reason = str(d.get("reason"))
             self.invalid_sessions[reason] = self.invalid_sessions.get(reason, 0) + 1
+            self.trace.append((time.monotonic(), f"INVALID_SESSION {d}"))
             if d.get("resumable"):
                 asyncio.get_running_loop().call_later(1 + 4 * random.random(), self._send_resume, ws)
             elif reason in ("unauthorized", "banned"):
@@ -308,6 +311,7 @@ class GatewayClient:
         elif kind in ("READY", "RESUMED"):
             if kind == "READY":
                 self.session_id = d["session_id"]
+            self.trace.append((now, f"{kind} on node {self.node % len(self.nodes.urls)} at s={self.seq}"))
             if not self.record.covered_from_ms:
                 self.record.covered_from_ms = int(time.time() * 1000)
             self._attempt = 0
@@ -320,7 +324,9 @@ class GatewayClient:
                     last.resume_s = now - self._resume_sent
             if kind == "READY" and self.need_fill:
                 self.need_fill = False
-                task = asyncio.create_task(self._fill())
+                # The gap begins at what the client held when its session was lost: live dispatches of the
+                # new session raise `newest` before a later room's fill starts.
+                task = asyncio.create_task(self._fill(dict(self.newest)))
                 self.fills.add(task)
                 task.add_done_callback(self.fills.discard)
 
@@ -348,10 +354,10 @@ class GatewayClient:
             if self.record.dispatched[index] == 1 and not self.record.filled[index]:
                 self.latencies.delivered(index, now)
 
-    async def _fill(self) -> None:
+    async def _fill(self, held: dict[str, int]) -> None:
         """After a new IDENTIFY: each watched room's messages after the newest one held, page by page."""
-        for room in sorted(self.newest):
-            after = max(0, self.newest[room] - (FILL_MARGIN_MS << 22))
+        for room in sorted(held):
+            after = max(0, held[room] - (FILL_MARGIN_MS << 22))
             while True:
                 resp, _ = await request(self.http, self.nodes, "GET",
                                      f"/api/v1/channels/{room}/messages?after={after}&limit=100",
@@ -361,6 +367,8 @@ class GatewayClient:
                     break
                 page = resp.json()
                 messages = page.get("messages", [])
+                self.trace.append((time.monotonic(), f"fill {room} after {after}: {len(messages)} messages, "
+                                                     f"has_more {page.get('has_more')}"))
                 for message in messages:
                     self._message(message, time.monotonic(), filled=True)
                 if not messages or not page.get("has_more"):

@@ -163,6 +163,8 @@ class Soak:
         self.latencies = Latencies(self.total)
         self.tally = HttpTally()
         self.net: Nodes | None = None
+        self.t0 = 0.0
+        self.room_of: dict[int, str] = {}
 
     def in_window(self, t: float) -> bool:
         return any(f.covers(t) for f in self.faults)
@@ -392,6 +394,30 @@ class Soak:
                     before = f"&before={min(int(m['id']) for m in page['messages'])}"
         return stored
 
+    def traces(self, clients: list[GatewayClient], verdict: Any, most: int = 5) -> dict[str, Any]:
+        """The connection events of a few clients that missed or doubled a delivery (seconds since t0), and
+        the messages they missed with when each send began and the id it got."""
+        out: dict[str, Any] = {}
+        for c in clients:
+            missed = sorted(i for i in verdict.missed if self.room_of.get(i) in c.record.rooms
+                            and not (c.record.dispatched[i] or c.record.filled[i]))
+            doubled = [i for i, n in enumerate(c.record.dispatched) if n > 1]
+            if (missed or doubled or c.record.ended) and len(out) < most:
+                out[c.name] = {
+                    "events": [f"{t - self.t0:.2f} {what}" for t, what in c.trace],
+                    "missed": [f"{i} sent at {self.latencies.sent_at[i] - self.t0:.2f}" for i in missed[:10]],
+                    "doubled": doubled[:10]}
+        return out
+
+    def by_second(self, counts: dict[int, int]) -> dict[int, int]:
+        """Missed deliveries by the second (since the sending began) their message's send began: where in
+        the schedule they fall, against the faults' times."""
+        seconds: dict[int, int] = {}
+        for index, n in counts.items():
+            second = int(self.latencies.sent_at[index] - self.t0)
+            seconds[second] = seconds.get(second, 0) + n
+        return dict(sorted(seconds.items()))
+
     def delivery_back(self, since: float) -> float | None:
         """Seconds from `since` to the first delivery of a message whose send began after it."""
         best = None
@@ -449,7 +475,11 @@ class Soak:
             for client in clients:
                 await client.stop()
             verdict = judge(senders.sends, stored, [c.record for c in clients], self.tally)
-        return self.report(verdict, clients, senders, sent_s)
+        self.t0 = t0
+        self.room_of = {send.index: send.room for send in senders.sends}
+        result = self.report(verdict, clients, senders, sent_s)
+        result["traces"] = self.traces(clients, verdict)
+        return result
 
     async def settle(self, clients: list[GatewayClient], senders: Senders, limit: float = 30.0) -> None:
         """Until every client is connected and holds every acknowledged message of its rooms (or `limit`)."""
@@ -535,6 +565,7 @@ class Soak:
                          "wrong_id": verdict.wrong_id, "retried": senders.retried,
                          "answered_200_repeat": senders.repeats,
                          "send_rate": round(verdict.sent / sent_s, 1) if sent_s else None},
+            "missed_by_send_second": self.by_second(verdict.missed),
             "deliveries": {"dispatched": verdict.deliveries, "filled": verdict.filled, "missed": verdict.misses,
                            "doubled": verdict.doubles, "clients_missing": verdict.clients_missing,
                            "clients_doubled": verdict.clients_doubled, "s_gaps": gaps},

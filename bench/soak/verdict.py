@@ -92,6 +92,7 @@ class Verdict:
     clients_doubled: int = 0
     failures: list[str] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)
+    missed: dict[int, int] = field(default_factory=dict)  # message index -> clients that missed it
 
     @property
     def ok(self) -> bool:
@@ -168,6 +169,7 @@ def check_deliveries(clients: list[ClientRecord], first: dict[int, Stored], copi
                 if i < len(client.dispatched) and (client.dispatched[i] or client.filled[i]):
                     continue
                 misses += 1
+                verdict.missed[i] = verdict.missed.get(i, 0) + 1
                 if misses == 1:
                     verdict.example(f"{client.name}: message {i} (id {message.id}) neither dispatched nor filled")
         verdict.doubles += doubles
