@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { GatewayClient, HELLO_TIMEOUT_MS, Op, RESTART_SPREAD_MS, type SocketLike, type Timers } from "./gateway";
+import { ALIVE_CHECK_MS, GatewayClient, HELLO_TIMEOUT_MS, Op, RESTART_SPREAD_MS, type SocketLike, type Timers } from "./gateway";
 
 // The gateway client when a node dies or drains (docs/client.md "Reconnects and resends"): a dropped socket
 // is resumed promptly, a rolling restart at once, a lost session identified again.
@@ -207,5 +207,37 @@ describe("gateway client under node failures", () => {
     last().server({ op: Op.HEARTBEAT_ACK, d: null });
     await wait(20000);
     expect(sockets).toHaveLength(3);
+  });
+
+  it("checks the connection at once after a wake and drops it when the server does not answer", async () => {
+    client.checkAlive();
+    expect(last().sent.at(-1)).toEqual({ op: Op.HEARTBEAT, d: 2 });
+    await wait(ALIVE_CHECK_MS - 1);
+    expect(sockets[0].closed).toBeNull();
+    await wait(1);
+    expect(sockets[0].closed).toBe(4000);
+    expect(client.phase).toBe("waiting");
+    await wait(1000);
+    last().server(HELLO);
+    expect(last().sent[0]).toEqual({ op: Op.RESUME, d: { session_id: "gs1", seq: 2 } });
+  });
+
+  it("keeps a connection that answers the check, and the regular heartbeats go on", async () => {
+    client.checkAlive();
+    last().server({ op: Op.HEARTBEAT_ACK, d: null });
+    await wait(ALIVE_CHECK_MS);
+    expect(sockets[0].closed).toBeNull();
+    await wait(15000); // the regular beat (interval × 0.5) follows
+    last().server({ op: Op.HEARTBEAT_ACK, d: null });
+    await wait(30000);
+    expect(sockets[0].closed).toBeNull();
+    expect(sockets).toHaveLength(1);
+    expect(last().sent.filter((f) => f.op === Op.HEARTBEAT).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("checks nothing while not connected", async () => {
+    last().drop(1006);
+    client.checkAlive();
+    expect(sockets[0].sent.filter((f) => f.op === Op.HEARTBEAT)).toHaveLength(0);
   });
 });

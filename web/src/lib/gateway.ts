@@ -78,6 +78,8 @@ export const RESTART_SPREAD_MS = 250;
 /** A socket that opens no HELLO this long is given up: a dead node behind an address that swallows
  * packets leaves the browser's socket "connecting" for minutes. */
 export const HELLO_TIMEOUT_MS = 10000;
+/** How long a heartbeat sent to check the connection (after a sleep, the network back) may go unanswered. */
+export const ALIVE_CHECK_MS = 5000;
 
 const realTimers: Timers = {
   setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
@@ -93,6 +95,7 @@ export class GatewayClient {
   private ws: SocketLike | null = null;
   private heartbeatTimer: unknown = null;
   private retryTimer: unknown = null;
+  private aliveTimer: unknown = null;
   private interval = 30000;
   private acked = true;
   /** A prompt reconnect was made and no session became ready since: a server that keeps asking to
@@ -136,6 +139,20 @@ export class GatewayClient {
     this.timers.clearTimeout(this.retryTimer);
     this.retryTimer = null;
     void this.open();
+  }
+
+  /** Asks the server at once whether this connection still lives: after the computer slept, a socket can
+   * look open while its node forgot it long ago, and the next regular heartbeat may be 45 s away. No ACK
+   * within ALIVE_CHECK_MS drops it (then RESUME, or IDENTIFY and the gap fill). */
+  checkAlive(): void {
+    const ws = this.ws;
+    if (this.phase !== "ready" || !ws) return;
+    this.acked = false;
+    this.send({ op: Op.HEARTBEAT, d: this.seq });
+    this.timers.clearTimeout(this.aliveTimer);
+    this.aliveTimer = this.timers.setTimeout(() => {
+      if (this.ws === ws && !this.acked) this.drop("no heartbeat acknowledgement after a wake");
+    }, ALIVE_CHECK_MS);
   }
 
   private setPhase(phase: Phase, detail?: string): void {
@@ -314,8 +331,10 @@ export class GatewayClient {
   private clearTimers(): void {
     this.timers.clearTimeout(this.heartbeatTimer);
     this.timers.clearTimeout(this.retryTimer);
+    this.timers.clearTimeout(this.aliveTimer);
     this.heartbeatTimer = null;
     this.retryTimer = null;
+    this.aliveTimer = null;
   }
 
   /** The delay before reconnect attempt `n` (0-based): doubling from 1 s up to 30 s, with jitter. */

@@ -21,7 +21,13 @@ export const session = $state({
 
 /** Ticks every second so typing marks lapse on screen. */
 export const clock = $state({ now: Date.now() });
-setInterval(() => (clock.now = Date.now()), 1000);
+/** A tick this late means the computer slept (timers do not run meanwhile). */
+const SLEPT_MS = 15000;
+setInterval(() => {
+  const now = Date.now();
+  if (now - clock.now > SLEPT_MS) wokeUp();
+  clock.now = now;
+}, 1000);
 
 export interface Pending {
   nonce: string;
@@ -115,7 +121,8 @@ function handleDispatch(type: string, data: unknown): void {
 function startGateway(): void {
   gateway?.stop();
   gateway = new GatewayClient({
-    url: async () => (await api.get<{ url: string }>("/gateway")).url,
+    // Bounded: a load balancer still sending to a dead node must not leave the reconnect waiting for ever.
+    url: async () => (await api.get<{ url: string }>("/gateway", { timeout: 10000, retries: 0 })).url,
     socket: (url) => new WebSocket(url) as unknown as import("./gateway").SocketLike,
     onDispatch: handleDispatch,
     onPhase: (phase) => (session.connection = phase),
@@ -131,19 +138,21 @@ function startGateway(): void {
 
 let connectivityHeard = false;
 
-/** The browser says the network is back, or the tab is shown after a sleep: a reconnect waiting out its
- * back-off and sends waiting on a lost connection try at once. */
 function listenForConnectivity(): void {
   if (connectivityHeard) return;
   connectivityHeard = true;
-  const again = () => {
-    gateway?.reconnectNow();
-    wakeResends();
-  };
-  window.addEventListener("online", again);
+  window.addEventListener("online", wokeUp);
   document.addEventListener("visibilitychange", () => {
-    if (document.visibilityState === "visible") again();
+    if (document.visibilityState === "visible") wokeUp();
   });
+}
+
+/** Back from a sleep, offline or a hidden tab: a connection that may be dead is checked now, a waiting
+ * reconnect and sends waiting on the connection try now. */
+function wokeUp(): void {
+  gateway?.checkAlive();
+  gateway?.reconnectNow();
+  wakeResends();
 }
 
 /** Whether a session exists: the cookie is HttpOnly, so the client asks the service. */
