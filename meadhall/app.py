@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import gc
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -120,12 +122,42 @@ def include_api(app: FastAPI) -> None:
 
 
 GC_YOUNG_THRESHOLD = 20_000
+# Seconds a stopping node waits for its gateway connections to take their RECONNECT and close frames.
+DRAIN_CLOSE_WAIT = 1.0
 
 
 def create_app(settings: Settings | None = None, runtime: Runtime | None = None) -> FastAPI:
     settings = settings or load_settings()
     owns_runtime = runtime is None
     rt = runtime or Runtime(settings)
+
+    drained = False
+
+    async def drain() -> None:
+        """The first step of a graceful stop, run once: the gateway hands its sessions over (several nodes)
+        and asks its clients to reconnect (op 7, close 1012), then this node's users' last activity is
+        written. `meadhall serve` runs it as soon as the signal arrives, before the server closes the
+        WebSockets itself (cli/main.py); the lifespan's end runs it otherwise."""
+        nonlocal drained
+        if drained:
+            return
+        drained = True
+        hub = app.state.hub
+        served = list(hub.by_user)
+        try:
+            await stop_gateway(app, rt)
+            # The close frames are queued on each connection: let them go out before the server closes the
+            # sockets (bounded: a client that does not read is cut). Polled: the hub signals no event when
+            # its last connection goes.
+            deadline = time.monotonic() + DRAIN_CLOSE_WAIT
+            while hub.connection_count() and time.monotonic() < deadline:  # noqa: ASYNC110
+                await asyncio.sleep(0.02)
+        except Exception:
+            log.exception("gateway stop failed")
+        try:
+            await presence.flush(rt, served)
+        except Exception:
+            log.exception("presence flush failed")
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -147,8 +179,9 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         try:
             yield
         finally:
+            await drain()
+            await rt.run_stop_hooks()
             await rt.jobs.stop()
-            await stop_gateway(_app, rt)
             if owns_runtime:
                 await rt.close()
                 log.info("stopped")
@@ -162,6 +195,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         lifespan=lifespan,
     )
     app.state.runtime = rt
+    app.state.drain = drain
     install_error_handlers(app)
     app.include_router(system_routes.probes)
     app.include_router(web_pages.pages)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any
@@ -39,6 +39,8 @@ REDIS_SOCKET_TIMEOUT = 2.0
 # One quick retry covers a pooled connection that Redis dropped (restart, idle timeout); more would only
 # stretch an outage's answer.
 REDIS_RETRIES = 1
+# Seconds a graceful stop gives its hooks in all (`Runtime.stop_hooks`), within the 10 s a stopping node has.
+STOP_HOOKS_WITHIN = 2.0
 # asyncpg waits 60 s for a connection by default; a stopped or hung PostgreSQL answers 503 after this.
 DATABASE_CONNECT_TIMEOUT = 5.0
 
@@ -138,6 +140,9 @@ class Runtime:
             self.metrics.watch_hash_pool(lambda: self.hash_pending)
         self.started = False
         self.applied_migrations: list[str] = []
+        # What a graceful stop waits for before the runtime closes (queued deliveries that must not be cut
+        # mid-way): each hook is given a share of STOP_HOOKS_WITHIN (docs/operations.md, "Restarts").
+        self.stop_hooks: list[Callable[[float], Awaitable[None]]] = []
 
     async def start(self, *, run_migrations: bool = True) -> None:
         if self.started:
@@ -162,6 +167,18 @@ class Runtime:
         self.hash_pool.shutdown(wait=False)
         self.image_pool.shutdown(wait=False)
         self.started = False
+
+    async def run_stop_hooks(self) -> None:
+        """A graceful stop: each stop hook gets its share of STOP_HOOKS_WITHIN seconds; one that fails or
+        overruns is logged and the stop goes on (the process must exit within its 10 s)."""
+        hooks, self.stop_hooks = self.stop_hooks, []
+        for hook in hooks:
+            share = STOP_HOOKS_WITHIN / len(hooks)
+            try:
+                async with asyncio.timeout(share + 0.5):
+                    await hook(share)
+            except Exception:
+                log.exception("stop hook failed", hook=getattr(hook, "__qualname__", repr(hook)))
 
     def serve_outbox(self) -> OutboxDrain:
         """A serving process publishes on its bus what CLI runs left in the outbox, polling every POLL_EVERY

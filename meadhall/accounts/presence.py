@@ -244,3 +244,23 @@ async def sweep(rt: Runtime) -> list[int]:
                     uow.emit(notify_went_offline(row, now, friends[row["id"]], styles.get(row["id"])))
     return [row["id"] for row in went_offline]
 
+
+
+async def flush(rt: Runtime, user_ids: Sequence[int]) -> int:
+    """A stopping node writes the hot `last_seen` of the given users (those it served) to the column, where
+    the once-a-minute flush left it up to a minute behind: on a single node the hot values live in this
+    process's memory and would be lost with it. Only users whose hot value is newer than the last flush
+    (its throttle key still set) are written, in one transaction. Returns how many were written."""
+    now = rt.clock.timestamp()
+    due: list[tuple[int, float]] = []
+    for user_id in user_ids:
+        if await rt.store.get(f"presence:flush:{user_id}", now) is None:
+            continue  # nothing since the last write, or never active
+        hot = await rt.store.get(_hot_key(user_id), now)
+        if hot is not None:
+            due.append((user_id, float(hot)))
+    if due:
+        async with rt.uow() as uow:
+            for user_id, seen in due:
+                await queries.update_user(uow.conn, user_id, {"last_seen_at": datetime.fromtimestamp(seen, UTC)})
+    return len(due)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -40,7 +42,7 @@ def serve(
     service.state.listen = f"{host or settings.HOST}:{port or settings.PORT}"
     if sys.stdout.isatty():
         announce_on_start(service, settings)
-    uvicorn.run(
+    config = uvicorn.Config(
         service,
         host=host or settings.HOST,
         port=port or settings.PORT,
@@ -52,7 +54,44 @@ def serve(
         proxy_headers=settings.TRUST_PROXY,
         forwarded_allow_ips="*" if settings.TRUST_PROXY else None,
         ws_max_size=64 * 1024,
+        timeout_graceful_shutdown=GRACEFUL_REQUESTS,
     )
+    graceful_server(config, service).run()
+
+
+# Seconds a stopping node lets in-flight requests finish. With the gateway's hand-over (at most 2 s, several
+# nodes), its close frames (1 s) and the stop hooks (2 s), a stop ends within the 10 s that rolling restarts
+# allow (docs/operations.md, "Restarts").
+GRACEFUL_REQUESTS = 4
+
+
+def graceful_server(config: Any, service: Any) -> Any:
+    """uvicorn's server with a rolling restart's order on SIGTERM (docs/operations.md, "Restarts"): stop
+    listening at once, so new connections go to other nodes; let the app drain (gateway clients get RECONNECT
+    and close 1012 from the hub, which resumes them elsewhere; uvicorn would close them with 1012 but without
+    op 7, before the lifespan's end); then uvicorn's own shutdown: in-flight requests finish, the lifespan
+    ends. The process exits 0: a SIGTERM that was served out is not raised again. (Built here because uvicorn
+    is imported only when serving.)"""
+    import uvicorn
+
+    class GracefulServer(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            for server in self.servers:
+                server.close()
+            drain = getattr(service.state, "drain", None)
+            if drain is not None and not self.force_exit:
+                await drain()
+            await super().shutdown(sockets)
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            with super().capture_signals():
+                yield
+                # uvicorn raises a captured signal again once served, which ends the process with it
+                # (status -15); an orderly stop is a success.
+                self._captured_signals[:] = [s for s in self._captured_signals if s != signal.SIGTERM]
+
+    return GracefulServer(config)
 
 
 def announce_on_start(service: Any, settings: Settings) -> None:

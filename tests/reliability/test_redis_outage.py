@@ -141,8 +141,11 @@ async def test_requests_answer_503_while_redis_is_down_and_work_again_when_it_re
     assert "during the outage" not in contents
 
 
-@pytest.mark.xfail(strict=True, reason="the Redis bus reader never resubscribes after a Redis restart "
-                   "(realtime/bus.py `_read`; reported to the gateway and bus rework): the node stays deaf")
+# Not strict: whether the session falls in the window depends on the phase of that 5 s check. Remove the mark
+# when the bus and gateway rework keeps sessions made after Redis returned.
+@pytest.mark.xfail(strict=False, reason="observed with the bus rework in progress: a gateway session identified "
+                   "after Redis came back is closed with 4009 when the bus's periodic epoch check (every 5 s) "
+                   "later notices the restart and ends every session (realtime/bus.py `on_reset`)")
 async def test_live_events_reach_the_gateway_again_after_a_redis_restart(
         client: httpx.AsyncClient, accounts: Any, app: Any, redis_server: PrivateRedis) -> None:
     alice = await accounts.register("alice")
@@ -155,6 +158,6 @@ async def test_live_events_reach_the_gateway_again_after_a_redis_restart(
         try:
             sent = await post(client, alice, room, "after the outage")
             created = await listener.dispatch("MESSAGE_CREATE", wait=RECOVERY)
-            assert created["d"]["id"] == sent["id"]
+            assert created["id"] == sent["id"]
         finally:
             await listener.close()
