@@ -1,10 +1,11 @@
 """Clients that behave as the web client does (web/src/lib/gateway.ts, web/src/lib/store.svelte.ts):
 
 - a lost connection RESUMEs on the next node, after the web client's back-off (doubling from 1 s up to
-  30 s, with jitter; the first attempt waits 0.5-1 s);
+  30 s, with jitter; the first attempt waits 0.5-1 s); RECONNECT or a close 1001 / 1012 (a node going away
+  on purpose) reconnects at once, spread over 250 ms;
 - INVALID_SESSION `resumable: true` waits 1-5 s and RESUMEs again; `session_expired` (or a close after which
   a session cannot resume, 4003 / 4007) IDENTIFYs again and fills the gap from history: each watched room's
-  messages after the newest id the client holds (less a few seconds, since ids are taken before commit and
+  messages after the newest id the client held when its session was lost (less a few seconds, since ids are taken before commit and
   two nodes commit out of id order; the overlap is deduplicated by id);
 - heartbeats as HELLO tells, the first after interval x random; a heartbeat not acknowledged by the next one
   means a dead connection: close and RESUME;
@@ -35,6 +36,8 @@ from bench.soak.verdict import ClientRecord, HttpTally, Send
 GATEWAY_PATH = "/gateway?v=1&encoding=json"
 FINAL_CLOSES = {4004: "authentication failed", 4010: "session invalidated", 4013: "replaced"}
 FRESH_CLOSES = {4003, 4007}
+RESTART_CLOSES = {"close 1001", "close 1012", "RECONNECT"}
+RESTART_SPREAD = 0.25
 FILL_MARGIN_MS = 5000  # gap fill starts this long before the newest id held (commits land out of id order)
 SEND_TIMEOUT = 5.0
 SEND_GIVE_UP = 90.0  # a send unanswered this long is given up (and the run fails)
@@ -175,6 +178,7 @@ class GatewayClient:
         self.trace: list[tuple[float, str]] = []  # (monotonic, what): connection events, for a failed run's report
         self._task: asyncio.Task[None] | None = None
         self._attempt = 0
+        self._prompt_pending = False
         self._resume_sent = 0.0
         self.acked = True
 
@@ -205,8 +209,14 @@ class GatewayClient:
             if not self.reconnects or self.reconnects[-1].back_s is not None:  # a new loss, not a failed retry
                 now = time.monotonic()
                 self.reconnects.append(Reconnect(now, self.nodes.fault_at(now)))
-            await asyncio.sleep(backoff(self._attempt))
-            self._attempt += 1
+            if reason in RESTART_CLOSES and not self._prompt_pending:
+                # A node going away on purpose: at once (spread over 250 ms), as the web client; a second
+                # one before a session is ready falls back to the back-off.
+                self._prompt_pending = True
+                await asyncio.sleep(RESTART_SPREAD * random.random())
+            else:
+                await asyncio.sleep(backoff(self._attempt))
+                self._attempt += 1
 
     async def _connection(self) -> str:
         try:
@@ -244,7 +254,12 @@ class GatewayClient:
         beats = asyncio.create_task(self._heartbeats(ws, interval))
         try:
             async for raw in ws:
-                self._frame(ws, json.loads(raw))
+                frame = json.loads(raw)
+                if frame.get("op") == 7:  # RECONNECT: the node drains; leave now, its 1012 would follow
+                    self.reconnect_frames += 1
+                    await ws.close(4000)
+                    return "RECONNECT"
+                self._frame(ws, frame)
                 if self.record.ended is not None:
                     await ws.close()
                     return "ended"
@@ -299,8 +314,6 @@ class GatewayClient:
             else:
                 self._forget_session()
                 self._identify(ws)
-        elif op == 7:
-            self.reconnect_frames += 1
         elif op == 1:
             self._send(ws, {"op": 1, "d": self.seq or None})
 
@@ -315,6 +328,7 @@ class GatewayClient:
             if not self.record.covered_from_ms:
                 self.record.covered_from_ms = int(time.time() * 1000)
             self._attempt = 0
+            self._prompt_pending = False
             self.ready.set()
             if self.reconnects and self.reconnects[-1].back_s is None:
                 last = self.reconnects[-1]
