@@ -64,7 +64,7 @@ describe("store after a lost session and a lost answer", () => {
   let rooms: Record<string, Msg[]>;
   let requests: string[];
   let posts: any[];
-  let postHook: ((m: Msg, created: boolean) => void) | null;
+  let postHook: ((m: Msg, created: boolean) => Response | void) | null;
   let forbidden: Set<string>;
   let mod: typeof import("./store.svelte");
 
@@ -127,7 +127,8 @@ describe("store after a lost session and a lost answer", () => {
             stored = message(m[1], body.content, ME, body.nonce);
             rooms[m[1]].push(stored);
           }
-          postHook?.(stored, created);
+          const instead = postHook?.(stored, created);
+          if (instead) return instead;
           return json(created ? 201 : 200, { message: stored });
         }
         return json(404, { error: { code: "not_found", message: "?" } });
@@ -267,5 +268,25 @@ describe("store after a lost session and a lost answer", () => {
     await mod.retry(mod.outbox.items[0].nonce);
     expect(mod.outbox.items).toEqual([]);
     expect(held().filter((c) => c === "refused")).toHaveLength(1);
+  });
+
+  it("settles a send waiting out a Retry-After when the gap fill finds it with its nonce", async () => {
+    await openRoomWith(1);
+    const api = await import("./api");
+    api.configure({ sleep: () => new Promise<void>(() => undefined) }); // the Retry-After is never over
+    // Stored, but answered 503 with a long Retry-After (a node failing after its commit), and the session's
+    // echo lost with the session: only the gap fill can tell.
+    postHook = (_stored, created) =>
+      created ? new Response(JSON.stringify({ error: { code: "service.unavailable", message: "Busy." } }),
+        { status: 503, headers: { "Content-Type": "application/json", "Retry-After": "30" } }) : undefined;
+    void mod.send(ROOM, "stored, answer lost", null);
+    await until(() => posts.length === 1 && mod.outbox.items[0]?.error !== null, "the first attempt failed");
+    expect(mod.outbox.items).toHaveLength(1);
+    expect(mod.outbox.items[0].error).toBe("The server is busy; trying again in 30 s.");
+    await loseSession();
+    await until(() => mod.store.messages[ROOM].fresh, "the gap filled");
+    expect(held().filter((c) => c === "stored, answer lost")).toHaveLength(1);
+    expect(mod.outbox.items).toEqual([]);
+    expect(posts).toHaveLength(1);
   });
 });

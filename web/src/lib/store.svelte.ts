@@ -353,6 +353,15 @@ async function catchUp(cursors: [Id, Id][]): Promise<void> {
   }
 }
 
+/** One's own message found in history with the nonce of a send still waiting for its answer is that send:
+ * the pending entry goes, so the message never shows twice while a retry waits out a Retry-After. */
+function settleFromHistory(messages: Message[]): void {
+  const nonces = new Set(messages.filter((m) => m.nonce && m.author?.id === store.me?.id).map((m) => m.nonce));
+  if (nonces.size && outbox.items.some((p) => nonces.has(p.nonce))) {
+    outbox.items = outbox.items.filter((p) => !nonces.has(p.nonce));
+  }
+}
+
 async function fillGap(channelId: Id, after: Id): Promise<void> {
   for (let i = 0; loading.history[channelId] && i < 200; i++) await new Promise((r) => setTimeout(r, 50));
   if (loading.history[channelId] || !store.messages[channelId]) return;
@@ -367,6 +376,7 @@ async function fillGap(channelId: Id, after: Id): Promise<void> {
       if (!list) return; // the room went away meanwhile
       // Merged as older pages are: by id, without touching what lies before the held messages.
       applyHistory(store, channelId, answer.messages, list.hasMore, true);
+      settleFromHistory(answer.messages);
       if (!answer.has_more || !answer.messages.length) {
         list.fresh = true;
         if (channelId === openChannel) scheduleAck(channelId);
