@@ -21,11 +21,12 @@ export const session = $state({
 
 /** Ticks every second so typing marks lapse on screen. */
 export const clock = $state({ now: Date.now() });
-/** A tick this late means the computer slept (timers do not run meanwhile). */
+/** A tick this late in a shown tab means the computer slept (timers do not run meanwhile); a hidden tab's
+ * timers are throttled to once a minute, which is no sleep. */
 const SLEPT_MS = 15000;
 setInterval(() => {
   const now = Date.now();
-  if (now - clock.now > SLEPT_MS) wokeUp();
+  if (now - clock.now > SLEPT_MS && document.visibilityState === "visible") wokeUp();
   clock.now = now;
 }, 1000);
 
