@@ -105,8 +105,10 @@ class PrivatePostgres:
         self.pg_start()
 
     def pg_start(self) -> None:
+        # fsync off: the machine does not crash, only PostgreSQL stops, and the kernel keeps what was written.
+        # synchronous_commit stays on: off would acknowledge commits an immediate stop then loses.
         options = (f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
+                   "-c max_connections=200")
         done = self._as_postgres(f"{self.bin}/pg_ctl", "-D", str(self.dir / "data"), "-o", options,
                                  "-l", str(self.dir / "log"), "-w", "-t", "60", "start")
         if done.returncode != 0:
