@@ -5,6 +5,8 @@ On a single node they skip.
 - `nodes_send`: 16 senders post into one room, each through a node of its own (sender i on node i mod N);
   no gateway receivers. Figures: messages per core-second of all nodes, and Redis's and PostgreSQL's CPU
   per message.
+- `nodes_bus`: the same, all senders through node 0. Figure: the CPU each other node spends per message
+  on reading its events from the bus when none of its connections receives them.
 - `nodes_fanout`: NODES_RECEIVERS users (default 200) hold one gateway connection each, spread evenly over
   the nodes; 4 senders post through node 0 alone at NODES_RATE messages/s (default 25, open loop). Every
   receiver must read every message once, in order. Figures: deliveries per second and per core-second of
@@ -137,22 +139,19 @@ async def _send_setup(ctx: Context) -> None:
     await _guild_with_members(ctx, "nodes_send_room", users[0], users[1:], "Nodes hall")
 
 
-@register("nodes_send", setup=_send_setup, needs_users=USERS,
-          description=f"POST /channels/{{id}}/messages, {SENDERS} senders into one room, sender i through node "
-                      "i mod N (needs --nodes 2+); figures: messages per core-second of all nodes, Redis and "
-                      "PostgreSQL CPU per message")
-async def nodes_send(ctx: Context) -> Samples:
+async def _send(ctx: Context, name: str, *, spread: bool) -> Samples:
+    """`SENDERS` users post into one room: through node i mod N each (`spread`), else all through node 0."""
     nodes = nodes_of(ctx)
     users = ctx.users()[:SENDERS]
     room = ctx.shared["nodes_send_room"]
-    per_node = max(1, SENDERS // len(nodes))
-    pools = [HttpPool(node.base_url, per_node) for node in nodes]
+    through = nodes if spread else nodes[:1]
+    pools = [HttpPool(node.base_url, max(1, SENDERS // len(through))) for node in through]
     meter = Meter(ctx, nodes)
     try:
 
         async def op(i: int) -> None:
             user = users[i % SENDERS]
-            resp = await pools[(i % SENDERS) % len(nodes)].post(
+            resp = await pools[(i % SENDERS) % len(pools)].post(
                 f"/api/v1/channels/{room}/messages", json={"content": f"hello {i} from {user['username']}"},
                 headers=_auth(user))
             if resp.status_code != 201:
@@ -175,11 +174,34 @@ async def nodes_send(ctx: Context) -> Samples:
         "postgres_cpu_ms_per_message": per(cost["postgres_cpu_s"], sent, 1e3),
     }
     f = samples.figures
-    print(f"bench: nodes_send: {sent} messages in {drove.wall_s:.2f} s, nodes cpu {f['nodes_cpu_s']} s "
-          f"({f['nodes_cpu_ms_per_message']} ms/message, {f['messages_per_core_s']} messages per core-second), "
-          f"redis {f['redis_cpu_ms_per_message']} ms/message, postgres {f['postgres_cpu_ms_per_message']} ms/message",
+    if not spread:
+        # The other nodes only read the messages' events from the bus, for no connection of theirs.
+        others = cost["node_cpu_s"][1:]
+        f["sending_node_cpu_ms_per_message"] = per(cost["node_cpu_s"][0], sent, 1e3)
+        f["other_node_cpu_us_per_message"] = per(sum(others) / len(others), sent, 1e6)
+    print(f"bench: {name}: {sent} messages in {drove.wall_s:.2f} s, nodes cpu {f['nodes_cpu_s']} s "
+          f"{f['node_cpu_s']} ({f['nodes_cpu_ms_per_message']} ms/message, {f['messages_per_core_s']} messages "
+          f"per core-second), redis {f['redis_cpu_ms_per_message']} ms/message, postgres "
+          f"{f['postgres_cpu_ms_per_message']} ms/message"
+          + ("" if spread else f"; every other node {f['other_node_cpu_us_per_message']} us/message"),
           file=sys.stderr, flush=True)
     return samples
+
+
+@register("nodes_send", setup=_send_setup, needs_users=USERS,
+          description=f"POST /channels/{{id}}/messages, {SENDERS} senders into one room, sender i through node "
+                      "i mod N (needs --nodes 2+); figures: messages per core-second of all nodes, Redis and "
+                      "PostgreSQL CPU per message")
+async def nodes_send(ctx: Context) -> Samples:
+    return await _send(ctx, "nodes_send", spread=True)
+
+
+@register("nodes_bus", setup=_send_setup, needs_users=USERS,
+          description=f"as nodes_send, all {SENDERS} senders through node 0: the other nodes only read the "
+                      "events from the bus (no connection of theirs receives them); figure: their CPU per "
+                      "message (needs --nodes 2+)")
+async def nodes_bus(ctx: Context) -> Samples:
+    return await _send(ctx, "nodes_bus", spread=False)
 
 
 # ---- receivers spread over the nodes ---------------------------------------------------------------

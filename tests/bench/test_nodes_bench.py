@@ -2,7 +2,7 @@
 reads from Redis and PostgreSQL, and one short run of its workloads on two real nodes.
 
 The run needs TEST_DATABASE_URL and TEST_REDIS_URL (PostgreSQL and Redis, as CI sets them); it uses a fresh
-database of its own, 6 receivers and 12 messages, so that it stays near 15 s (most of it the 26 users'
+database of its own, 6 receivers and 12 messages: about 20 s on a quiet machine (most of it the 26 users'
 password hashes and the nodes' start)."""
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def test_two_nodes_run_the_node_workloads() -> None:
     with fresh_postgres() as database:
         env = clean_env(NODES_RECEIVERS="6", NODES_RATE="40")
         done = bench("--nodes", "2", "--database-url", database, "--redis-url", TEST_REDIS_URL,
-                     "--workloads", "nodes_send,nodes_fanout,nodes_heartbeat", "--runs", "1", "--requests", "12",
+                     "--workloads", "nodes_send,nodes_bus,nodes_fanout,nodes_heartbeat", "--runs", "1", "--requests", "12",
                      "--warmup", "0", "--no-save", env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     doc = json.loads(done.stdout)
@@ -129,7 +129,7 @@ def test_two_nodes_run_the_node_workloads() -> None:
     assert [n["node_id"] for n in server["node_list"]] == [0, 1]
     assert all(code in (0, -15) for code in server["exit_codes"])  # stopped by the harness, not crashed
     loads = doc["workloads"]
-    for name in ("nodes_send", "nodes_fanout", "nodes_heartbeat"):
+    for name in ("nodes_send", "nodes_bus", "nodes_fanout", "nodes_heartbeat"):
         assert loads[name]["status"] == "ok", loads[name]
         run = loads[name]["runs"][0]
         assert run["errors"] == 0, run.get("error_examples")
@@ -141,6 +141,9 @@ def test_two_nodes_run_the_node_workloads() -> None:
     # The sends' and the fan-out's inserts ran on the database measured (a few ms each: summed over the
     # runs, since one run of 12 messages may stay below a clock tick).
     assert sum(loads[name]["runs"][0]["postgres_cpu_s"] for name in loads) > 0
+    bus = loads["nodes_bus"]["runs"][0]["figures"]
+    assert bus["messages"] == 12 and bus["other_node_cpu_us_per_message"] is not None
+    assert "other_node_cpu_us_per_message" not in send  # nodes_send sends through both nodes
     fan = loads["nodes_fanout"]["runs"][0]["figures"]
     assert fan["messages"] == 12 and fan["deliveries"] == 12 * 6
     assert [n["receivers"] for n in fan["nodes"]] == [3, 3]
