@@ -3,6 +3,8 @@ the checks that `make soak-short` relies on to fail CI."""
 
 from __future__ import annotations
 
+import pytest
+
 from bench.soak.run import parse_args, parse_faults
 from bench.soak.verdict import EPOCH_MS, ClientRecord, HttpTally, Send, Stored, judge
 
@@ -124,3 +126,12 @@ def test_the_fault_schedule_and_the_short_preset() -> None:
     assert args.latency_budget_ms is None and args.memory_budget is None
     full = parse_args([])
     assert (full.connections, full.senders, full.duration, full.latency_budget_ms) == (1000, 200, 600.0, 250.0)
+
+
+def test_a_fault_schedule_the_run_cannot_make_is_refused() -> None:
+    for spec, sqlite in (("explode:10", False), ("kill", False), ("redis:10", True), ("postgres:5", True),
+                         ("disk:10", False)):
+        with pytest.raises(SystemExit):
+            parse_faults(spec, nodes=2, sqlite=sqlite)
+    with pytest.raises(SystemExit):
+        parse_args(["--connections", "100", "--users", "5", "--senders", "5"])  # 20 a user: over the cap of 10
