@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import gc
 import time
@@ -122,8 +123,12 @@ def include_api(app: FastAPI) -> None:
 
 
 GC_YOUNG_THRESHOLD = 20_000
-# Seconds a stopping node waits for its gateway connections to take their RECONNECT and close frames.
+# A graceful stop's budget (docs/operations.md, "Restarts": out within 10 s even when Redis or the database
+# hangs): seconds for the gateway's hand-over (its own wait for the bus is 2 s), for the connections to take
+# their RECONNECT and close frames, and for writing the users' last activity.
+DRAIN_GATEWAY_WITHIN = 2.5
 DRAIN_CLOSE_WAIT = 1.0
+DRAIN_PRESENCE_WITHIN = 1.5
 
 
 def create_app(settings: Settings | None = None, runtime: Runtime | None = None) -> FastAPI:
@@ -136,7 +141,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     async def drain() -> None:
         """The first step of a graceful stop, run once: the gateway hands its sessions over (several nodes)
         and asks its clients to reconnect (op 7, close 1012), then this node's users' last activity is
-        written. `meadhall serve` runs it as soon as the signal arrives, before the server closes the
+        written (one node: it was kept in this process's memory). `meadhall serve` runs it as soon as the signal arrives, before the server closes the
         WebSockets itself (cli/main.py); the lifespan's end runs it otherwise."""
         nonlocal drained
         if drained:
@@ -145,17 +150,24 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         hub = app.state.hub
         served = list(hub.by_user)
         try:
-            await stop_gateway(app, rt)
-            # The close frames are queued on each connection: let them go out before the server closes the
-            # sockets (bounded: a client that does not read is cut). Polled: the hub signals no event when
-            # its last connection goes.
-            deadline = time.monotonic() + DRAIN_CLOSE_WAIT
-            while hub.connection_count() and time.monotonic() < deadline:  # noqa: ASYNC110
-                await asyncio.sleep(0.02)
+            # Bounded: with Redis hung, the hand-over's publish would wait out its timeouts and retries.
+            async with asyncio.timeout(DRAIN_GATEWAY_WITHIN):
+                await stop_gateway(app, rt)
         except Exception:
-            log.exception("gateway stop failed")
+            log.exception("gateway hand-over failed; asking the clients to reconnect all the same")
+            with contextlib.suppress(Exception):
+                await hub.shutdown()  # RECONNECT and 1012 still go out (a closing connection takes no more)
+        # The close frames are queued on each connection: let them go out before the server closes the
+        # sockets (bounded: a client that does not read is cut). Polled: the hub signals no event when its
+        # last connection goes.
+        deadline = time.monotonic() + DRAIN_CLOSE_WAIT
+        while hub.connection_count() and time.monotonic() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.02)
+        if rt.redis is not None:
+            return  # the users' last activity is in Redis, which outlives this process
         try:
-            await presence.flush(rt, served)
+            async with asyncio.timeout(DRAIN_PRESENCE_WITHIN):
+                await presence.flush(rt, served)
         except Exception:
             log.exception("presence flush failed")
 

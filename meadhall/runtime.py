@@ -40,7 +40,7 @@ REDIS_SOCKET_TIMEOUT = 2.0
 # stretch an outage's answer.
 REDIS_RETRIES = 1
 # Seconds a graceful stop gives its hooks in all (`Runtime.stop_hooks`), within the 10 s a stopping node has.
-STOP_HOOKS_WITHIN = 2.0
+STOP_HOOKS_WITHIN = 1.5
 # asyncpg waits 60 s for a connection by default; a stopped or hung PostgreSQL answers 503 after this.
 DATABASE_CONNECT_TIMEOUT = 5.0
 

@@ -59,10 +59,10 @@ def serve(
     graceful_server(config, service).run()
 
 
-# Seconds a stopping node lets in-flight requests finish. With the gateway's hand-over (at most 2 s, several
-# nodes), its close frames (1 s) and the stop hooks (2 s), a stop ends within the 10 s that rolling restarts
-# allow (docs/operations.md, "Restarts").
-GRACEFUL_REQUESTS = 4
+# Seconds a stopping node lets in-flight requests finish. With the app's drain (at most 5 s, app.py, and well
+# under a second when Redis and the database answer) and the stop hooks (1.5 s), a stop ends within the 10 s
+# that rolling restarts allow (docs/operations.md, "Restarts").
+GRACEFUL_REQUESTS = 3
 
 
 def graceful_server(config: Any, service: Any) -> Any:

@@ -22,8 +22,10 @@ import pytest
 from sqlalchemy import select
 from websockets.asyncio.client import connect
 
+from meadhall.accounts import presence
 from meadhall.core.clock import as_utc
 from meadhall.db.schema import users
+from tests.support.faultproxy import FaultProxy
 from tests.support.gateway import WAIT, GatewayClient
 from tests.support.isolation import clean_env
 from tests.support.processes import Node, serve, wait_healthy
@@ -159,8 +161,8 @@ async def until_written(rt: Any, user_id: str, value: Any) -> None:
 
 async def test_the_last_activity_of_a_stopping_nodes_users_is_written(app: Any, rt: Any, clock: Any, accounts: Any,
                                                                       gateway_timing: Any) -> None:
-    """The hot `last_seen` (a heartbeat's) is written to the column when the node stops, not lost with the
-    process's memory (one node: the shared store is that memory)."""
+    """The hot `last_seen` (a heartbeat's) is written to the column when a single node stops, not lost with
+    the process's memory (its shared store); with Redis it stays there for every node."""
     from tests.support.gateway import GatewayServer
     from tests.support.served import served
 
@@ -177,9 +179,14 @@ async def test_the_last_activity_of_a_stopping_nodes_users_is_written(app: Any, 
         heartbeat_at = clock.now()
         before = await last_seen_column(rt, alice.id)
         assert before is not None and heartbeat_at.timestamp() - before.timestamp() >= 29
-    # The server stopped (its lifespan ended): the column holds the heartbeat's time.
     after = await last_seen_column(rt, alice.id)
-    assert abs(after.timestamp() - heartbeat_at.timestamp()) < 1
+    if rt.redis is None:
+        # The server stopped (its lifespan ended): the column holds the heartbeat's time.
+        assert abs(after.timestamp() - heartbeat_at.timestamp()) < 1
+    else:
+        # With Redis the hot value outlives the node, and is what every node reads.
+        seen = await presence.last_seen(rt, int(alice.id), after)
+        assert seen is not None and abs(seen.timestamp() - heartbeat_at.timestamp()) < 1
 
 
 @pytest.mark.skipif(not TEST_DATABASE_URL, reason="needs TEST_DATABASE_URL (two nodes share PostgreSQL)")
@@ -234,3 +241,24 @@ async def test_a_stopping_node_hands_its_sessions_over_and_its_clients_resume_on
             assert [f["d"]["id"] for f in replayed if f["t"] == "MESSAGE_CREATE"] == missed
             await on_b.close()
         assert_clean_exit(a, signalled)
+
+
+async def test_a_node_stops_within_10_seconds_even_when_redis_hangs(tmp_path: Path, nodes: list[Node]) -> None:
+    """Redis stops answering (every connection open, nothing said) just before the SIGTERM: the hand-over
+    cannot be published, yet the clients are told to reconnect and the process is out in time."""
+    with PrivateRedis() as redis_server, FaultProxy("127.0.0.1", redis_server.port) as proxy:
+        node = serve(tmp_path / "node", clean_env(DATA_DIR=str(tmp_path / "data"), SECRET_KEY=SECRET,
+                                                  LOG_LEVEL="warning", REDIS_URL=f"redis://{proxy.url_host}/0"))
+        nodes.append(node)
+        with httpx.Client(timeout=10, trust_env=False) as http:
+            wait_healthy(node, http)
+            alice = register(http, node, "alice")
+        listener = await identified(node, alice["token"])
+
+        proxy.freeze()
+        node.proc.send_signal(signal.SIGTERM)
+        signalled = time.monotonic()
+        await reconnect_then_1012(listener)
+        code = node.proc.wait(timeout=STOP_WITHIN)
+        assert code == 0, node.stderr()
+        assert time.monotonic() - signalled < STOP_WITHIN

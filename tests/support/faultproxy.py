@@ -7,7 +7,8 @@ style (bench/) use it alike:
     with FaultProxy("127.0.0.1", 5432) as proxy:   # clients connect to 127.0.0.1:proxy.port
         proxy.cut()       # every open connection is closed, new ones are refused (nothing listens)
         proxy.restore()   # the same port accepts and forwards again
-        proxy.stall()     # connections are accepted and held, nothing is forwarded (a hung server)
+        proxy.stall()     # connections are reset, new ones accepted and held, nothing is forwarded
+        proxy.freeze()    # connections stay open, nothing more is forwarded either way (a hung server)
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ class FaultProxy:
         self.mode = "stall"
         self._call(self._shut(listen=True))
 
+    def freeze(self) -> None:
+        """Keep every connection open but pass nothing more either way, and hold new ones the same way: a
+        server that hangs with its clients connected (their next command times out, nothing is reset)."""
+        self.mode = "freeze"
+
     def restore(self) -> None:
         self.mode = "forward"
         self._call(self._listen())
@@ -96,7 +102,7 @@ class FaultProxy:
         self.accepted += 1
         self._writers.add(writer)
         if self.mode != "forward":
-            while await reader.read(65536):  # stalled: swallow what the client sends, answer nothing
+            while await reader.read(65536):  # stalled or frozen: swallow what the client sends, answer nothing
                 pass
             self._writers.discard(writer)
             return
@@ -107,19 +113,22 @@ class FaultProxy:
             _abort(writer)
             return
         self._writers.add(up_writer)
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer), return_exceptions=True)
+        await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer), return_exceptions=True)
         for w in (writer, up_writer):
             self._writers.discard(w)
             _abort(w)
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
-    finally:
-        _abort(writer)
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                if self.mode == "freeze":
+                    continue  # swallowed: the other side waits for ever
+                writer.write(data)
+                await writer.drain()
+        finally:
+            _abort(writer)
 
 
 def _abort(writer: asyncio.StreamWriter) -> None:
