@@ -12,9 +12,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import faulthandler
 import json
 import math
 import os
+import resource
 import secrets
 import signal
 import sqlite3
@@ -165,6 +167,8 @@ class Soak:
         self.net: Nodes | None = None
         self.t0 = 0.0
         self.room_of: dict[int, str] = {}
+        self.cpu: dict[str, Any] = {}
+        self.lags: list[float] = []
 
     def in_window(self, t: float) -> bool:
         return any(f.covers(t) for f in self.faults)
@@ -409,6 +413,17 @@ class Soak:
                     "doubled": doubled[:10]}
         return out
 
+    async def loop_lag(self) -> None:
+        """How late a 0.1 s sleep of the harness wakes: a late loop reads deliveries late, and the latency
+        figures then measure the harness (a starved or saturated process), not the nodes."""
+        while True:
+            began = time.monotonic()
+            await asyncio.sleep(0.1)
+            self.lags.append(time.monotonic() - began - 0.1)
+            if len(self.lags) % 600 == 0:
+                recent = sorted(self.lags[-600:])
+                say(f"{len(self.lags) // 10} s: harness loop lag p99 {recent[int(len(recent) * 0.99)] * 1000:.0f} ms")
+
     def by_second(self, counts: dict[int, int]) -> dict[int, int]:
         """Missed deliveries by the second (since the sending began) their message's send began: where in
         the schedule they fall, against the faults' times."""
@@ -456,6 +471,9 @@ class Soak:
             self.read_memory("start")
             senders = Senders(users[:args.senders], lambda s: guilds[s % args.guilds], net, http, self.run_tag,
                               args.rate, self.total, self.latencies)
+            lag = asyncio.create_task(self.loop_lag())
+            cpu0 = _cpu_self()
+            nodes_cpu0 = [snapshot(n.pid).cpu_s for n in self.nodes]
             t0 = time.monotonic()
             stop = asyncio.Event()
             send_task = asyncio.create_task(senders.run(stop))
@@ -466,6 +484,13 @@ class Soak:
             await senders.drain()
             await asyncio.gather(*fault_tasks)
             sent_s = time.monotonic() - t0
+            # The harness's own CPU: near a whole core, it is the bottleneck and the latencies measure it.
+            self.cpu = {"harness_s": round(_cpu_self() - cpu0, 1),
+                        "harness_core_share": round((_cpu_self() - cpu0) / sent_s, 2),
+                        "nodes_s": [round(snapshot(n.pid).cpu_s - c, 1) for n, c in zip(self.nodes, nodes_cpu0,
+                                                                                           strict=True)],
+                        "loadavg": os.getloadavg()[0], "harness_loop_lag_ms": summary(self.lags)}
+            lag.cancel()
             await self.settle(clients, senders)
             self.read_memory("end")
             stored = await self.history(http, users, guilds, net)
@@ -580,9 +605,15 @@ class Soak:
                            "invalid_session": invalid, "closes": closes,
                            "reconnect_frames": sum(c.reconnect_frames for c in clients)},
             "faults": faults,
+            "cpu_during_sending": self.cpu,
             "memory_mib": {"readings": self.memory, "labels": ["start", "after warm-up", "end"],
                            "growth_after_warmup": growth, "restarted": sorted(self.restarted)},
         }
+
+
+def _cpu_self() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _rate_limits() -> dict[str, str]:
@@ -605,11 +636,19 @@ def line(result: dict[str, Any]) -> str:
             f"in faults {h['503_in_window']} | p50/p99 {lat['outside_faults']['p50_ms']}/"
             f"{lat['outside_faults']['p99_ms']} ms (in faults {lat['inside_faults']['p50_ms']}/"
             f"{lat['inside_faults']['p99_ms']}) | back after node fault p99 {rc['back_s']['p99_ms']} ms "
-            f"| reconnects {rc['how']} | RSS MiB {result['memory_mib']['readings']}")
+            f"| reconnects {rc['how']} | harness cpu {result['cpu_during_sending'].get('harness_core_share')} core | RSS MiB {result['memory_mib']['readings']}")
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    # SIGTERM as Ctrl-C: the run is cancelled and its teardown stops Redis and PostgreSQL, which outlive
+    # the harness otherwise; SIGUSR1 prints every thread's stack (a run that seems stuck).
+    signal.signal(signal.SIGTERM, _interrupt)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     soak = Soak(args)
     say(f"work directory {soak.work} (node logs, Redis log)")
 
@@ -625,6 +664,9 @@ def main(argv: list[str] | None = None) -> int:
         say(f"the run could not be made: {type(exc).__name__}: {exc}")
         say(f"logs kept in {soak.work}")
         return 2
+    except KeyboardInterrupt:
+        say(f"interrupted; logs kept in {soak.work}")
+        return 130
     finally:
         if soak.disk is not None:
             check_sqlite(soak)
