@@ -27,7 +27,7 @@ from meadhall.gateway.auth import GatewayIdentity, Refused, identify
 from meadhall.gateway.connection import Connection
 from meadhall.gateway.hub import GatewaySession, Hub, NodeMessage, State, new_session_id
 from meadhall.gateway.ready import ready_payload
-from meadhall.gateway.resume import ATTACHED_TTL, Owner
+from meadhall.gateway.resume import ATTACHED_TTL, GONE, Owner
 from meadhall.realtime.events import Event
 from meadhall.runtime import Runtime
 
@@ -158,14 +158,23 @@ class GatewayReader:
             log.exception("gateway connection failed")
             self.conn.close(p.CLOSE_UNKNOWN_ERROR)
         finally:
-            await self._closed_for_presence()
-            if self.gs is not None:
-                await self.hub.detach(self.gs, self.conn)
+            await self._teardown()
+
+    async def _teardown(self) -> None:
+        """Release what the connection holds. Each step runs whatever the ones before it raised (a Redis
+        error in the session's last keep once left cap entries behind for good)."""
+        await self._closed_for_presence()
+        gs = self.gs
+        if gs is not None:
             try:
-                await self.hub.release(self.conn_id)
-            except Exception:  # a shared store outage: the entry goes stale without heartbeats instead
-                log.warning("gateway connection cap entry not released", exc_info=True)
-            await self.conn.finish()
+                await self.hub.detach(gs, self.conn)
+            except Exception:  # the session then expires with its last refresh instead
+                log.warning("gateway session not kept for resume", exc_info=True)
+        try:
+            await self.hub.release(self.conn_id)
+        except Exception:  # a shared store outage: the entry goes stale without heartbeats instead
+            log.warning("gateway connection cap entry not released", exc_info=True)
+        await self.conn.finish()
 
     async def _handle(self, message: Mapping[str, Any], now: float) -> int | None:
         """Handle one client frame; returns a close code to end the connection."""
@@ -245,9 +254,11 @@ class GatewayReader:
         if isinstance(who, int):
             return who
         gs = GatewaySession(new_session_id(), who.user_id, who.session_id, State.PENDING, conn=self.conn)
-        await self.hub.store.open(gs.id, Owner(who.user_id, who.session_id), self.rt.clock.timestamp())
         self.hub.register(gs)  # from here on its events are held until READY has gone out
         self.gs, self.who, self.last_heartbeat = gs, who, now
+        # Its position in the event log: what came before is in READY, read after this.
+        await self.hub.store.open(gs.id, Owner(who.user_id, who.session_id), self.rt.clock.timestamp(),
+                                  self.hub.reading())
         await self._count(gs)
         ready = await ready_payload(self.rt, who, gs.id)
         if ready is None:
@@ -269,8 +280,8 @@ class GatewayReader:
         who = await self._who(d)
         if isinstance(who, int):
             return who
-        ts = self.rt.clock.timestamp()
-        found = await self.hub.store.replay(sid, seq, ts)
+        # Metadata only: the owner, the last number and the log position; the buffer is read once, later.
+        found = await self.hub.store.peek(sid, self.rt.clock.timestamp())
         if found is None:
             self.conn.send(p.invalid_session("session_expired", False))
             return None  # the connection stays open for a new IDENTIFY
@@ -283,26 +294,18 @@ class GatewayReader:
             return None
         if seq > found.last_seq:
             return p.CLOSE_INVALID_SEQ
-        gs = self.hub.sessions.get(sid)
-        if gs is None:
-            gs = GatewaySession(sid, who.user_id, who.session_id, State.RESUMING, conn=self.conn)
-            self.hub.register(gs)
-        else:
-            previous = gs.conn
-            gs.conn, gs.state, gs.held_frames = self.conn, State.RESUMING, []
-            if previous is not None:
-                previous.close(p.CLOSE_UNKNOWN_ERROR)  # a stale connection of the same session
-        self.gs, self.who, self.last_heartbeat = gs, who, now
-        # Read again now that this node numbers the session's new events: nothing falls in between.
-        replay = await self.hub.store.replay(sid, seq, self.rt.clock.timestamp())
-        if replay is None or replay.frames is None:
-            self.hub.forget(gs)
-            self.gs = None
+        if await self.hub.store.keep(sid, ATTACHED_TTL, self.rt.clock.timestamp()) == GONE:
             self.conn.send(p.invalid_session("session_expired", False))
             return None
-        await self.hub.store.keep(sid, ATTACHED_TTL, self.rt.clock.timestamp())
+        replayed = await self.hub.resume(sid, who.user_id, who.session_id, self.conn, seq, found.pos)
+        if replayed is None:
+            self.conn.send(p.invalid_session("session_expired", False))
+            return None
+        gs = self.hub.sessions.get(sid)
+        if gs is None or gs.conn is not self.conn:  # ended meanwhile (revoked, or taken over)
+            return p.CLOSE_UNKNOWN_ERROR
+        self.gs, self.who, self.last_heartbeat = gs, who, now
         await self._count(gs)
-        await self.hub.finish_resume(gs, seq, replay.frames)
         self.last_heartbeat = asyncio.get_running_loop().time()
         await touch(self.rt, who.user_id, in_client=True)
         return None

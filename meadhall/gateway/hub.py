@@ -4,9 +4,14 @@ sequence number from the resume store (one batched call per event) and its conne
 through its own queue.
 
 A gateway session is PENDING while its READY is being built (events are held, unnumbered, and follow
-READY), RESUMING while its buffer is being replayed (numbered frames are held), LIVE with a connection,
-and DETACHED for the resume window after its connection closed (its events are still numbered and
-buffered, so a RESUME here or on another node replays them).
+READY), RESUMING while what it missed is numbered and its buffer replayed (events are held, unnumbered, and
+follow the replay), LIVE with a connection, and DETACHED for the resume window after its connection closed
+(its events are still numbered and buffered, so a RESUME here or on another node replays them).
+
+With several nodes the bus is an ordered log (realtime/bus.py) and each session records its position in it
+(`pos`): a RESUME on any node first numbers, from the log, the events after that position that nobody
+numbered (its node died), then replays (docs/gateway.md). Redis round trips happen outside the hub's lock
+wherever the session's state holds its events meanwhile, so that a RESUME storm does not stall delivery.
 """
 
 from __future__ import annotations
@@ -24,8 +29,9 @@ from meadhall.core.clock import Clock
 from meadhall.gateway import protocol
 from meadhall.gateway.caps import ConnectionCaps, MemoryConnectionCaps
 from meadhall.gateway.connection import Connection
-from meadhall.gateway.resume import ATTACHED_TTL, RESUME_WINDOW, Append, ResumeStore, appended_seq
+from meadhall.gateway.resume import ATTACHED_TTL, GONE, RESUME_WINDOW, Append, ResumeStore, appended_seq
 from meadhall.metrics import Metrics
+from meadhall.realtime.bus import LocalBus, RedisBus
 from meadhall.realtime.events import Event, EventType
 
 log = structlog.get_logger("meadhall.gateway")
@@ -65,7 +71,8 @@ class GatewaySession:
     auth_session_id: int
     state: State
     conn: Connection | None = None
-    held_events: list[Event] = field(default_factory=list)
+    # Events held unnumbered (PENDING, RESUMING), with their position in the event log ("" without one).
+    held_events: list[tuple[Event, str]] = field(default_factory=list)
     held_frames: list[tuple[int, str]] = field(default_factory=list)
     detached_at: float = 0.0
 
@@ -89,6 +96,21 @@ class Hub:
         # even while a Redis round trip is in flight.
         self._lock = asyncio.Lock()
         self._handing_over: tuple[str, asyncio.Event] | None = None
+        # The shared event log, with several nodes (`follow`); None on a single node.
+        self.log: RedisBus | None = None
+
+    def follow(self, bus: LocalBus) -> None:
+        """Take this node's events from the bus; with a shared log, RESUME catches up from it, and a Redis
+        that lost its data ends this node's sessions (their state in Redis is gone)."""
+        bus.subscribe(self.on_event, self.wants)
+        if isinstance(bus, RedisBus):
+            self.log = bus
+            bus.on_reset.append(self.lost_state)
+
+    def reading(self) -> str:
+        """The log position of the event being delivered now (or last): every later event is handed to this
+        hub after this moment, so it sees the sessions registered now."""
+        return self.log.reading if self.log is not None else ""
 
     # ---- registry ------------------------------------------------------------------------------
 
@@ -176,27 +198,28 @@ class Hub:
             return
         if not self._has_receiver_here(ev):  # when called without the bus's `wants`
             return
+        pos = self.reading()  # the bus hands over one entry at a time: this one's
         async with self._lock:
             targets = self._targets(ev)
             if not targets:
                 return
-            await self._deliver(ev, targets)
+            await self._deliver(ev, targets, pos)
         if ev.type == EventType.SESSION_INVALIDATED:
             await self._end(targets, protocol.CLOSE_INVALIDATED)
 
-    async def _deliver(self, ev: Event, targets: list[GatewaySession]) -> None:
+    async def _deliver(self, ev: Event, targets: list[GatewaySession], pos: str = "") -> None:
         payload = ev.payload_json()
         numbered: list[GatewaySession] = []
         for gs in targets:
-            if gs.state is State.PENDING:
-                gs.held_events.append(ev)
+            if gs.state is State.PENDING or gs.state is State.RESUMING:
+                gs.held_events.append((ev, pos))
             else:
                 numbered.append(gs)
         if not numbered:
             return
         event_id = ev.id or new_session_id()
         results = await self.store.append_event([gs.id for gs in numbered], event_id, ev.type, payload,
-                                                self.clock.timestamp())
+                                                self.clock.timestamp(), pos)
         if self.metrics is not None:
             self.metrics.events_delivered.inc(len(numbered))
         for gs, result in zip(numbered, results, strict=True):
@@ -224,47 +247,130 @@ class Hub:
 
     # ---- session flow --------------------------------------------------------------------------
 
+    async def _number_held(self, gs: GatewaySession, first: list[Append]) -> list[tuple[int, str]] | None:
+        """Number `first`, then the events held for the session (PENDING or RESUMING), outside the lock: the
+        state holds the session's new events meanwhile, so their order stays the log's. Returns the frames,
+        or None when the store lost the session. Loops until nothing more was held during a round trip."""
+        frames: list[tuple[int, str]] = []
+        items = first
+        while True:
+            held, gs.held_events = gs.held_events, []
+            items += [self._held_item(gs, ev, pos) for ev, pos in held]
+            if not items:
+                return frames
+            results = await self.store.append(items, self.clock.timestamp())
+            for item, result in zip(items, results, strict=True):
+                seq = appended_seq(result)
+                if seq is None:
+                    return None
+                frames.append((seq, protocol.dispatch(seq, item.type, item.payload)))
+            items = []
+
+    @staticmethod
+    def _held_item(gs: GatewaySession, ev: Event, pos: str) -> Append:
+        return Append(gs.id, ev.id or new_session_id(), ev.type, ev.payload_json(), pos=pos)
+
+    async def _go_on(self, gs: GatewaySession, frames: list[tuple[int, str]]) -> bool:
+        """Under the lock: number what was held since the last round trip (rarely anything), push every
+        frame in order, filling gaps another node numbered, and go LIVE. False when the store lost it."""
+        held, gs.held_events = gs.held_events, []
+        if held:
+            more = await self._number_held(gs, [self._held_item(gs, ev, pos) for ev, pos in held])
+            if more is None:
+                return False
+            frames += more
+        frames += gs.held_frames
+        gs.held_frames = []
+        gs.state = State.LIVE
+        conn = gs.conn
+        pending = dict(frames)
+        for seq in sorted(pending):
+            if conn is None:
+                break
+            if seq > conn.last_seq + 1:  # numbered by another node meanwhile
+                await self._fill(gs, seq - 1)
+            conn.push(seq, pending[seq])
+        return True
+
     async def go_live(self, gs: GatewaySession, ready: str) -> None:
         """READY as dispatch 1, then the events held while it was built."""
         assert gs.conn is not None
+        first = [Append(gs.id, new_session_id(), EventType.READY, ready, replayable=False)]
+        frames = await self._number_held(gs, first)
         async with self._lock:
-            held, gs.held_events = gs.held_events, []
-            items = [Append(gs.id, new_session_id(), EventType.READY, ready, replayable=False)]
-            items += [Append(gs.id, ev.id or new_session_id(), ev.type, ev.payload_json()) for ev in held]
-            results = await self.store.append(items, self.clock.timestamp())
-            gs.state = State.LIVE
-            for item, result in zip(items, results, strict=True):
-                seq = appended_seq(result)
-                if seq is not None:
-                    gs.conn.push(seq, protocol.dispatch(seq, item.type, item.payload))
+            if frames is None or not await self._go_on(gs, frames):
+                await self._end([gs], protocol.CLOSE_TIMED_OUT, drop=False)
 
-    async def finish_resume(self, gs: GatewaySession, after: int, frames: list[tuple[int, str, str]]) -> int:
-        """Send the replayed dispatches and those numbered meanwhile, then RESUMED; returns the count."""
+    async def resume(self, session_id: str, user_id: int, auth_session_id: int, conn: Connection, after: int,
+                     pos: str) -> int | None:
+        """RESUME here (any node): hold the session's new events, number from the log what it missed since
+        `pos` (nobody numbered it if its node died; numbering is idempotent per event id, so a node still
+        holding it is harmless), replay what follows `after`, then RESUMED and the held events. Returns how
+        many dispatches were replayed, or None when the session cannot be resumed (the log or the buffer no
+        longer covers what it missed, or the store lost it): the client identifies again."""
+        gs = self.sessions.get(session_id)
+        if gs is None:
+            gs = GatewaySession(session_id, user_id, auth_session_id, State.RESUMING, conn=conn)
+            self.register(gs)
+        else:
+            previous = gs.conn
+            gs.conn, gs.state, gs.held_frames = conn, State.RESUMING, []
+            if previous is not None and previous is not conn:
+                previous.close(protocol.CLOSE_UNKNOWN_ERROR)  # a stale connection of the same session
+        upto = self.reading()  # synchronous with the registration: later events are held for it
+        try:
+            replayed = await self._catch_up_and_replay(gs, after, pos, upto)
+        except BaseException:
+            self._abandon(gs, conn)
+            raise
+        if replayed is None:
+            self._abandon(gs, conn)
+        return replayed
+
+    def _abandon(self, gs: GatewaySession, conn: Connection) -> None:
+        if gs.conn is conn:
+            gs.conn, gs.held_events, gs.held_frames = None, [], []
+            self.forget(gs)
+
+    async def _catch_up_and_replay(self, gs: GatewaySession, after: int, pos: str, upto: str) -> int | None:
         conn = gs.conn
         assert conn is not None
+        catch_up: list[Append] = []
+        if self.log is not None and pos:
+            missed = await self.log.since(pos, upto)
+            if missed is None:
+                log.info("gateway session older than the event log; not resumable", session_id=gs.id)
+                return None
+            catch_up = [self._held_item(gs, ev, eid) for eid, ev in missed
+                        if ev.type not in _NODE_MESSAGES and self._concerns(gs, ev)]
+        numbered = await self._number_held(gs, catch_up)
+        if numbered is None:
+            return None
+        replay = await self.store.replay(gs.id, after, self.clock.timestamp())
+        if replay is None or replay.frames is None:
+            return None
+        frames = [(seq, protocol.dispatch(seq, t, p)) for seq, t, p in replay.frames]
+        replayed = len(frames)
+        payload = f'{{"replayed":{replayed}}}'
+        resumed = await self._number_held(gs, [Append(gs.id, new_session_id(), EventType.RESUMED, payload)])
+        if resumed is None:
+            return None
         async with self._lock:
-            pending = {seq: protocol.dispatch(seq, t, p) for seq, t, p in frames if seq > after}
-            for seq, frame in gs.held_frames:
-                if seq > after:
-                    pending.setdefault(seq, frame)
-            gs.held_frames = []
+            if gs.conn is not conn:  # another RESUME of the same session took it over meanwhile
+                return replayed
             conn.last_seq = after
-            replayed = 0
-            for seq in sorted(pending):
-                if seq > conn.last_seq + 1:  # numbered by another node after the replay was read
-                    replayed += await self._fill(gs, seq - 1)
-                conn.push(seq, pending[seq])
-                replayed += 1
-            payload = f'{{"replayed":{replayed}}}'
-            [result] = await self.store.append([Append(gs.id, new_session_id(), EventType.RESUMED, payload)],
-                                               self.clock.timestamp())
-            resumed_seq = appended_seq(result)
-            gs.state = State.LIVE
-            if resumed_seq is not None:
-                if resumed_seq > conn.last_seq + 1:
-                    await self._fill(gs, resumed_seq - 1)
-                conn.push(resumed_seq, protocol.dispatch(resumed_seq, EventType.RESUMED, payload))
-            return replayed
+            if not await self._go_on(gs, frames + resumed):
+                return None
+        return replayed
+
+    @staticmethod
+    def _concerns(gs: GatewaySession, ev: Event) -> bool:
+        """`_targets` for one session."""
+        if gs.user_id not in ev.users:
+            return False
+        if ev.sessions is not None and gs.auth_session_id not in ev.sessions:
+            return False
+        return not (ev.exclude_sessions and gs.auth_session_id in ev.exclude_sessions)
 
     async def _fill(self, gs: GatewaySession, upto: int) -> int:
         """Push the dispatches up to `upto` that another node numbered for this session and this node
@@ -284,10 +390,24 @@ class Hub:
             conn.push(seq, protocol.dispatch(seq, type_, payload))
         return len(frames)
 
+    def _processed(self, gs: GatewaySession) -> str:
+        """The position the session's `pos` may be raised to: every event up to it was handed to this hub
+        while the session was registered and numbered here (not while its RESUME is catching up)."""
+        if self.log is None or gs.state is State.PENDING or gs.state is State.RESUMING:
+            return ""
+        return self.log.position
+
     async def heartbeat(self, gs: GatewaySession) -> None:
-        """A heartbeat: keep the session attached, and send what another node numbered for it since this
-        node's last dispatch (the hand-over case of `_fill` when no later event comes along)."""
-        last = await self.store.keep(gs.id, ATTACHED_TTL, self.clock.timestamp())
+        """A heartbeat: keep the session attached (and its log position recent), and send what another node
+        numbered for it since this node's last dispatch (the hand-over case of `_fill` when no later event
+        comes along). A session the store lost (Redis restarted empty) is ended: its client resumes, is
+        told the session expired, and identifies again (never silently deaf)."""
+        last = await self.store.keep(gs.id, ATTACHED_TTL, self.clock.timestamp(), self._processed(gs))
+        if last == GONE:
+            if self.sessions.get(gs.id) is gs:
+                log.info("gateway session lost by the store; closing", session_id=gs.id)
+                await self._end([gs], protocol.CLOSE_TIMED_OUT, drop=False)
+            return
         conn = gs.conn
         if conn is not None and gs.state is State.LIVE and last > conn.last_seq:
             async with self._lock:  # a dispatch being numbered right now is pushed before this fills
@@ -304,7 +424,15 @@ class Hub:
             return
         gs.state = State.DETACHED
         gs.detached_at = self.clock.timestamp()
-        await self.store.keep(gs.id, RESUME_WINDOW, gs.detached_at)
+        await self.store.keep(gs.id, RESUME_WINDOW, gs.detached_at, self._processed(gs))
+
+    async def lost_state(self) -> None:
+        """Redis lost its data (it restarted empty): every session here lost its numbers and buffer. Close
+        their connections as timed out: their clients RESUME, are told the session expired, and identify."""
+        doomed = list(self.sessions.values())
+        if doomed:
+            log.warning("gateway sessions lost with Redis's data; closing them", count=len(doomed))
+            await self._end(doomed, protocol.CLOSE_TIMED_OUT, drop=False)
 
     def sweep(self) -> int:
         """Forget detached sessions whose resume window has passed; returns how many."""

@@ -43,6 +43,17 @@ class Owner:
     auth_session_id: int
 
 
+@dataclass(frozen=True)
+class Meta:
+    """What the first step of a RESUME reads: the owner, the last sequence number given, and the session's
+    position in the event log (every event up to it that concerns the session was numbered for it; "" when
+    unknown: a single node, or a session opened before the log)."""
+
+    owner: Owner
+    last_seq: int
+    pos: str
+
+
 @dataclass
 class Replay:
     """What RESUME finds: the owner, and the dispatches after the client's `seq` (None when the buffer
@@ -61,25 +72,33 @@ class Append(NamedTuple):
     # False for READY: it is numbered (dispatch 1) but never replayed (a RESUME always starts after it),
     # and keeping it would cost its whole size per session in the memory store.
     replayable: bool = True
+    # The event's position in the event log: the session's `pos` is raised to it ("" : none, READY, RESUMED).
+    pos: str = ""
 
 
 class ResumeStore(Protocol):
-    async def open(self, session_id: str, owner: Owner, now: float) -> None: ...
+    async def open(self, session_id: str, owner: Owner, now: float, pos: str = "") -> None: ...
 
     async def append(self, items: list[Append], now: float) -> list[int]:
         """One result per item, in order: see `appended_seq`."""
         ...
 
     async def append_event(self, session_ids: list[str], event_id: str, type_: str, payload: str,
-                           now: float) -> list[int]:
+                           now: float, pos: str = "") -> list[int]:
         """One event to many sessions (the hub's hot path): as `append`, one result per session."""
         ...
 
-    async def replay(self, session_id: str, after: int, now: float) -> Replay | None: ...
+    async def peek(self, session_id: str, now: float) -> Meta | None:
+        """The session's metadata, without its buffer; None when it no longer exists."""
+        ...
 
-    async def keep(self, session_id: str, ttl: float, now: float) -> int:
-        """Extend the session's life to now + ttl (heartbeat: ATTACHED_TTL; close: RESUME_WINDOW); returns
-        its last sequence number, or GONE."""
+    async def replay(self, session_id: str, after: int, now: float) -> Replay | None:
+        """The dispatches after `after`: reads only those (the buffer's numbers are contiguous)."""
+        ...
+
+    async def keep(self, session_id: str, ttl: float, now: float, pos: str = "") -> int:
+        """Extend the session's life to now + ttl (heartbeat: ATTACHED_TTL; close: RESUME_WINDOW) and raise
+        its position to `pos` if given; returns its last sequence number, or GONE."""
         ...
 
     async def drop(self, session_ids: list[str]) -> None: ...
@@ -90,6 +109,7 @@ class _MemorySession:
     owner: Owner
     expires: float
     seq: int = 0
+    pos: str = ""
     # One entry per dispatch: the event's (type, payload) pair, shared by every receiving session; entry i
     # has number seq - len(frames) + 1 + i (numbers are contiguous per session). payload None: READY.
     frames: deque[tuple[str, str | None]] = field(default_factory=lambda: deque(maxlen=BUFFER_SIZE))
@@ -108,8 +128,8 @@ class MemoryResumeStore:
             return None
         return state
 
-    async def open(self, session_id: str, owner: Owner, now: float) -> None:
-        self._sessions[session_id] = _MemorySession(owner, now + ATTACHED_TTL)
+    async def open(self, session_id: str, owner: Owner, now: float, pos: str = "") -> None:
+        self._sessions[session_id] = _MemorySession(owner, now + ATTACHED_TTL, pos=pos)
 
     async def append(self, items: list[Append], now: float) -> list[int]:
         out: list[int] = []
@@ -120,11 +140,13 @@ class MemoryResumeStore:
                 continue
             state.seq += 1
             state.frames.append((item.type, item.payload if item.replayable else None))
+            if item.pos:
+                state.pos = later(state.pos, item.pos)
             out.append(state.seq)
         return out
 
     async def append_event(self, session_ids: list[str], event_id: str, type_: str, payload: str,
-                           now: float) -> list[int]:
+                           now: float, pos: str = "") -> list[int]:
         entry = (type_, payload)
         sessions = self._sessions
         out: list[int] = []
@@ -137,8 +159,14 @@ class MemoryResumeStore:
                 continue
             seq = state.seq = state.seq + 1
             state.frames.append(entry)
+            if pos:
+                state.pos = later(state.pos, pos)
             out.append(seq)
         return out
+
+    async def peek(self, session_id: str, now: float) -> Meta | None:
+        state = self._live(session_id, now)
+        return None if state is None else Meta(state.owner, state.seq, state.pos)
 
     async def replay(self, session_id: str, after: int, now: float) -> Replay | None:
         state = self._live(session_id, now)
@@ -153,11 +181,13 @@ class MemoryResumeStore:
         frames = [(first + skip + i, t, p) for i, (t, p) in enumerate(wanted) if p is not None]
         return Replay(state.owner, state.seq, _frames_after(frames, after, state.seq))
 
-    async def keep(self, session_id: str, ttl: float, now: float) -> int:
+    async def keep(self, session_id: str, ttl: float, now: float, pos: str = "") -> int:
         state = self._live(session_id, now)
         if state is None:
             return GONE
         state.expires = now + ttl
+        if pos:
+            state.pos = later(state.pos, pos)
         return state.seq
 
     async def drop(self, session_ids: list[str]) -> None:
@@ -169,6 +199,17 @@ class MemoryResumeStore:
             del self._sessions[sid]
 
 
+def later(a: str, b: str) -> str:
+    """The later of two event-log positions ("ms-seq"; "" is before any)."""
+    if not a:
+        return b
+    if not b:
+        return a
+    am, _, aseq = a.partition("-")
+    bm, _, bseq = b.partition("-")
+    return b if (int(bm), int(bseq or 0)) > (int(am), int(aseq or 0)) else a
+
+
 def _frames_after(frames: list[tuple[int, str, str]], after: int, last: int) -> list[tuple[int, str, str]] | None:
     """The buffered frames with seq > after, or None when some of them fell out of the buffer."""
     wanted = [f for f in frames if f[0] > after]
@@ -178,20 +219,37 @@ def _frames_after(frames: list[tuple[int, str, str]], after: int, last: int) -> 
     return wanted
 
 
-# Keys of one gateway session: {p}gw:{sid} (hash: user, auth, seq, exp), {p}gw:{sid}:buf (list of event
-# ids, oldest first), {p}gw:{sid}:ids (hash event id -> seq, the ids in the buffer). Payloads live once
-# per event under {p}gw:ev:{event id}. ARGV: prefix, now, then (sid, event id) pairs.
-_APPEND_LUA = """
+# Raises the session's `pos` (an event-log id "ms-seq") to `to` when it is later.
+_RAISE_POS_LUA = """
+local function raise_pos(base, to)
+  if to == '' then return end
+  local cur = redis.call('HGET', base, 'pos')
+  if cur and cur ~= '' then
+    local cm, cs = string.match(cur, '^(%d+)-(%d+)$')
+    local tm, ts = string.match(to, '^(%d+)-(%d+)$')
+    cm, cs, tm, ts = tonumber(cm), tonumber(cs), tonumber(tm), tonumber(ts)
+    if tm < cm or (tm == cm and ts <= cs) then return end
+  end
+  redis.call('HSET', base, 'pos', to)
+end
+"""
+
+# Keys of one gateway session: {p}gw:{sid} (hash: user, auth, seq, exp, pos), {p}gw:{sid}:buf (list of
+# event ids, oldest first: entry i has number seq - LLEN + 1 + i), {p}gw:{sid}:ids (hash event id -> seq,
+# the ids in the buffer). Payloads live once per event under {p}gw:ev:{event id}. ARGV: prefix, now, then
+# (sid, event id, log position or "") triples.
+_APPEND_LUA = _RAISE_POS_LUA + """
 local p = ARGV[1]
 local now = tonumber(ARGV[2])
 local out = {}
-for i = 3, #ARGV, 2 do
+for i = 3, #ARGV, 3 do
   local base = p .. 'gw:' .. ARGV[i]
   local eid = ARGV[i + 1]
   local exp = tonumber(redis.call('HGET', base, 'exp') or '0')
   if exp <= now then
     out[#out + 1] = -1
   else
+    raise_pos(base, ARGV[i + 2])
     local seen = redis.call('HGET', base .. ':ids', eid)
     if seen then
       out[#out + 1] = -tonumber(seen) - 1
@@ -217,20 +275,56 @@ end
 return out
 """.replace("BUFFER_SIZE", str(BUFFER_SIZE))
 
-# ARGV: prefix, sid, now, ttl. Extends a live session (never revives an expired one); returns its last
-# sequence number, or -1 (GONE).
-_KEEP_LUA = """
+# ARGV: prefix, sid, now, ttl, log position or "". Extends a live session (never revives an expired one);
+# returns its last sequence number, or -1 (GONE).
+_KEEP_LUA = _RAISE_POS_LUA + """
 local base = ARGV[1] .. 'gw:' .. ARGV[2]
 local now = tonumber(ARGV[3])
 local ttl = tonumber(ARGV[4])
 local exp = tonumber(redis.call('HGET', base, 'exp') or '0')
 if exp <= now then return -1 end
+raise_pos(base, ARGV[5])
 redis.call('HSET', base, 'exp', string.format('%.17g', now + ttl))
 local px = math.ceil(ttl * 1000) + 60000
 redis.call('PEXPIRE', base, px)
 redis.call('PEXPIRE', base .. ':buf', px)
 redis.call('PEXPIRE', base .. ':ids', px)
 return tonumber(redis.call('HGET', base, 'seq') or '0')
+"""
+
+# ARGV: prefix, sid, now, after. One round trip whatever the buffer holds: {} when the session is gone, else
+# user, auth, last seq, pos, then "ok" and the payloads of the dispatches after `after` only (the numbers are
+# contiguous, so their place in the buffer follows from `seq` and LLEN), or "gone" when some of them are
+# no longer held.
+_REPLAY_LUA = """
+local p = ARGV[1]
+local base = p .. 'gw:' .. ARGV[2]
+local now = tonumber(ARGV[3])
+local after = tonumber(ARGV[4])
+local m = redis.call('HMGET', base, 'user', 'auth', 'seq', 'exp', 'pos')
+if not m[4] or tonumber(m[4]) <= now then return {} end
+local last = tonumber(m[3] or '0')
+local out = {m[1], m[2], tostring(last), m[5] or '', 'ok'}
+if after >= last then return out end
+local n = redis.call('LLEN', base .. ':buf')
+local first = last - n + 1
+if after + 1 < first then
+  out[5] = 'gone'
+  return out
+end
+local ids = redis.call('LRANGE', base .. ':buf', after + 1 - first, -1)
+if #ids == 0 then return out end
+local keys = {}
+for i, eid in ipairs(ids) do keys[i] = p .. 'gw:ev:' .. eid end
+local payloads = redis.call('MGET', unpack(keys))
+for i = 1, #payloads do
+  if not payloads[i] then
+    out[5] = 'gone'
+    return {out[1], out[2], out[3], out[4], out[5]}
+  end
+  out[5 + i] = payloads[i]
+end
+return out
 """
 
 
@@ -243,16 +337,17 @@ class RedisResumeStore:
         self.prefix = f"{prefix}:"
         self._append = client.register_script(_APPEND_LUA)
         self._keep = client.register_script(_KEEP_LUA)
+        self._replay = client.register_script(_REPLAY_LUA)
 
     def _base(self, session_id: str) -> str:
         return f"{self.prefix}gw:{session_id}"
 
-    async def open(self, session_id: str, owner: Owner, now: float) -> None:
+    async def open(self, session_id: str, owner: Owner, now: float, pos: str = "") -> None:
         base = self._base(session_id)
         async with self.client.pipeline(transaction=True) as pipe:
             pipe.delete(base, base + ":buf", base + ":ids")
             pipe.hset(base, mapping={"user": owner.user_id, "auth": owner.auth_session_id, "seq": 0,
-                                     "exp": repr(now + ATTACHED_TTL)})
+                                     "exp": repr(now + ATTACHED_TTL), "pos": pos})
             pipe.pexpire(base, int((ATTACHED_TTL + 60) * 1000))
             await pipe.execute()
 
@@ -269,38 +364,39 @@ class RedisResumeStore:
         await self.store_payloads({i.event_id: (i.type, i.payload if i.replayable else None) for i in items})
         args: list[Any] = [self.prefix, repr(now)]
         for item in items:
-            args += [item.session_id, item.event_id]
+            args += [item.session_id, item.event_id, item.pos]
         return [int(x) for x in await self._append(keys=[], args=args)]
 
     async def append_event(self, session_ids: list[str], event_id: str, type_: str, payload: str,
-                           now: float) -> list[int]:
-        return await self.append([Append(sid, event_id, type_, payload) for sid in session_ids], now)
+                           now: float, pos: str = "") -> list[int]:
+        return await self.append([Append(sid, event_id, type_, payload, pos=pos) for sid in session_ids], now)
+
+    async def peek(self, session_id: str, now: float) -> Meta | None:
+        user, auth, seq, exp, pos = await self.client.hmget(self._base(session_id), "user", "auth", "seq", "exp",
+                                                            "pos")
+        if exp is None or float(exp) <= now:
+            return None
+        return Meta(Owner(int(user), int(auth)), int(seq or 0), pos or "")
 
     async def replay(self, session_id: str, after: int, now: float) -> Replay | None:
-        base = self._base(session_id)
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.hgetall(base)
-            pipe.lrange(base + ":buf", 0, -1)
-            pipe.hgetall(base + ":ids")
-            meta, ids, seqs = await pipe.execute()
-        if not meta or float(meta.get("exp", 0)) <= now:
+        answer = await self._replay(keys=[], args=[self.prefix, session_id, repr(now), max(after, 0)])
+        if not answer:
             return None
-        owner = Owner(int(meta["user"]), int(meta["auth"]))
-        last = int(meta["seq"])
-        wanted = [(int(seqs[eid]), eid) for eid in ids if eid in seqs and int(seqs[eid]) > after]
-        payloads = await self.client.mget([f"{self.prefix}gw:ev:{eid}" for _, eid in wanted]) if wanted else []
+        owner = Owner(int(answer[0]), int(answer[1]))
+        last = int(answer[2])
+        if answer[4] != "ok":  # older than the buffer or than EVENT_TTL: cannot be replayed
+            return Replay(owner, last, None)
+        first = max(after, 0) + 1
         frames: list[tuple[int, str, str]] = []
-        for (seq, _eid), raw in zip(wanted, payloads, strict=True):
-            if raw is None:  # older than EVENT_TTL: cannot be replayed
-                return Replay(owner, last, None)
+        for i, raw in enumerate(answer[5:]):
             type_, payload = json.loads(raw)
             if payload is None:  # READY: numbered, never replayed
                 return Replay(owner, last, None)
-            frames.append((seq, type_, payload))
+            frames.append((first + i, type_, payload))
         return Replay(owner, last, _frames_after(frames, after, last))
 
-    async def keep(self, session_id: str, ttl: float, now: float) -> int:
-        return int(await self._keep(keys=[], args=[self.prefix, session_id, repr(now), ttl]))
+    async def keep(self, session_id: str, ttl: float, now: float, pos: str = "") -> int:
+        return int(await self._keep(keys=[], args=[self.prefix, session_id, repr(now), ttl, pos]))
 
     async def drop(self, session_ids: list[str]) -> None:
         if session_ids:

@@ -40,7 +40,7 @@ def install_gateway(app: FastAPI, rt: Runtime) -> Hub:
 
 
 def start_gateway(app: FastAPI, rt: Runtime) -> None:
-    rt.bus.subscribe(app.state.hub.on_event, app.state.hub.wants)
+    app.state.hub.follow(rt.bus)
 
 
 async def stop_gateway(app: FastAPI, rt: Runtime) -> None:

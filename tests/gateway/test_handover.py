@@ -94,15 +94,15 @@ async def identify_on(hub: Hub, sink: Sink) -> GatewaySession:
 
 
 async def resume_on(hub: Hub, session_id: str, seq: int, sink: Sink) -> GatewaySession:
-    """What the endpoint does for RESUME on a node that does not hold the session."""
+    """What the endpoint does for RESUME (these hubs have no event log: nothing to catch up from)."""
     now = hub.clock.timestamp()
-    assert await hub.store.replay(session_id, seq, now) is not None
-    gs = GatewaySession(session_id, USER, AUTH, State.RESUMING, conn=connection(sink))
-    hub.register(gs)
-    replay = await hub.store.replay(session_id, seq, now)
-    assert replay is not None and replay.frames is not None
-    await hub.store.keep(session_id, ATTACHED_TTL, now)
-    await hub.finish_resume(gs, seq, replay.frames)
+    meta = await hub.store.peek(session_id, now)
+    assert meta is not None and meta.owner == Owner(USER, AUTH)
+    assert await hub.store.keep(session_id, ATTACHED_TTL, now) >= seq
+    conn = connection(sink)
+    assert await hub.resume(session_id, USER, AUTH, conn, seq, meta.pos) is not None
+    gs = hub.sessions[session_id]
+    assert gs.conn is conn and gs.state is State.LIVE
     return gs
 
 
@@ -204,12 +204,8 @@ async def test_a_stopping_node_hands_its_sessions_over(hubs):
     # Node A is gone; an event comes; the client of the live session resumes on B and gets it.
     await node_b.on_event(message(1))
     second = Sink()
-    now = node_b.clock.timestamp()
     held = node_b.sessions[attached.id]
-    replay = await node_b.store.replay(attached.id, 1, now)
-    assert replay is not None and replay.frames is not None
-    held.conn, held.state = connection(second), State.RESUMING
-    await node_b.finish_resume(held, 1, replay.frames)
+    assert await resume_on(node_b, attached.id, 1, second) is held
     await flush()
     assert second.dispatches() == [(2, "MESSAGE_CREATE", {"n": 1}), (3, "RESUMED", {"replayed": 1})]
 
