@@ -14,7 +14,7 @@ from sqlalchemy.sql.elements import BindParameter, ColumnElement
 from meadhall.accounts.queries import UserRow
 from meadhall.db import dialect
 from meadhall.db.schema import channels, messages, reactions, read_states, users
-from meadhall.db.schema.messages import everyone_mentions, user_mentions
+from meadhall.db.schema.messages import everyone_mentions, message_nonces, user_mentions
 from meadhall.messages.rows import MessageFields, MessageRow, ReactionCountRow, ReadStateRow
 
 
@@ -307,3 +307,49 @@ _READ_STATES = (select(read_states).where(read_states.c.user_id == bindparam("us
 
 async def select_read_states(conn: AsyncConnection, user_id: int) -> list[ReadStateRow]:
     return cast("list[ReadStateRow]", (await conn.execute(_READ_STATES, {"user_id": user_id})).mappings().all())
+
+
+# ---- nonces (messages/nonces.py) --------------------------------------------------------------------------------
+
+_NONCE_KEY = (message_nonces.c.channel_id == bindparam("k_channel"),
+              message_nonces.c.author_id == bindparam("k_author"), message_nonces.c.nonce == bindparam("k_nonce"))
+_NONCE_COLUMNS = ("channel_id", "author_id", "nonce", "message_id", "created_at")
+_NONCE_INSERTS: dict[str, Any] = {}  # one statement per dialect, built on first use
+_NONCE_GET = select(message_nonces.c.message_id, message_nonces.c.created_at).where(*_NONCE_KEY)
+_NONCE_TAKE_OVER = update(message_nonces).where(
+    *_NONCE_KEY, message_nonces.c.message_id == bindparam("seen_id")).values(
+    message_id=bindparam("new_id"), created_at=bindparam("now"))
+_NONCE_SWEEP = delete(message_nonces).where(message_nonces.c.created_at < bindparam("before"))
+
+
+async def insert_nonce(conn: AsyncConnection, channel_id: int, author_id: int, nonce: str, message_id: int,
+                       now: datetime) -> bool:
+    """False when the key exists (whatever its age): the caller reads it. On PostgreSQL a key written by a
+    transaction still open makes this wait for its end, so two concurrent sends never both get True."""
+    stmt = _NONCE_INSERTS.get(conn.dialect.name)
+    if stmt is None:
+        stmt = _NONCE_INSERTS[conn.dialect.name] = dialect.insert_ignore(
+            conn, message_nonces, {c: bindparam(c) for c in _NONCE_COLUMNS})
+    result = await conn.execute(stmt, {"channel_id": channel_id, "author_id": author_id, "nonce": nonce,
+                                       "message_id": message_id, "created_at": now})
+    return bool(result.rowcount)
+
+
+async def select_nonce(conn: AsyncConnection, channel_id: int, author_id: int, nonce: str
+                       ) -> tuple[int, datetime] | None:
+    """(message_id, created_at) of the key."""
+    row = (await conn.execute(_NONCE_GET, {"k_channel": channel_id, "k_author": author_id, "k_nonce": nonce})).first()
+    return None if row is None else (int(row.message_id), row.created_at)
+
+
+async def update_nonce_taken_over(conn: AsyncConnection, channel_id: int, author_id: int, nonce: str, seen_id: int,
+                                  new_id: int, now: datetime) -> bool:
+    """Point the key at a new message if it still names `seen_id` (compare and set: of two sends taking over one
+    expired key, one wins; on PostgreSQL the other waits for it and then finds the key changed)."""
+    result = await conn.execute(_NONCE_TAKE_OVER, {"k_channel": channel_id, "k_author": author_id, "k_nonce": nonce,
+                                                   "seen_id": seen_id, "new_id": new_id, "now": now})
+    return bool(result.rowcount)
+
+
+async def delete_nonces_before(conn: AsyncConnection, before: datetime) -> int:
+    return int((await conn.execute(_NONCE_SWEEP, {"before": before})).rowcount or 0)

@@ -25,14 +25,14 @@ from meadhall.messages.commands import (
 )
 from meadhall.messages.events import notify_message_create
 from meadhall.messages.hydrate import audience_views, hydrate, hydrate_one
+from meadhall.messages.nonces import claim_nonce
 from meadhall.messages.read_states import bump_mentions
 from meadhall.messages.rooms import MessageRoom, access_message_room
 from meadhall.messages.rows import MessageRow
-from meadhall.messages.sent_hooks import SentMessage, announce_sent, wanted
+from meadhall.messages.sent_hooks import SentMessage, announce_sent, record_sent, wanted
 from meadhall.runtime import Runtime
 
 P = perms.P
-NONCE_TTL = 300
 
 
 @dataclass(frozen=True)
@@ -49,10 +49,6 @@ class Sent:
     created: bool  # False when a repeated nonce returned the first message
 
 
-def _nonce_key(channel_id: int, user_id: int, nonce: str) -> str:
-    return f"nonce:{channel_id}:{user_id}:{nonce}"
-
-
 async def do_send_message(rt: Runtime, principal: Principal, raw_channel_id: str, draft: Draft,
                        bypassed: list[str]) -> Sent:
     """`bypassed` names the rate limits an instance administrator was let through (route layer)."""
@@ -60,14 +56,16 @@ async def do_send_message(rt: Runtime, principal: Principal, raw_channel_id: str
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now, with_caller=True)
         room.require(P.SEND_MESSAGES)
         await room.check_send(uow.conn)
+        message_id = uow.next_id()
         if draft.nonce:
-            existing = await _repeated_nonce(rt, uow, room, principal.user_id, draft.nonce)
-            if existing is not None:
-                return Sent(existing, created=False)
+            # Before the draft's checks: a retry is answered even when slowmode would refuse a new message now.
+            first = await claim_nonce(rt, uow, room.channel_id, principal.user_id, draft.nonce, message_id)
+            if first is not None:
+                return Sent(await hydrate_one(uow.conn, first, principal.user_id, uow.now), created=False)
         parsed = parse_command(draft.content)
         await _check_draft(uow, room, principal, parsed, draft)
         bypassed = bypassed + await _slowmode(rt, room, principal)
-        row = await _build_row(uow, room, principal, parsed, draft)
+        row = await _build_row(uow, room, principal, parsed, draft, message_id)
         await queries.insert_message(uow.conn, row)
         if draft.attachment_ids:
             await do_bind_attachments(uow.conn, room, principal.user_id, draft.attachment_ids, row["id"])
@@ -84,13 +82,14 @@ async def do_send_message(rt: Runtime, principal: Principal, raw_channel_id: str
         audience = await room.audience(uow.conn, uow.now, row)
         for shown, receivers in await audience_views(uow.conn, row, view, audience, uow.now):
             uow.emit(notify_message_create(shown, receivers))
-    if draft.nonce:
-        await rt.store.set(_nonce_key(room.channel_id, principal.user_id, draft.nonce), row["id"], NONCE_TTL,
-                           rt.now_ts())
-    if wanted():  # after commit: Web Push queues its work here and never delays the answer (docs/push.md)
-        conversation = audience if room.guild_id is None else []
-        announce_sent(rt, SentMessage(view, room.channel_id, room.guild_id, room.channel["name"],
-                                      principal.user_id, notified, conversation))
+        sent = None
+        if wanted():  # Web Push notes its work in this transaction, so a kill after the commit loses none
+            conversation = audience if room.guild_id is None else []
+            sent = SentMessage(view, room.channel_id, room.guild_id, room.channel["name"], principal.user_id,
+                               notified, conversation, recorded=True)
+            await record_sent(rt, uow, sent)
+    if sent is not None:  # after commit: wakes the delivery, never waits for it (docs/push.md)
+        announce_sent(rt, sent)
     return Sent(view, created=True)
 
 
@@ -109,15 +108,6 @@ async def _notified(uow: UnitOfWork, room: MessageRoom, row: MessageRow) -> list
     wanted = viewers if row["mention_everyone"] else [int(m) for m in row["mentions"]]
     visible = set(viewers)
     return [u for u in wanted if u != row["author_id"] and u in visible]
-
-
-async def _repeated_nonce(rt: Runtime, uow: UnitOfWork, room: MessageRoom, user_id: int, nonce: str
-                          ) -> dict[str, Any] | None:
-    message_id = await rt.store.get(_nonce_key(room.channel_id, user_id, nonce), rt.now_ts())
-    if message_id is None:
-        return None
-    row = await queries.select_message(uow.conn, room.channel_id, int(message_id))
-    return None if row is None else await hydrate_one(uow.conn, row, user_id, uow.now)
 
 
 async def _check_draft(uow: UnitOfWork, room: MessageRoom, principal: Principal, parsed: Parsed, draft: Draft
@@ -159,8 +149,8 @@ async def _slowmode(rt: Runtime, room: MessageRoom, principal: Principal) -> lis
     raise rate_limited("channel.slowmode", decision.retry_after, decision.headers())
 
 
-async def _build_row(uow: UnitOfWork, room: MessageRoom, principal: Principal, parsed: Parsed, draft: Draft
-                     ) -> MessageRow:
+async def _build_row(uow: UnitOfWork, room: MessageRoom, principal: Principal, parsed: Parsed, draft: Draft,
+                     message_id: int) -> MessageRow:
     mentions = await queries.select_existing_user_ids(uow.conn, mentioned_user_ids(parsed.content))
     recipient = parsed.recipient_id  # set for every `/ls` message
     if parsed.kind == "private" and recipient is not None and recipient not in mentions:
@@ -168,7 +158,7 @@ async def _build_row(uow: UnitOfWork, room: MessageRoom, principal: Principal, p
     channel_mentions = await queries.select_guild_channel_ids(uow.conn, room.guild_id, mentioned_channel_ids(parsed.content)) \
         if room.guild_id is not None else []
     return {
-        "id": uow.next_id(),
+        "id": message_id,
         "channel_id": room.channel_id,
         "guild_id": room.guild_id,
         "author_id": principal.user_id,

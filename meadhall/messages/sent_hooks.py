@@ -1,16 +1,21 @@
-"""What a higher layer does once a message is sent (Web Push, docs/push.md): a hook the send path calls after
-its transaction committed. Messages know nothing of push; the push package registers here (create_app).
+"""What a higher layer does once a message is sent (Web Push, docs/push.md). Messages know nothing of push; the
+push package registers here (create_app). Two moments:
 
-Hooks are plain functions that must return at once (queue the work, never wait for it): they run on the
-send path, whose answer must not wait for a push service."""
+- `record_sent`, inside the send's transaction: a durable note of the work to do (the push outbox row), which
+  exists exactly when the message does. It writes and returns; a failure fails the send (the transaction is
+  rolled back, the message with it).
+- `announce_sent`, after the commit: plain functions that must return at once (wake the worker, never wait for
+  it): the send's answer must not wait for a push service."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
+
+from meadhall.db.uow import UnitOfWork
 
 log = structlog.get_logger("meadhall.messages")
 
@@ -26,10 +31,15 @@ class SentMessage:
     author_id: int
     mentioned: list[int]  # users whose mention count it raised: visible mentions, or a private message's recipient
     conversation: list[int]  # participants of a direct conversation who receive it; empty in guild rooms
+    # Whether `record_sent` ran in the message's transaction. A path that only announces after its commit leaves
+    # the listener to write its note then (a process killed in between loses it).
+    recorded: bool = False
 
 
 SentHook = Callable[[Any, SentMessage], None]  # (the runtime, the message)
+StoredHook = Callable[[Any, UnitOfWork, SentMessage], Awaitable[None]]  # (the runtime, the unit of work, the message)
 _hooks: dict[str, SentHook] = {}
+_stored_hooks: dict[str, StoredHook] = {}
 
 
 def on_message_sent(name: str, hook: SentHook) -> None:
@@ -37,9 +47,20 @@ def on_message_sent(name: str, hook: SentHook) -> None:
     _hooks[name] = hook
 
 
+def on_message_stored(name: str, hook: StoredHook) -> None:
+    """Register (or replace, by name) a hook run inside the send's transaction."""
+    _stored_hooks[name] = hook
+
+
 def wanted() -> bool:
     """Whether anyone listens (the send path skips building the value otherwise)."""
-    return bool(_hooks)
+    return bool(_hooks) or bool(_stored_hooks)
+
+
+async def record_sent(rt: Any, uow: UnitOfWork, sent: SentMessage) -> None:
+    """Inside the message's transaction; errors propagate (a half-written note must not commit)."""
+    for hook in list(_stored_hooks.values()):
+        await hook(rt, uow, sent)
 
 
 def announce_sent(rt: Any, sent: SentMessage) -> None:

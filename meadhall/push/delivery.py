@@ -1,19 +1,28 @@
-"""Web Push delivery (docs/push.md): off the request path, through the outbound guard.
+"""Web Push delivery (docs/push.md): off the request path, through the outbound guard, from a durable queue.
 
-The send path hands each committed message to `on_message_sent`, which only queues it. A background task per
-message then applies the recipients' notification levels (push/settings/recipients.py: who is named, muted,
-or chose `all`), drops those who have a client open (a gateway connection on any node) or who passed
-their 20 notifications a minute, and posts one encrypted message (RFC 8291 `aes128gcm`, VAPID RFC 8292, TTL
-12 hours) to each subscription of the others. 404/410 remove the subscription at once; any other failure
-counts, and the fifth in a row removes it; a success resets the count."""
+The send path notes each committed message's notification in `push_outbox`, in the message's own transaction
+(messages/sent_hooks.py, `record_sent`), and wakes this runtime after the commit. The runtime claims waiting rows
+with a lease and delivers each: it applies the recipients' notification levels (push/settings/recipients.py: who is
+named, muted, or chose `all`), drops those who have a client open (a gateway connection on any node) or who passed
+their 20 notifications a minute, and posts one encrypted message (RFC 8291 `aes128gcm`, VAPID RFC 8292, TTL 12
+hours) to each subscription of the others; then it deletes the row. 404/410 remove the subscription at once; any
+other failure counts, and the fifth in a row removes it; a success resets the count.
+
+A row outlives the process that wrote or claimed it: a claim is a lease that its holder renews while it lives
+(every LEASE_SECONDS / 3); the rows of a stopped or killed node become claimable when their lease ends, and a poll
+(every POLL_EVERY seconds, one node per period) hands them, and any row no wake-up reached, to a live node. Between
+the post and the row's deletion a kill can make a notification arrive twice; its `tag` makes the device show it
+once."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import re
+import uuid
 import weakref
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -24,62 +33,175 @@ from pywebpush import WebPusher
 from meadhall.accounts.presence import in_client
 from meadhall.accounts.queries import select_summary_rows
 from meadhall.auth.sessions import ttl
+from meadhall.core.clock import as_utc
 from meadhall.core.limits import PUSH_BODY_LENGTH, PUSH_FAILURES_MAX, PUSH_TTL_SECONDS
+from meadhall.db.uow import UnitOfWork
 from meadhall.integrations.outbound import OutboundBlocked, OutboundFailed
 from meadhall.messages.sent_hooks import SentMessage
 from meadhall.push import queries
 from meadhall.push.keys import load_private_key
-from meadhall.push.queries import SubscriptionRow
+from meadhall.push.notices import Notice, notice_from_json, notice_json
+from meadhall.push.queries import OutboxRow, SubscriptionRow
 from meadhall.push.settings.recipients import push_recipients
 from meadhall.runtime import Runtime
 
 log = structlog.get_logger("meadhall.push")
 
 CONCURRENT = 8  # posts in flight per process; a slow push service holds one slot for at most 5 s
-MAX_QUEUED = 1000  # notifications waiting beyond this are dropped (and logged), never buffered without bound
+IN_FLIGHT = 2 * CONCURRENT  # notifications a process holds at once; the rest wait in the table for any node
+MAX_QUEUED = 1000  # rows kept beyond this are dropped, oldest first (and logged), never kept without bound
+MAX_ATTEMPTS = 5  # claims of one row; a row every claimant failed on this often is given up
+LEASE_SECONDS = 30.0  # how long a claim holds without renewal: the delay a killed node's notifications take
+POLL_EVERY = 5.0
 CHUNK = 500  # recipients whose subscriptions are read in one query (an @everyone of a large server)
 SECONDS = 5.0
 GONE = {404, 410}
 _MENTION = re.compile(r"<@!?(\d{1,20})>")
 
-
-@dataclass(frozen=True)
-class Notice:
-    recipients: list[int]
-    payload: dict[str, Any]  # its `body` is the whole content until `_finish` names the mentioned and clips it
-    check_online: bool = True
-    mentioned: tuple[int, ...] = ()
-    # A user's message: `recipients` are then the people it names, still to be filtered and extended by their
-    # notification levels (push/settings/recipients.py) off the send path.
-    sent: SentMessage | None = None
+__all__ = ["Notice", "Deliveries", "deliveries_of", "on_message_stored", "on_message_sent", "do_send_test"]
 
 
 class Deliveries:
-    """The background deliveries of one runtime."""
+    """The claims and deliveries of one runtime."""
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
+        self.me = uuid.uuid4().hex  # claims name the process holding them
         self.slots = asyncio.Semaphore(CONCURRENT)
         self.tasks: set[asyncio.Task[None]] = set()
+        self.held: set[int] = set()  # rows claimed and not yet finished
+        self._drain: asyncio.Task[None] | None = None
+        self._again = False
+        self._starved = False  # a claim found no capacity: the next finished delivery claims again
+        self._failing = False
+        self.stopping = False
 
-    def put(self, notice: Notice) -> None:
-        if len(self.tasks) >= MAX_QUEUED:
-            log.warning("push queue full, notification dropped", recipients=len(notice.recipients))
+    def wake(self) -> None:
+        """Claim what waits, now (after a commit that wrote a row): never waits."""
+        if self.stopping:
             return
-        task = asyncio.get_running_loop().create_task(self._run(notice))
+        if self._drain is not None and not self._drain.done():
+            self._again = True
+            return
+        self._drain = asyncio.get_running_loop().create_task(self._drain_loop())
+
+    def start(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def idle(self) -> None:
-        """Wait until every queued notification was delivered or given up (tests, shutdown)."""
-        while self.tasks:
-            await asyncio.gather(*list(self.tasks), return_exceptions=True)
-
-    async def _run(self, notice: Notice) -> None:
+    async def _drain_loop(self) -> None:
         try:
-            await deliver_notice(self.rt, notice, self.slots)
+            while True:
+                self._again = False
+                claimed, room = await self.claim()
+                # A full batch may have left more behind; no capacity waits for a delivery to finish.
+                if room == 0 or (claimed < room and not self._again):
+                    break
         except Exception:
-            log.exception("push delivery failed")
+            # Once per outage, not once per message: the rows wait, and the poll claims them when it is over.
+            if not self._failing:
+                log.exception("push outbox claim failed; the poll retries")
+            self._failing = True
+        else:
+            if self._failing:
+                log.info("push outbox claims working again")
+            self._failing = False
+
+    async def claim(self) -> tuple[int, int]:
+        """(claimed, asked for): claim up to the free capacity and start delivering."""
+        room = IN_FLIGHT - len(self.held)
+        if self.stopping:
+            return 0, 0
+        if room <= 0:
+            self._starved = True
+            return 0, 0
+        async with self.rt.uow() as uow:
+            rows = await queries.claim_outbox(uow.conn, self.me, uow.now,
+                                              uow.now + timedelta(seconds=LEASE_SECONDS), room)
+            cutoff = uow.now - timedelta(seconds=PUSH_TTL_SECONDS)
+            given_up = [r["id"] for r in rows if r["attempts"] > MAX_ATTEMPTS or _older(r, cutoff)]
+            if given_up:
+                await queries.delete_outbox_rows(uow.conn, self.me, given_up)
+                log.warning("push notifications given up", count=len(given_up))
+        for row in rows:
+            if row["id"] not in given_up:
+                self.held.add(row["id"])
+                self.start(self._deliver_row(row))
+        return len(rows), room
+
+    async def _deliver_row(self, row: OutboxRow) -> None:
+        try:
+            await deliver_notice(self.rt, notice_from_json(row["body"]), self.slots)
+        except asyncio.CancelledError:  # stopped: the row stays, its lease given back by `close`
+            raise
+        except Exception:  # its lease runs out and another claim tries again, up to MAX_ATTEMPTS
+            log.exception("push delivery failed", row=row["id"])
+            self.held.discard(row["id"])
+            return
+        try:
+            async with self.rt.uow() as uow:
+                await queries.delete_outbox_rows(uow.conn, self.me, [row["id"]])
+        except Exception:
+            log.exception("delivered push notification not deleted", row=row["id"])
+        finally:
+            self.held.discard(row["id"])
+        if self._starved:  # rows may have waited for this capacity
+            self._starved = False
+            self.wake()
+
+    async def renew(self) -> None:
+        """The periodic job of every node: keep the leases of what it delivers."""
+        held = sorted(self.held)
+        if held:
+            async with self.rt.uow() as uow:
+                await queries.update_outbox_leases(uow.conn, self.me, held,
+                                                   uow.now + timedelta(seconds=LEASE_SECONDS))
+
+    async def poll(self) -> None:
+        """The periodic job of one node per period: rows nobody holds (written by a node that died before
+        claiming, or whose claim ran out) are claimed here; the table is kept to MAX_QUEUED rows."""
+        async with self.rt.read() as uow:
+            waiting = await queries.any_claimable(uow.conn, uow.now)
+            beyond = await queries.select_outbox_beyond(uow.conn, MAX_QUEUED)
+        if beyond is not None:
+            async with self.rt.uow() as uow:
+                dropped = await queries.delete_outbox_through(uow.conn, beyond)
+            log.warning("push queue full, oldest notifications dropped", count=dropped)
+        if waiting:
+            self.wake()
+
+    async def idle(self) -> None:
+        """Wait until nothing is being claimed or delivered by this runtime (tests, shutdown)."""
+        while True:
+            if self._drain is not None and not self._drain.done():
+                await asyncio.gather(self._drain, return_exceptions=True)
+            elif self.tasks:
+                await asyncio.gather(*list(self.tasks), return_exceptions=True)
+            else:
+                return
+
+    async def close(self, seconds: float = 5.0) -> None:
+        """Stop (a graceful shutdown): claim nothing more, let what is being delivered finish for up to `seconds`,
+        and give the rest back at once (their lease set to now) for another node to take."""
+        self.stopping = True
+        try:
+            await asyncio.wait_for(self.idle(), seconds)
+        except TimeoutError:
+            pass
+        for task in [*self.tasks, *([self._drain] if self._drain else [])]:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        held, self.held = sorted(self.held), set()
+        if held:
+            async with self.rt.uow() as uow:
+                await queries.update_outbox_leases(uow.conn, self.me, held, uow.now)
+            log.info("push notifications handed back", count=len(held))
+
+
+def _older(row: OutboxRow, cutoff: Any) -> bool:
+    created = as_utc(row["created_at"])
+    return created is not None and created < cutoff
 
 
 _deliveries: weakref.WeakKeyDictionary[Runtime, Deliveries] = weakref.WeakKeyDictionary()
@@ -92,15 +214,51 @@ def deliveries_of(rt: Runtime) -> Deliveries:
     return found
 
 
-def on_message_sent(rt: Runtime, sent: SentMessage) -> None:
-    """The hook of the send path (messages/sent_hooks.py): queue, never wait."""
-    if not rt.settings.web_push_enabled:
-        return
+def _notice(sent: SentMessage) -> Notice | None:
     recipients = sorted({*sent.conversation, *sent.mentioned} - {sent.author_id})
     # Any message of a server's room may reach those who chose `all` there: one indexed read finds them.
-    if recipients or sent.guild_id is not None:
-        mentioned = tuple(int(m) for m in sent.message.get("mentions") or ())
-        deliveries_of(rt).put(Notice(recipients, message_payload(sent), mentioned=mentioned, sent=sent))
+    if not recipients and sent.guild_id is None:
+        return None
+    mentioned = tuple(int(m) for m in sent.message.get("mentions") or ())
+    return Notice(recipients, message_payload(sent), mentioned=mentioned, sent=sent)
+
+
+async def queue_notice(uow: UnitOfWork, notice: Notice) -> None:
+    await queries.insert_outbox(uow.conn, uow.next_id(), uow.now, notice_json(notice))
+
+
+async def on_message_stored(rt: Runtime, uow: UnitOfWork, sent: SentMessage) -> None:
+    """The send path's hook inside its transaction (messages/sent_hooks.py): the row exists exactly when the
+    message does."""
+    if not rt.settings.web_push_enabled:
+        return
+    notice = _notice(sent)
+    if notice is not None:
+        await queue_notice(uow, notice)
+
+
+def on_message_sent(rt: Runtime, sent: SentMessage) -> None:
+    """The send path's hook after its commit: wake the claims, never wait. A path that wrote no row in its
+    transaction has it written now, off the answer's path."""
+    if not rt.settings.web_push_enabled:
+        return
+    deliveries = deliveries_of(rt)
+    if sent.recorded:
+        deliveries.wake()
+        return
+    notice = _notice(sent)
+    if notice is not None:
+        deliveries.start(_queue_late(rt, notice))
+
+
+async def _queue_late(rt: Runtime, notice: Notice) -> None:
+    try:
+        async with rt.uow() as uow:
+            await queue_notice(uow, notice)
+    except Exception:
+        log.exception("push notification not queued")
+        return
+    deliveries_of(rt).wake()
 
 
 def message_payload(sent: SentMessage) -> dict[str, Any]:
@@ -206,7 +364,9 @@ async def do_send_test(rt: Runtime, user_id: int) -> int:
     async with rt.read() as uow:
         count = len(await queries.select_subscriptions(uow.conn, user_id))
     if count:
-        deliveries_of(rt).put(Notice([user_id], {
-            "type": "test", "message_id": None, "channel_id": None, "guild_id": None, "title": "Meadhall",
-            "body": "Notifications reach this device.", "url": "/", "tag": "test"}, check_online=False))
+        async with rt.uow() as uow:
+            await queue_notice(uow, Notice([user_id], {
+                "type": "test", "message_id": None, "channel_id": None, "guild_id": None, "title": "Meadhall",
+                "body": "Notifications reach this device.", "url": "/", "tag": "test"}, check_online=False))
+        deliveries_of(rt).wake()
     return count

@@ -1,11 +1,14 @@
-"""Wire Web Push into an app (docs/push.md): the VAPID key is checked at start, and the send path's hook
-(messages know nothing of push) queues deliveries."""
+"""Wire Web Push into an app (docs/push.md): the VAPID key is checked at start; the send path's hooks (messages
+know nothing of push) note each notification in the outbox inside the message's transaction and wake the delivery
+after the commit; two periodic jobs keep the outbox moving (a poll on one node per period, lease renewal on each)."""
 
 from __future__ import annotations
 
 from meadhall.config import ConfigError
-from meadhall.messages.sent_hooks import on_message_sent
-from meadhall.push.delivery import on_message_sent as queue_push
+from meadhall.messages.sent_hooks import on_message_sent, on_message_stored
+from meadhall.push.delivery import LEASE_SECONDS, POLL_EVERY, deliveries_of
+from meadhall.push.delivery import on_message_sent as wake_push
+from meadhall.push.delivery import on_message_stored as queue_push
 from meadhall.push.keys import load_private_key
 from meadhall.runtime import Runtime
 
@@ -17,4 +20,16 @@ def install_push(rt: Runtime) -> None:
             load_private_key(key)
         except Exception as exc:  # cryptography says what is wrong (format, curve, algorithm)
             raise ConfigError(f"invalid configuration: VAPID_PRIVATE_KEY: {exc}") from None
-    on_message_sent("push", queue_push)
+    on_message_stored("push", queue_push)
+    on_message_sent("push", wake_push)
+    if rt.settings.web_push_enabled:
+        deliveries = deliveries_of(rt)
+        rt.jobs.add("push-outbox-poll", POLL_EVERY, deliveries.poll)
+        rt.jobs.add("push-outbox-leases", LEASE_SECONDS / 3, deliveries.renew, leader_only=False)
+
+
+async def stop_push(rt: Runtime, seconds: float = 5.0) -> None:
+    """A graceful stop: deliveries in progress get `seconds` to finish; what this node still holds is handed back
+    to the outbox at once, for another node (or the next start) to deliver."""
+    found = deliveries_of(rt)
+    await found.close(seconds)

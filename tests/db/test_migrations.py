@@ -56,6 +56,8 @@ SHIPPED = {
     "0026_mentions.py": "f4e4b6670f8aecad26d33cdc9c556ef13997ba6543e6494083cfa06241262cc9",
     "0027_audit_keyed_chain.py": "8a7c5022a403d7e274ab30919d5c23fc579cb45ea093e350146f63f8a430eccf",
     "0028_notification_settings.py": "2501800d9297e41d1725f845279e1b28fd1053d3826b59a5f31176733b4809d5",
+    "0029_message_nonces.py": "8e14653c04eae9dafe360a81f9a9d4770a91ffecbe1d5a782646ad3434ed42ff",
+    "0030_push_outbox.py": "8289b2c4d8c3303fd956a6e44c3d8224c348eaf834992e54bfbe3f25241ef818",
 }
 
 FILE_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.py$")

@@ -25,6 +25,7 @@ from meadhall.db.schema.notifications import guild_notification_settings, room_n
 from meadhall.db.schema.outbound import link_previews, push_subscriptions
 from meadhall.db.schema.outbox import event_outbox
 from meadhall.db.schema.passkeys import passkeys
+from meadhall.db.schema.push_outbox import push_outbox
 from meadhall.db.schema.social import (
     call_participants,
     calls,
@@ -75,4 +76,5 @@ __all__ = [
     "webhooks",
     "passkeys",
     "event_outbox",
+    "push_outbox",
 ]

@@ -101,3 +101,20 @@ everyone_mentions = Table(
     Index("ix_everyone_mentions_message_id", "message_id"),
     sqlite_with_rowid=False,
 )
+
+# A send's nonce, written in the send's own transaction (docs/mentions.md, "Repeated sends"): a retry of the same
+# author in the same room within 5 minutes finds the first message here whichever node took the first attempt and
+# whenever that node died after its commit. No foreign key onto the message: the key is claimed before the message
+# row exists (a repeat costs no validation), and a key whose message was deleted is taken over by the next send.
+message_nonces = Table(
+    "message_nonces",
+    metadata,
+    Column("channel_id", BigInteger, nullable=False),
+    Column("author_id", BigInteger, nullable=False),
+    Column("nonce", String(64), nullable=False),
+    Column("message_id", BigInteger, nullable=False),
+    ts_column("created_at"),
+    PrimaryKeyConstraint("channel_id", "author_id", "nonce", name="pk_message_nonces"),
+    # The sweep of keys older than the window is an index range.
+    Index("ix_message_nonces_created_at", "created_at"),
+)
