@@ -70,6 +70,7 @@ class Deliveries:
         self.slots = asyncio.Semaphore(CONCURRENT)
         self.tasks: set[asyncio.Task[None]] = set()
         self.held: set[int] = set()  # rows claimed and not yet finished
+        self.claimed = 0  # rows claimed since start
         self._drain: asyncio.Task[None] | None = None
         self._again = False
         self._starved = False  # a claim found no capacity: the next finished delivery claims again
@@ -124,6 +125,7 @@ class Deliveries:
             if given_up:
                 await queries.delete_outbox_rows(uow.conn, self.me, given_up)
                 log.warning("push notifications given up", count=len(given_up))
+        self.claimed += len(rows)
         for row in rows:
             if row["id"] not in given_up:
                 self.held.add(row["id"])
