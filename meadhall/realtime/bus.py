@@ -244,8 +244,10 @@ class RedisBus(LocalBus):
             if "no such key" in str(exc).lower():
                 return None
             raise
-        trimmed = info.get("max-deleted-entry-id") or "0-0"
-        if stream_id(trimmed) > start:
+        # Trimming removes the oldest entries: everything after `after` is still there when the stream holds an
+        # entry at or before it, or never dropped any.
+        first = stream_id(info.get("recorded-first-entry-id") or "0-0")
+        if first > start and int(info.get("entries-added", 0)) > int(info.get("length", 0)):
             return None
         out: list[tuple[str, Event]] = []
         cursor = f"({after}"

@@ -144,3 +144,26 @@ async def test_the_handshake_bucket_refills(gateway, clock):
     clock.advance(1)
     c = await gateway.connect(additional_headers=here)
     assert (await c.recv())["op"] == 10
+
+
+async def test_a_failing_detach_does_not_keep_the_connections_place(gateway, accounts, monkeypatch):
+    """Releasing a connection's resources does not depend on the steps before it: a Redis error while
+    keeping the session for RESUME once left its cap entry behind for good."""
+    alice = await accounts.register("alice")
+    c = await gateway.identified(alice["token"])
+    assert await gateway.hub.caps.count(int(alice.id)) == 1
+    calls: list[str] = []
+
+    async def broken_detach(gs, conn) -> None:
+        calls.append(gs.id)
+        raise ConnectionError("redis went away")
+
+    monkeypatch.setattr(gateway.hub, "detach", broken_detach)
+    await c.close()
+    for _ in range(100):
+        if await gateway.hub.caps.count(int(alice.id)) == 0 and not gateway.hub.attached:
+            break
+        await asyncio.sleep(0.02)
+    assert calls == [c.session_id]
+    assert await gateway.hub.caps.count(int(alice.id)) == 0
+    assert gateway.hub.attached == {}
