@@ -36,7 +36,8 @@ from bench.soak.infra import InfraError, PostgresProxy, PrivatePostgres, Private
 from bench.soak.verdict import HttpTally, Stored, judge, summary
 
 SOAK_RATE = "1000000/60"  # every rate-limit bucket: never refuses, still evaluated (as bench/__main__.py)
-FULL_FAULTS = "kill:60,term:180,redis:300,postgres:420"
+# Both node faults on node 1, so that node 0 runs the whole soak and its memory growth can be judged.
+FULL_FAULTS = "kill@1:60,term@1:180,redis:300,postgres:420"
 SHORT_FAULTS = "kill:20,redis:50"
 GRACE = 5.0  # seconds after a fault's recovery still counted inside its window
 RESUME_P99_LIMIT = 5.0
@@ -129,13 +130,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.users = max(args.senders, math.ceil(args.connections / (3 if short else 4)))
     if args.guilds is None:
         args.guilds = max(1, min(args.users, args.connections // 50))
-    if args.warmup is None:
-        args.warmup = min(60.0, args.duration / 4)
     if args.faults is None:
         if args.sqlite:
             args.faults = f"disk:{args.duration / 3:.0f}"
         else:
             args.faults = SHORT_FAULTS if short else FULL_FAULTS
+    if args.warmup is None:
+        # Before the first fault: a reading of a node being killed says nothing.
+        first = min((f.at for f in parse_faults(args.faults, args.nodes, args.sqlite)), default=math.inf)
+        args.warmup = max(5.0, min(60.0, args.duration / 4, first - 5))
     if args.latency_budget_ms is None and not short:
         args.latency_budget_ms = 250.0
     if args.memory_budget is None and args.duration >= 300:
@@ -370,7 +373,8 @@ class Soak:
     def read_memory(self, label: str) -> None:
         for i, node in enumerate(self.nodes):
             alive = node.proc is not None and node.proc.poll() is None
-            self.memory.setdefault(f"node{i}", []).append(mib(snapshot(node.pid).rss_kib) if alive else None)
+            rss = snapshot(node.pid).rss_kib if alive else 0
+            self.memory.setdefault(f"node{i}", []).append(mib(rss) if rss else None)
         say(f"memory {label}: " + ", ".join(f"{k} {v[-1]} MiB" for k, v in self.memory.items()))
 
     async def history(self, http: httpx.AsyncClient, users: list[dict[str, Any]],

@@ -126,6 +126,8 @@ def test_the_fault_schedule_and_the_short_preset() -> None:
     assert args.latency_budget_ms is None and args.memory_budget is None
     full = parse_args([])
     assert (full.connections, full.senders, full.duration, full.latency_budget_ms) == (1000, 200, 600.0, 250.0)
+    assert full.warmup == 55.0  # before the first fault (a SIGKILL at 60 s)
+    assert {f.node for f in parse_faults(full.faults, 2, False) if f.node is not None} == {1}
 
 
 def test_a_fault_schedule_the_run_cannot_make_is_refused() -> None:
