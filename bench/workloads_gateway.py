@@ -25,6 +25,7 @@ import asyncio
 import base64
 import json
 import os
+import re
 import resource
 import secrets
 import sys
@@ -32,6 +33,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import httpx
 
 from bench.harness import CLOCK_TICKS, ServerProcess, mib, ms, percentile, snapshot
 from bench.workloads import Context, OpError, Samples, Skip, expect, register
@@ -723,4 +726,189 @@ async def gateway_viewers_1000(ctx: Context) -> Samples:
              f"{fleet.resumed}); server RSS {mib(rss0)} MiB before connecting, {mib(rss1)} MiB connected "
              f"({(rss1 - rss0) / VIEWERS:.1f} KiB/connection), {mib(rss2)} MiB after the messages "
              f"({(rss2 - rss0) / VIEWERS:.1f} KiB/connection with resume buffers)")
+    return samples
+
+
+# ---- RESUME storm: many connections resume at once while live fan-out goes on --------------------------
+#
+# STORM_RESUMERS users' connections close, the room keeps getting messages (numbered for their detached
+# sessions), then all of them RESUME at the same moment while STORM_WATCHERS other members watch the room
+# live. What the storm costs the others: the watchers' delivery rate and latency before and during it, and
+# the node's bus lag (its /metrics) in each window. Users after the fan-out workloads' (disjoint audiences).
+
+STORM_FIRST = 64
+STORM_WATCHERS = 20
+STORM_RATE = 100.0  # messages/s into the room (open loop): 2,000 live deliveries/s to the watchers
+
+
+_LAG_BUCKET = re.compile(r'^meadhall_bus_lag_seconds_bucket\{le="([^"]+)"\} ([0-9.e+]+)$', re.MULTILINE)
+
+
+async def bus_lag_buckets(server: ServerProcess) -> dict[float, float]:
+    """Cumulative counts of the node's `meadhall_bus_lag_seconds` by upper bound (the workload asks for
+    METRICS_ENABLED)."""
+    async with httpx.AsyncClient(base_url=server.base_url, timeout=10.0, trust_env=False) as client:
+        resp = await client.get("/metrics")
+    if resp.status_code != 200:
+        return {}
+    return {float(le): float(n) for le, n in _LAG_BUCKET.findall(resp.text)}
+
+
+def lag_p99(before: dict[float, float], after: dict[float, float]) -> str:
+    """The p99 of what the histogram observed between two scrapes: the upper bound of its bucket."""
+    bounds = sorted(after)
+    counts = [after[b] - before.get(b, 0.0) for b in bounds]
+    total = counts[-1] if counts else 0.0
+    if not total:
+        return "none observed"
+    bound = next(b for b, n in zip(bounds, counts, strict=True) if n >= total * 0.99)
+    return f"<= {ms(bound)} ms ({int(total)} events)" if bound != float("inf") else f"> {ms(bounds[-2])} ms"
+
+
+def _storm_resumers() -> int:
+    return int(os.environ.get("GATEWAY_STORM", 96))
+
+
+def _storm_users(ctx: Context) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    users = ctx.users()
+    sender = users[STORM_FIRST]
+    watchers = users[STORM_FIRST + 1:STORM_FIRST + 1 + STORM_WATCHERS]
+    resumers = users[STORM_FIRST + 1 + STORM_WATCHERS:STORM_FIRST + 1 + STORM_WATCHERS + _storm_resumers()]
+    return sender, watchers, resumers
+
+
+async def _storm_setup(ctx: Context) -> None:
+    sender, watchers, resumers = _storm_users(ctx)
+    await _probe_gateway(ctx, sender)
+    await _guild_with_members(ctx, "gw_storm_room", sender, watchers + resumers, "Storm")
+
+
+@register("gateway_resume_storm", setup=_storm_setup, needs_users=STORM_FIRST + 1 + STORM_WATCHERS + 96,
+          metrics=True,
+          description=f"GATEWAY_STORM (default 96) connections RESUME at once, a third into a phase of "
+                      f"--requests messages sent at {STORM_RATE:g}/s into a room that {STORM_WATCHERS} other "
+                      "connections watch live; latency = POST start -> read by the last watcher; reports the "
+                      "watchers' delivery rate, latency and the node's bus lag before and during the storm")
+async def gateway_resume_storm(ctx: Context) -> Samples:
+    sender, watchers, resumers = _storm_users(ctx)
+    room = ctx.shared["gw_storm_room"]
+    run = ctx.shared["gw_storm_run"] = ctx.shared.get("gw_storm_run", 0) + 1
+    away = Fleet(ctx.server, resumers, "storm_resumers", ctx.shared)
+    await away.connect()
+    await away.close()  # detached: the messages below are numbered for them, and replayed at their RESUME
+    live = Fleet(ctx.server, watchers, "storm_watchers", ctx.shared)
+    await live.connect()
+    tracker = Tracker(len(watchers))
+    live.track(tracker)
+    samples = Samples()
+    timeline: list[tuple[float, int]] = []  # (time, deliveries to the watchers so far)
+    storm: dict[str, Any] = {}
+    resumed: list[LeanGateway] = []
+
+    async def watch() -> None:
+        while True:
+            timeline.append((time.perf_counter(), sum(c.got for c in live.conns)))
+            await asyncio.sleep(0.1)
+
+    async def resume_all() -> None:
+        storm["lag0"] = await bus_lag_buckets(ctx.server)
+        storm["start"] = time.perf_counter()
+
+        async def one(user: dict[str, Any]) -> float:
+            conn = LeanGateway(user, ctx.server.host, ctx.server.port)
+            resumed.append(conn)
+            started = time.perf_counter()
+            await conn.open(away.sessions.get(user["id"]), wait=60.0)
+            return time.perf_counter() - started
+
+        storm["resume_s"] = sorted(await asyncio.gather(*(one(u) for u in resumers)))
+        storm["end"] = time.perf_counter()
+        await asyncio.sleep(1.0)
+        storm["lag1"] = await bus_lag_buckets(ctx.server)
+
+    watcher = asyncio.create_task(watch())
+    lag_start = await bus_lag_buckets(ctx.server)
+    try:
+        async with ctx.http_pool(16) as http:
+
+            async def send(i: int) -> None:
+                nonce = f"storm{run}m{i}"
+                async with http.client() as client:
+                    start = time.perf_counter()
+                    tracker.expect(nonce, i, start, future=False)
+                    try:
+                        resp = await client.post(f"/api/v1/channels/{room}/messages",
+                                                 json={"content": f"storm message {i}", "nonce": nonce},
+                                                 headers=_auth(sender))
+                    except Exception as exc:  # an HTTP failure: one counted error
+                        samples.error(str(exc)[:200] or type(exc).__name__)
+                        return
+                if resp.status_code != 201:
+                    samples.error(f"send: HTTP {resp.status_code} {resp.text[:120]}")
+
+            phase = time.perf_counter()
+            scheduled = [phase + i / STORM_RATE for i in range(ctx.requests)]
+            tasks: list[asyncio.Task[None]] = []
+            storm_task: asyncio.Task[None] | None = None
+            for i, at in enumerate(scheduled):
+                delay = at - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                tasks.append(asyncio.create_task(send(i)))
+                if i == len(scheduled) // 3:
+                    storm_task = asyncio.create_task(resume_all())
+            await asyncio.gather(*tasks)
+            if storm_task is not None:
+                await storm_task
+            deadline = time.perf_counter() + DELIVERY_WAIT
+            while len(tracker.complete()) < len(tracker.messages) and time.perf_counter() < deadline:
+                if all(c.closed is not None for c in live.conns):
+                    break
+                await asyncio.sleep(0.05)
+            lag_end = await bus_lag_buckets(ctx.server)
+        check = live.check(tracker)
+        storm_gaps = sum(c.gaps for c in resumed)
+        storm_closed = [c.closed for c in resumed if c.closed is not None]
+    finally:
+        watcher.cancel()
+        for conn in resumed:
+            if conn.session_id is not None and conn.closed is None:
+                away.sessions[conn.user["id"]] = (conn.session_id, conn.last_s)
+            conn.close()
+        await live.close()
+    samples.latencies = [s.last - s.start for s in tracker.complete()]
+    samples.wall_s = max(s.last for s in tracker.complete()) - phase if tracker.complete() else 0.0
+    if not check.ok:
+        samples.error(f"deliveries: {check.describe()}")
+    if storm_gaps or storm_closed:
+        samples.error(f"resumed connections: {storm_gaps} gaps in s, closed {storm_closed[:3]}")
+
+    def rate(t0: float, t1: float) -> tuple[float, float]:
+        """The watchers' deliveries/s over [t0, t1], and the lowest over any 0.5 s within it."""
+        points = [(t, n) for t, n in timeline if t0 <= t <= t1]
+        if len(points) < 2:
+            return 0.0, 0.0
+        mean = (points[-1][1] - points[0][1]) / (points[-1][0] - points[0][0])
+        lows = [(n2 - n1) / (t2 - t1_) for (t1_, n1), (t2, n2) in zip(points, points[5:], strict=False)]
+        return mean, min(lows, default=mean)
+
+    def latency(t0: float, t1: float) -> str:
+        lat = sorted(s.last - s.start for s in tracker.complete() if t0 <= s.start < t1)
+        return f"p50 {ms(percentile(lat, 50))} ms, p99 {ms(percentile(lat, 99))} ms, max {ms(lat[-1] if lat else 0)} ms"
+
+    def lag(a: dict[float, float], b: dict[float, float]) -> str:
+        return f"bus lag p99 {lag_p99(a, b)}"
+
+    s0, s1 = storm["start"], storm["end"] + 1.0
+    before, before_low = rate(phase, s0)
+    during, during_low = rate(s0, s1)
+    resume_s = storm["resume_s"]
+    progress(f"gateway_resume_storm pass {run}: {len(resumers)} RESUMEs at once in {s1 - 1.0 - s0:.2f} s "
+             f"(each: p50 {ms(percentile(resume_s, 50))} ms, p99 {ms(percentile(resume_s, 99))} ms); "
+             f"{check.describe()}")
+    progress(f"gateway_resume_storm pass {run}: watchers' deliveries/s before {before:.0f} (lowest 0.5 s "
+             f"{before_low:.0f}), during the storm {during:.0f} (lowest 0.5 s {during_low:.0f}); latency before "
+             f"{latency(phase, s0)}; during {latency(s0, s1)}")
+    progress(f"gateway_resume_storm pass {run}: before the storm {lag(lag_start, storm['lag0'])}; during "
+             f"{lag(storm['lag0'], storm['lag1'])}; after {lag(storm['lag1'], lag_end)}")
     return samples
