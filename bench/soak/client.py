@@ -62,6 +62,22 @@ class Nodes:
     in_window: Callable[[float], bool]  # is monotonic time t inside a fault window (or its grace)?
     fault_at: Callable[[float], str | None]  # the kind of the fault whose window holds t
     tally: HttpTally = field(default_factory=HttpTally)
+    # One HTTP client per node, its requests in flight bounded by its pool: httpcore's pool looks at every
+    # queued request for each connection event, and a queue of thousands (a dead node's retries) stalled
+    # the whole harness at 100 % CPU.
+    clients: list[httpx.AsyncClient] = field(default_factory=list)
+    gates: list[asyncio.Semaphore] = field(default_factory=list)
+    POOL = 64
+
+    def open(self) -> None:
+        limits = httpx.Limits(max_connections=self.POOL, max_keepalive_connections=self.POOL)
+        timeout = httpx.Timeout(SEND_TIMEOUT, connect=2.0)
+        self.clients = [httpx.AsyncClient(limits=limits, timeout=timeout, trust_env=False) for _ in self.urls]
+        self.gates = [asyncio.Semaphore(self.POOL) for _ in self.urls]
+
+    async def close(self) -> None:
+        for client in self.clients:
+            await client.aclose()
 
     def ws(self, i: int) -> str:
         return self.urls[i % len(self.urls)].replace("http://", "ws://") + GATEWAY_PATH
@@ -95,7 +111,7 @@ def retry_after(resp: httpx.Response) -> float:
         return 1.0
 
 
-async def request(http: httpx.AsyncClient, nodes: Nodes, method: str, path: str, *, token: str, start: int,
+async def request(nodes: Nodes, method: str, path: str, *, token: str, start: int,
                   what: str, json_body: Any = None, give_up: float = SEND_GIVE_UP) -> tuple[httpx.Response | str, int]:
     """One request with the client's retry rules: the next node after a network error, a timeout or a 5xx,
     the Retry-After of a 429 / 503. Returns the answer (2xx or a 4xx that retrying cannot change) or why it
@@ -108,8 +124,9 @@ async def request(http: httpx.AsyncClient, nodes: Nodes, method: str, path: str,
         attempt += 1
         began = time.monotonic()
         try:
-            resp = await http.request(method, nodes.urls[node] + path, json=json_body,
-                                      headers={"Authorization": f"Bearer {token}"})
+            async with nodes.gates[node]:
+                resp = await nodes.clients[node].request(method, nodes.urls[node] + path, json=json_body,
+                                                         headers={"Authorization": f"Bearer {token}"})
         except (httpx.TransportError, httpx.TimeoutException) as exc:
             nodes.tally.network_errors += 1
             last = f"node {node}: {type(exc).__name__}"
@@ -159,11 +176,10 @@ class Reconnect:
 
 class GatewayClient:
     def __init__(self, name: str, user: dict[str, Any], rooms: dict[str, int], node: int, nodes: Nodes,
-                 http: httpx.AsyncClient, run_tag: str, total: int, latencies: Latencies) -> None:
+                 run_tag: str, total: int, latencies: Latencies) -> None:
         self.name = name
         self.user = user
         self.nodes = nodes
-        self.http = http
         self.node = node
         self.prefix = f"soak {run_tag}."
         self.latencies = latencies
@@ -408,7 +424,7 @@ class GatewayClient:
         for room in sorted(held):
             after = max(0, held[room] - (FILL_MARGIN_MS << 22))
             while True:
-                resp, _ = await request(self.http, self.nodes, "GET",
+                resp, _ = await request(self.nodes, "GET",
                                      f"/api/v1/channels/{room}/messages?after={after}&limit=100",
                                      token=self.user["token"], start=self.node, what="gap fill", give_up=60)
                 if isinstance(resp, str) or resp.status_code != 200:
@@ -429,11 +445,10 @@ class Senders:
     """An open-loop schedule: message i at t0 + i / rate, from sender i % S into one of its guild's rooms."""
 
     def __init__(self, users: list[dict[str, Any]], rooms_of: Callable[[int], list[str]], nodes: Nodes,
-                 http: httpx.AsyncClient, run_tag: str, rate: float, total: int, latencies: Latencies) -> None:
+                 run_tag: str, rate: float, total: int, latencies: Latencies) -> None:
         self.users = users
         self.rooms_of = rooms_of
         self.nodes = nodes
-        self.http = http
         self.run_tag = run_tag
         self.rate = rate
         self.total = total
@@ -471,7 +486,7 @@ class Senders:
         self.latencies.sent_at[send.index] = now = time.monotonic()
         self.latencies.windowed[send.index] = self.nodes.in_window(now)
         body = {"content": f"soak {nonce} from sender {sender}", "nonce": nonce}
-        resp, attempts = await request(self.http, self.nodes, "POST", f"/api/v1/channels/{send.room}/messages",
+        resp, attempts = await request(self.nodes, "POST", f"/api/v1/channels/{send.room}/messages",
                                        token=self.users[sender]["token"], start=send.index, what="send",
                                        json_body=body)
         self.retried += attempts > 1

@@ -377,7 +377,7 @@ class Soak:
             self.memory.setdefault(f"node{i}", []).append(mib(rss) if rss else None)
         say(f"memory {label}: " + ", ".join(f"{k} {v[-1]} MiB" for k, v in self.memory.items()))
 
-    async def history(self, http: httpx.AsyncClient, users: list[dict[str, Any]],
+    async def history(self, users: list[dict[str, Any]],
                       guilds: list[list[str]], net: Nodes) -> list[Stored]:
         """Every message of the run, read back room by room (newest first, `before` cursor)."""
         prefix = f"soak {self.run_tag}."
@@ -386,7 +386,7 @@ class Soak:
             for room in rooms:
                 before = ""
                 while True:
-                    resp, _ = await request(http, net, "GET",
+                    resp, _ = await request(net, "GET",
                                             f"/api/v1/channels/{room}/messages?limit=100{before}",
                                             token=users[g]["token"], start=0, what="history", give_up=60)
                     if isinstance(resp, str) or resp.status_code != 200:
@@ -457,6 +457,7 @@ class Soak:
         async with httpx.AsyncClient(limits=limits, timeout=timeout, trust_env=False) as http:
             guilds = await self.setup_guilds(http, users)
             net = Nodes([n.base_url for n in self.nodes], self.in_window, self.fault_at, self.tally)
+            net.open()
             newest = {room: await self.newest(http, users[g], room)
                       for g, rooms in enumerate(guilds) for room in rooms}
             clients = []
@@ -464,7 +465,7 @@ class Soak:
                 u = j % args.users
                 rooms = guilds[u % args.guilds]
                 clients.append(GatewayClient(f"c{j}/u{u}", users[u], {r: newest[r] for r in rooms},
-                                             j % args.nodes, net, http, self.run_tag, self.total, self.latencies))
+                                             j % args.nodes, net, self.run_tag, self.total, self.latencies))
             started = time.monotonic()
             for k, client in enumerate(clients):
                 client.start()
@@ -473,7 +474,7 @@ class Soak:
             await asyncio.wait_for(asyncio.gather(*(c.ready.wait() for c in clients)), 180)
             say(f"{len(clients)} connections ready in {time.monotonic() - started:.1f} s")
             self.read_memory("start")
-            senders = Senders(users[:args.senders], lambda s: guilds[s % args.guilds], net, http, self.run_tag,
+            senders = Senders(users[:args.senders], lambda s: guilds[s % args.guilds], net, self.run_tag,
                               args.rate, self.total, self.latencies)
             lag = asyncio.create_task(self.loop_lag())
             cpu0 = _cpu_self()
@@ -497,13 +498,14 @@ class Soak:
             lag.cancel()
             await self.settle(clients, senders)
             self.read_memory("end")
-            stored = await self.history(http, users, guilds, net)
+            stored = await self.history(users, guilds, net)
             end_ms = int(time.time() * 1000)
             for client in clients:
                 client.record.covered_to_ms = end_ms
             for client in clients:
                 await client.stop()
             verdict = judge(senders.sends, stored, [c.record for c in clients], self.tally)
+            await net.close()
         self.t0 = t0
         self.room_of = {send.index: send.room for send in senders.sends}
         result = self.report(verdict, clients, senders, sent_s)
