@@ -39,6 +39,10 @@ REDIS_SOCKET_TIMEOUT = 2.0
 # One quick retry covers a pooled connection that Redis dropped (restart, idle timeout); more would only
 # stretch an outage's answer.
 REDIS_RETRIES = 1
+# Seconds a serving process's PostgreSQL statement may take (the slowest request's queries take well under a
+# second; migrations and CLI runs are not bounded): past it the request answers 503 (docs/operations.md,
+# "Outages").
+DATABASE_COMMAND_TIMEOUT = 15.0
 # Seconds a graceful stop gives its hooks in all (`Runtime.stop_hooks`), within the 10 s a stopping node has.
 STOP_HOOKS_WITHIN = 1.5
 # asyncpg waits 60 s for a connection by default; a stopped or hung PostgreSQL answers 503 after this.
@@ -75,14 +79,19 @@ def redis_client(url: str, *, socket_timeout: float | None = REDIS_SOCKET_TIMEOU
     return aioredis.Redis.from_pool(pool)
 
 
-def _bound_database_connects(engine: Any) -> None:
-    """Give PostgreSQL connection attempts a time limit (SQLite opens a local file)."""
+def _bound_database_connects(engine: Any, *, serving: bool) -> None:
+    """Give PostgreSQL connection attempts a time limit (SQLite opens a local file), and a serving process's
+    statements one too: a server that hangs with connections open (stopped, partitioned) would otherwise
+    hold every request, and the pool's check of a connection before use, for ever. The limits are read at
+    each connect (tests shorten them)."""
     if engine.dialect.name != "postgresql":
         return
 
     @event.listens_for(engine.sync_engine, "do_connect")
     def _on_connect(_dialect: Any, _record: Any, _cargs: Any, cparams: dict[str, Any]) -> None:
         cparams.setdefault("timeout", DATABASE_CONNECT_TIMEOUT)
+        if serving:
+            cparams.setdefault("command_timeout", DATABASE_COMMAND_TIMEOUT)
 
 
 class Runtime:
@@ -101,7 +110,7 @@ class Runtime:
         self.clock = clock or Clock()
         self.ids = SnowflakeGenerator(settings.NODE_ID)
         self.engine = create_engine(settings.database_url)
-        _bound_database_connects(self.engine)
+        _bound_database_connects(self.engine, serving=not outbox)
         # None unless METRICS_ENABLED: the request and delivery paths skip all counting then.
         self.metrics: Metrics | None = Metrics() if settings.METRICS_ENABLED else None
         self.redis: Any = None
@@ -148,7 +157,7 @@ class Runtime:
         if self.started:
             return
         if run_migrations:
-            self.applied_migrations = await migrate(self.engine)
+            self.applied_migrations = await self._migrate()
             if self.applied_migrations:
                 log.info("migrations applied", applied=self.applied_migrations)
         if not self.outbox:  # an outbox process publishes nothing and listens to nothing
@@ -157,6 +166,18 @@ class Runtime:
         # "Keyed hashes"): one query when there is nothing to key.
         await key_older_chains(self.engine, self.uow)
         self.started = True
+
+    async def _migrate(self) -> list[str]:
+        """On PostgreSQL the migrations get an engine of their own, without the statement limit of serving:
+        one may rightly take minutes (an index built on a large table)."""
+        if self.engine.dialect.name != "postgresql":
+            return await migrate(self.engine)
+        engine = create_engine(self.settings.database_url)
+        _bound_database_connects(engine, serving=False)
+        try:
+            return await migrate(engine)
+        finally:
+            await engine.dispose()
 
     async def close(self) -> None:
         await self.jobs.stop()

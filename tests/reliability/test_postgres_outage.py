@@ -18,6 +18,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
+from meadhall import runtime
 from meadhall.api.errors import outage
 from tests.support.faultproxy import FaultProxy
 from tests.support.guilds import make_guild
@@ -32,7 +33,10 @@ RECOVERY = 5.0
 
 
 @pytest.fixture
-def backend() -> str:
+def backend(monkeypatch: pytest.MonkeyPatch) -> str:
+    # Statements of the serving runtime (its connections are opened after this) wait 2 s, not 15, for a
+    # hung server: the test's time.
+    monkeypatch.setattr(runtime, "DATABASE_COMMAND_TIMEOUT", 2.0)
     return "postgres"
 
 
@@ -124,3 +128,18 @@ async def test_a_connection_dropped_under_an_open_transaction_is_replaced(
     # The next requests get working connections; none is handed the dead one.
     answers = await asyncio.gather(*(client.get("/api/v1/users/@me", headers=alice.headers) for _ in range(12)))
     assert [r.status_code for r in answers] == [200] * 12
+
+
+async def test_a_hung_postgresql_answers_503_promptly_and_the_pool_recovers(
+        client: httpx.AsyncClient, accounts: Any, proxy: FaultProxy, rt: Any) -> None:
+    """PostgreSQL stops answering on connections already open (a hung server, a network partition): the
+    pooled connections' next statement must not wait for ever."""
+    alice = await accounts.register("alice")
+    await asyncio.gather(*(client.get("/api/v1/users/@me", headers=alice.headers) for _ in range(4)))
+
+    proxy.freeze()
+    r, elapsed = await timed(client.get("/api/v1/users/@me", headers=alice.headers))
+    assert_unavailable(r, elapsed)
+
+    proxy.restore()
+    assert await served_again(client, alice) < RECOVERY
