@@ -141,8 +141,9 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     async def drain() -> None:
         """The first step of a graceful stop, run once: the gateway hands its sessions over (several nodes)
         and asks its clients to reconnect (op 7, close 1012), then this node's users' last activity is
-        written (one node: it was kept in this process's memory). `meadhall serve` runs it as soon as the signal arrives, before the server closes the
-        WebSockets itself (cli/main.py); the lifespan's end runs it otherwise."""
+        written (one node: it was kept in this process's memory). `meadhall serve` runs it as soon as the
+        signal arrives, before the server closes the WebSockets itself (cli/main.py); the lifespan's end
+        runs it otherwise."""
         nonlocal drained
         if drained:
             return
