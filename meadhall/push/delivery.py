@@ -139,15 +139,17 @@ class Deliveries:
             raise
         except Exception:  # its lease runs out and another claim tries again, up to MAX_ATTEMPTS
             log.exception("push delivery failed", row=row["id"])
-            self.held.discard(row["id"])
+            self._finished(row["id"])
             return
         try:
             async with self.rt.uow() as uow:
                 await queries.delete_outbox_rows(uow.conn, self.me, [row["id"]])
         except Exception:
             log.exception("delivered push notification not deleted", row=row["id"])
-        finally:
-            self.held.discard(row["id"])
+        self._finished(row["id"])
+
+    def _finished(self, row_id: int) -> None:
+        self.held.discard(row_id)
         if self._starved:  # rows may have waited for this capacity
             self._starved = False
             self.wake()
@@ -216,11 +218,16 @@ def deliveries_of(rt: Runtime) -> Deliveries:
     return found
 
 
+def _concerns_anyone(sent: SentMessage) -> bool:
+    # Any message of a server's room may reach those who chose `all` there: the delivery's one indexed read finds
+    # them.
+    return sent.guild_id is not None or bool({*sent.conversation, *sent.mentioned} - {sent.author_id})
+
+
 def _notice(sent: SentMessage) -> Notice | None:
-    recipients = sorted({*sent.conversation, *sent.mentioned} - {sent.author_id})
-    # Any message of a server's room may reach those who chose `all` there: one indexed read finds them.
-    if not recipients and sent.guild_id is None:
+    if not _concerns_anyone(sent):
         return None
+    recipients = sorted({*sent.conversation, *sent.mentioned} - {sent.author_id})
     mentioned = tuple(int(m) for m in sent.message.get("mentions") or ())
     return Notice(recipients, message_payload(sent), mentioned=mentioned, sent=sent)
 
@@ -246,7 +253,8 @@ def on_message_sent(rt: Runtime, sent: SentMessage) -> None:
         return
     deliveries = deliveries_of(rt)
     if sent.recorded:
-        deliveries.wake()
+        if _concerns_anyone(sent):  # else no row was written: nothing to claim
+            deliveries.wake()
         return
     notice = _notice(sent)
     if notice is not None:
