@@ -85,6 +85,26 @@ async def test_more_commands_in_flight_than_the_pool_holds_wait_for_a_connection
         await plain.aclose()
 
 
+async def test_a_burst_of_heartbeats_beyond_the_pool_closes_no_connection(
+        client: httpx.AsyncClient, accounts: Any, app: Any) -> None:
+    """Many gateway clients heartbeat at the same moment (each heartbeat renews its session and presence in
+    Redis): with redis-py's default pool the commands beyond it failed and the connections closed with 4000;
+    they wait for a pooled connection now."""
+    alice = await accounts.register("alice")
+    async with served(app) as port:
+        gateway = GatewayServer(f"ws://127.0.0.1:{port}", app)
+        clients = [await gateway.identified(alice["token"]) for _ in range(10)]  # the cap per user is ten
+        try:
+            for _ in range(5):
+                await asyncio.gather(*(c.send(1, c.last_seq) for c in clients))
+                acks = await asyncio.gather(*(c.recv_until(lambda f: f["op"] == 11) for c in clients))
+                assert len(acks) == len(clients)
+            assert all(c.closed_code is None for c in clients), [c.closed_code for c in clients]
+        finally:
+            for c in clients:
+                await c.close()
+
+
 async def restart_redis(client: httpx.AsyncClient, alice: Any, port: int, redis_server: PrivateRedis,
                         room: str | None = None) -> None:
     """Kill Redis, check what the node answers while it is down (a message sent to `room` too), start it
