@@ -189,8 +189,8 @@ class Deliveries:
         """Stop (a graceful shutdown): claim nothing more, let what is being delivered finish for up to `seconds`,
         and give the rest back at once (their lease set to now) for another node to take."""
         self.stopping = True
-        try:
-            await asyncio.wait_for(self.idle(), seconds)
+        try:  # the rest of `seconds` is for handing back what is left
+            await asyncio.wait_for(self.idle(), max(0.0, seconds - 0.2))
         except TimeoutError:
             pass
         for task in [*self.tasks, *([self._drain] if self._drain else [])]:

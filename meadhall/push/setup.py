@@ -1,6 +1,7 @@
 """Wire Web Push into an app (docs/push.md): the VAPID key is checked at start; the send path's hooks (messages
 know nothing of push) note each notification in the outbox inside the message's transaction and wake the delivery
-after the commit; two periodic jobs keep the outbox moving (a poll on one node per period, lease renewal on each)."""
+after the commit; two periodic jobs keep the outbox moving (a poll on one node per period, lease renewal on each);
+a graceful stop hands back what the node holds (a stop hook of the runtime)."""
 
 from __future__ import annotations
 
@@ -26,10 +27,10 @@ def install_push(rt: Runtime) -> None:
         deliveries = deliveries_of(rt)
         rt.jobs.add("push-outbox-poll", POLL_EVERY, deliveries.poll)
         rt.jobs.add("push-outbox-leases", LEASE_SECONDS / 3, deliveries.renew, leader_only=False)
+        rt.stop_hooks.append(deliveries.close)
 
 
 async def stop_push(rt: Runtime, seconds: float = 5.0) -> None:
     """A graceful stop: deliveries in progress get `seconds` to finish; what this node still holds is handed back
-    to the outbox at once, for another node (or the next start) to deliver."""
-    found = deliveries_of(rt)
-    await found.close(seconds)
+    to the outbox at once, for another node (or the next start) to deliver. (The runtime's stop hooks run it.)"""
+    await deliveries_of(rt).close(seconds)
