@@ -738,7 +738,8 @@ async def gateway_viewers_1000(ctx: Context) -> Samples:
 
 STORM_FIRST = 64
 STORM_WATCHERS = 20
-STORM_RATE = 100.0  # messages/s into the room (open loop): 2,000 live deliveries/s to the watchers
+STORM_RATE = 25.0  # messages/s into the room (open loop, GATEWAY_STORM_RATE): 500 live deliveries/s to the
+# watchers, and as many appends per second for each detached session
 
 
 _LAG_BUCKET = re.compile(r'^meadhall_bus_lag_seconds_bucket\{le="([^"]+)"\} ([0-9.e+]+)$', re.MULTILINE)
@@ -765,8 +766,17 @@ def lag_p99(before: dict[float, float], after: dict[float, float]) -> str:
     return f"<= {ms(bound)} ms ({int(total)} events)" if bound != float("inf") else f"> {ms(bounds[-2])} ms"
 
 
+def _storm_rate() -> float:
+    return float(os.environ.get("GATEWAY_STORM_RATE", STORM_RATE))
+
+
 def _storm_resumers() -> int:
     return int(os.environ.get("GATEWAY_STORM", 96))
+
+
+def _storm_concurrency() -> int:
+    """RESUMEs in flight at once (GATEWAY_STORM_CONCURRENCY, default all of them)."""
+    return int(os.environ.get("GATEWAY_STORM_CONCURRENCY", _storm_resumers()))
 
 
 def _storm_users(ctx: Context) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
@@ -786,7 +796,7 @@ async def _storm_setup(ctx: Context) -> None:
 @register("gateway_resume_storm", setup=_storm_setup, needs_users=STORM_FIRST + 1 + STORM_WATCHERS + 96,
           metrics=True,
           description=f"GATEWAY_STORM (default 96) connections RESUME at once, a third into a phase of "
-                      f"--requests messages sent at {STORM_RATE:g}/s into a room that {STORM_WATCHERS} other "
+                      f"--requests messages sent at GATEWAY_STORM_RATE/s (default {STORM_RATE:g}) into a room that {STORM_WATCHERS} other "
                       "connections watch live; latency = POST start -> read by the last watcher; reports the "
                       "watchers' delivery rate, latency and the node's bus lag before and during the storm")
 async def gateway_resume_storm(ctx: Context) -> Samples:
@@ -813,13 +823,15 @@ async def gateway_resume_storm(ctx: Context) -> Samples:
     async def resume_all() -> None:
         storm["lag0"] = await bus_lag_buckets(ctx.server)
         storm["start"] = time.perf_counter()
+        gate = asyncio.Semaphore(_storm_concurrency())
 
         async def one(user: dict[str, Any]) -> float:
             conn = LeanGateway(user, ctx.server.host, ctx.server.port)
             resumed.append(conn)
-            started = time.perf_counter()
-            await conn.open(away.sessions.get(user["id"]), wait=60.0)
-            return time.perf_counter() - started
+            async with gate:
+                started = time.perf_counter()
+                await conn.open(away.sessions.get(user["id"]), wait=60.0)
+                return time.perf_counter() - started
 
         storm["resume_s"] = sorted(await asyncio.gather(*(one(u) for u in resumers)))
         storm["end"] = time.perf_counter()
@@ -847,7 +859,8 @@ async def gateway_resume_storm(ctx: Context) -> Samples:
                     samples.error(f"send: HTTP {resp.status_code} {resp.text[:120]}")
 
             phase = time.perf_counter()
-            scheduled = [phase + i / STORM_RATE for i in range(ctx.requests)]
+            rate = _storm_rate()
+            scheduled = [phase + i / rate for i in range(ctx.requests)]
             tasks: list[asyncio.Task[None]] = []
             storm_task: asyncio.Task[None] | None = None
             for i, at in enumerate(scheduled):
