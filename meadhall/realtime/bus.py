@@ -21,6 +21,9 @@ from meadhall.realtime.events import Event
 Handler = Callable[[Event], Awaitable[None]]
 # A handler's synchronous test of whether an event concerns it at all; events it refuses are not handed to it.
 Wants = Callable[[Event], bool]
+# A handler of several log entries at once, (entry id, event) in log order: the gateway numbers them in one
+# Redis call. Used by RedisBus for the entries of one read; the single-event handler everywhere else.
+BatchHandler = Callable[[list[tuple[str, Event]]], Awaitable[None]]
 START_TIMEOUT = 10.0  # seconds for the first reads at start (the process stops when Redis is unreachable)
 # The log keeps at least this long (seconds): a session resumes at the latest ATTACHED_TTL (180 s) after its
 # last heartbeat's refresh of its position, which comes every 30-45 s; the rest is clock skew between nodes.
@@ -40,13 +43,15 @@ log = structlog.get_logger("meadhall.bus")
 
 class LocalBus:
     def __init__(self) -> None:
-        self._handlers: list[tuple[Handler, Wants | None]] = []
+        self._handlers: list[tuple[Handler, Wants | None, BatchHandler | None]] = []
         self.metrics: Metrics | None = None  # set by the runtime when METRICS_ENABLED
 
-    def subscribe(self, handler: Handler, wants: Wants | None = None) -> None:
+    def subscribe(self, handler: Handler, wants: Wants | None = None, batch: BatchHandler | None = None) -> None:
         """`wants`: asked first for each event, so that the events a handler has no use for cost no coroutine
-        (a profile change publishes one MEMBER_UPDATE per guild of the user, most for no session here)."""
-        self._handlers.append((handler, wants))
+        (a profile change publishes one MEMBER_UPDATE per guild of the user, most for no session here).
+        `batch`: the same handler for several log entries at once, where the bus reads a log; unsubscribing
+        `handler` removes it too."""
+        self._handlers.append((handler, wants, batch))
 
     def unsubscribe(self, handler: Handler) -> None:
         self._handlers[:] = [entry for entry in self._handlers if entry[0] != handler]
@@ -60,7 +65,7 @@ class LocalBus:
             await self._dispatch(ev)
 
     async def _dispatch(self, ev: Event) -> None:
-        for handler, wants in list(self._handlers):
+        for handler, wants, _batch in list(self._handlers):
             if wants is not None and not wants(ev):
                 continue
             try:
@@ -191,11 +196,11 @@ class RedisBus(LocalBus):
                 self._trim(time.monotonic())
             except asyncio.CancelledError:
                 raise
-            except Exception:
+            except Exception as exc:
                 if self._closed:
                     return
-                if not failed:
-                    log.exception("redis bus reader failed; reading again")
+                if not failed:  # no traceback: it is an outage, and rendering one took seconds under load
+                    log.warning("redis bus reader failed; reading again", error=repr(exc))
                 failed = True
                 await asyncio.sleep(RETRY_AFTER)
 
@@ -206,18 +211,40 @@ class RedisBus(LocalBus):
         window = self._window
         for _stream, entries in answer:
             now = time.monotonic()
+            batch: list[tuple[str, Event]] = []
             for entry_id, fields in entries:
                 raw = fields.get("e") if fields else None
-                self.reading = entry_id
                 if raw is None:
-                    self.position = entry_id
                     continue
                 ev = Event.from_json(raw)
                 window.append((stream_id(entry_id), entry_id, ev, now))
                 if metrics is not None:
                     metrics.observe_bus_lag(_published_at(raw))
-                await self._dispatch(ev)
-                self.position = entry_id
+                batch.append((entry_id, ev))
+            if not entries:
+                continue
+            # Every entry up to the last of this read is being handed over from here on: a gateway session
+            # registered from now is caught up to it, and sees every later entry live.
+            self.reading = entries[-1][0]
+            await self._dispatch_batch(batch)
+            self.position = entries[-1][0]
+
+    async def _dispatch_batch(self, batch: list[tuple[str, Event]]) -> None:
+        for handler, wants, many in list(self._handlers):
+            wanted = batch if wants is None else [entry for entry in batch if wants(entry[1])]
+            if not wanted:
+                continue
+            if many is not None:
+                try:
+                    await many(wanted)
+                except Exception:  # one failing receiver must not stop the others
+                    log.exception("event handler failed", event_type=wanted[0][1].type)
+                continue
+            for _entry_id, ev in wanted:
+                try:
+                    await handler(ev)
+                except Exception:
+                    log.exception("event handler failed", event_type=ev.type)
 
     def _trim(self, now: float) -> None:
         window = self._window
@@ -266,9 +293,9 @@ class RedisBus(LocalBus):
         reader = self._reader
         if reader is not None:
             reader.cancel()
-            # redis-py sometimes loses a cancellation that lands in a blocking read: the loop then stops
-            # after that read (BLOCK_MS), or at the latest when its connection is closed.
-            if not (await asyncio.wait({reader}, timeout=BLOCK_MS / 1000 + 0.5))[0]:
+            # redis-py sometimes loses a cancellation that lands in a blocking read: closing the reader's
+            # connection ends that read, and the loop sees `_closed`.
+            if not (await asyncio.wait({reader}, timeout=0.2))[0]:
                 with contextlib.suppress(Exception):
                     await self._reader_client.connection_pool.disconnect()
                 await asyncio.wait({reader}, timeout=1.0)
