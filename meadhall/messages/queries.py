@@ -319,7 +319,12 @@ _NONCE_GET = select(message_nonces.c.message_id, message_nonces.c.created_at).wh
 _NONCE_TAKE_OVER = update(message_nonces).where(
     *_NONCE_KEY, message_nonces.c.message_id == bindparam("seen_id")).values(
     message_id=bindparam("new_id"), created_at=bindparam("now"))
-_NONCE_SWEEP = delete(message_nonces).where(message_nonces.c.created_at < bindparam("before"))
+# SKIP LOCKED: two nodes sweeping at once each delete what the other has not locked, never waiting on each other
+# (PostgreSQL; SQLite's compiler leaves the clause out, and its writers take turns anyway).
+_NONCE_ROW = tuple_(message_nonces.c.channel_id, message_nonces.c.author_id, message_nonces.c.nonce)
+_NONCE_SWEEP = delete(message_nonces).where(_NONCE_ROW.in_(
+    select(message_nonces.c.channel_id, message_nonces.c.author_id, message_nonces.c.nonce)
+    .where(message_nonces.c.created_at < bindparam("before")).with_for_update(skip_locked=True)))
 
 
 async def insert_nonce(conn: AsyncConnection, channel_id: int, author_id: int, nonce: str, message_id: int,
