@@ -30,6 +30,7 @@ service has no Redis key prefix setting: so every name here is unique per run, a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -122,6 +123,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     nodes = [serve(root / "a", env(node_ids[0])), serve(root / "b", env(node_ids[1]))]
     try:
         cluster = Cluster(*nodes)
+        cluster.root, cluster.env, cluster.node_ids = root, env, node_ids
         with httpx.Client(timeout=10, trust_env=False, headers=cluster.headers) as http:
             for node in nodes:
                 wait_healthy(node, http)
@@ -274,6 +276,56 @@ async def test_a_resume_on_another_node_with_an_older_seq_replays_from_there(clu
     assert [f["s"] for f in frames] == [2, 3, 4, 5]
     assert [f["d"]["id"] for f in frames[:-1]] == [m["id"] for m in sent]
     assert frames[-1]["d"] == {"replayed": 3}
+
+
+async def test_a_client_of_a_killed_node_resumes_on_another_and_misses_nothing(cluster, http, ws_clients):
+    """SIGKILL: nothing handed over, nobody numbers the session's events until its RESUME. The node it
+    resumes on numbers them from the shared event log: every message, once, in order, contiguous `s`."""
+    alice, bob, room = cluster.alice, cluster.bob, cluster.room
+    node_id = random.choice([n for n in range(512, 1024) if n not in cluster.node_ids])
+    doomed = serve(cluster.root / f"c-{uuid.uuid4().hex[:6]}", cluster.env(node_id))
+    try:
+        async with httpx.AsyncClient(timeout=10, trust_env=False) as probe:
+            for _ in range(600):
+                assert doomed.proc.poll() is None, doomed.stderr()
+                with contextlib.suppress(httpx.TransportError):
+                    if (await probe.get(f"{doomed.url}/readyz")).status_code == 200:
+                        break
+                await asyncio.sleep(0.05)
+        alice_on_c = await identified(doomed, alice, ws_clients)
+        tag = uuid.uuid4().hex[:6]
+        seen = [await post_on(http, cluster.b, bob, room, f"delivered by the doomed node {tag} {i}") for i in range(2)]
+        for message in seen:
+            await created(alice_on_c, message["id"])
+        last_seq = alice_on_c.last_seq
+        assert last_seq is not None
+        doomed.proc.kill()  # SIGKILL
+        doomed.proc.wait()
+
+        missed = [await post_on(http, node, who, room, f"missed {tag} {i}")
+                  for i, (node, who) in enumerate([(cluster.a, bob), (cluster.b, alice), (cluster.b, bob),
+                                                   (cluster.a, alice)])]
+        alice_on_b = await connect_gateway(cluster.b, ws_clients)
+        assert (await alice_on_b.recv())["op"] == 10
+        await alice_on_b.send(6, {"token": alice.token, "session_id": alice_on_c.session_id, "seq": last_seq})
+        replayed: list[dict[str, Any]] = []
+        while True:
+            frame = await alice_on_b.recv()
+            assert frame["op"] == 0, frame  # no INVALID_SESSION
+            if frame["t"] == "RESUMED":
+                break
+            replayed.append(frame)
+        assert [f["s"] for f in replayed] == list(range(last_seq + 1, last_seq + 1 + len(replayed)))
+        assert [f["d"]["id"] for f in replayed if f["t"] == "MESSAGE_CREATE"] == [m["id"] for m in missed]
+        assert frame["d"] == {"replayed": len(replayed)} and frame["s"] == last_seq + len(replayed) + 1
+
+        live = await post_on(http, cluster.a, bob, room, f"after the resume {tag}")
+        after = await alice_on_b.recv_until(lambda f: f["op"] == 0)
+        assert (after["t"], after["d"]["id"], after["s"]) == ("MESSAGE_CREATE", live["id"], frame["s"] + 1)
+    finally:
+        if doomed.proc.poll() is None:
+            doomed.proc.kill()
+            doomed.proc.wait()
 
 
 # ---------------------------------------------------------------- (c) shared rate limits and lockouts
