@@ -476,9 +476,14 @@ class Hub:
         await self.store.keep(gs.id, RESUME_WINDOW, gs.detached_at, self._processed(gs))
 
     async def lost_state(self) -> None:
-        """Redis lost its data (it restarted empty): every session here lost its numbers and buffer. Close
-        their connections as timed out: their clients RESUME, are told the session expired, and identify."""
-        doomed = list(self.sessions.values())
+        """Redis lost its data (it restarted empty): the sessions here that it no longer holds lost their
+        numbers and buffer. Close their connections as timed out: their clients RESUME, are told the session
+        expired, and identify. Sessions opened since Redis came back (before this was noticed) stay; so do
+        those being set up, whose next store call finds out by itself."""
+        settled = [gs for gs in self.sessions.values()
+                   if gs.state is not State.PENDING and gs.state is not State.RESUMING]
+        alive = await self.store.existing([gs.id for gs in settled], self.clock.timestamp())
+        doomed = [gs for gs in settled if gs.id not in alive and self.sessions.get(gs.id) is gs]
         if doomed:
             log.warning("gateway sessions lost with Redis's data; closing them", count=len(doomed))
             await self._end(doomed, protocol.CLOSE_TIMED_OUT, drop=False)

@@ -103,6 +103,10 @@ class ResumeStore(Protocol):
 
     async def drop(self, session_ids: list[str]) -> None: ...
 
+    async def existing(self, session_ids: list[str], now: float) -> set[str]:
+        """Those of the sessions the store still holds (one round trip)."""
+        ...
+
 
 @dataclass
 class _MemorySession:
@@ -193,6 +197,9 @@ class MemoryResumeStore:
     async def drop(self, session_ids: list[str]) -> None:
         for sid in session_ids:
             self._sessions.pop(sid, None)
+
+    async def existing(self, session_ids: list[str], now: float) -> set[str]:
+        return {sid for sid in session_ids if self._live(sid, now) is not None}
 
     def sweep(self, now: float) -> None:
         for sid in [s for s, st in self._sessions.items() if st.expires <= now]:
@@ -397,6 +404,15 @@ class RedisResumeStore:
 
     async def keep(self, session_id: str, ttl: float, now: float, pos: str = "") -> int:
         return int(await self._keep(keys=[], args=[self.prefix, session_id, repr(now), ttl, pos]))
+
+    async def existing(self, session_ids: list[str], now: float) -> set[str]:
+        if not session_ids:
+            return set()
+        async with self.client.pipeline(transaction=False) as pipe:
+            for sid in session_ids:
+                pipe.hget(self._base(sid), "exp")
+            expiries = await pipe.execute()
+        return {sid for sid, exp in zip(session_ids, expiries, strict=True) if exp is not None and float(exp) > now}
 
     async def drop(self, session_ids: list[str]) -> None:
         if session_ids:
