@@ -37,7 +37,7 @@ from meadhall.messages.hydrate import hydrate
 from meadhall.messages.read_states import bump_mentions
 from meadhall.messages.rooms import MessageRoom
 from meadhall.messages.rows import MessageRow
-from meadhall.messages.sent_hooks import SentMessage, announce_sent, wanted
+from meadhall.messages.sent_hooks import SentMessage, announce_sent, record_sent, wanted
 from meadhall.messages.webhooks import queries
 from meadhall.messages.webhooks.queries import WebhookRow
 from meadhall.realtime.audience import channel_viewers
@@ -146,8 +146,13 @@ async def do_execute_webhook(rt: Runtime, raw_id: str, token: str, request: Exec
         [view] = await hydrate(uow.conn, [row], NO_AUTHOR, uow.now, with_reactions=False,
                                with_attachments=bool(request.attachment_ids))
         uow.emit(notify_message_create(view, viewers))
-    if wanted():  # after commit: Web Push for the mentioned, queued, never delaying the answer (docs/push.md)
-        announce_sent(rt, SentMessage(view, room.channel_id, hook["guild_id"], channel["name"], NO_AUTHOR, notified, []))
+        sent = None
+        if wanted():  # Web Push for the mentioned: its note is written with the message (docs/push.md)
+            sent = SentMessage(view, room.channel_id, hook["guild_id"], channel["name"], NO_AUTHOR, notified, [],
+                               recorded=True)
+            await record_sent(rt, uow, sent)
+    if sent is not None:  # after commit: wakes the delivery, never waits for it
+        announce_sent(rt, sent)
     return view
 
 
