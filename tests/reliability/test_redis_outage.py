@@ -162,11 +162,6 @@ async def test_requests_answer_503_while_redis_is_down_and_work_again_when_it_re
     assert "during the outage" not in contents
 
 
-# Not strict: whether the session falls in the window depends on the phase of that 5 s check. Remove the mark
-# when the bus and gateway rework keeps sessions made after Redis returned.
-@pytest.mark.xfail(strict=False, reason="observed at 77ce801 (the Redis Stream bus): a gateway session identified "
-                   "after Redis came back is closed with 4009 when the bus's periodic epoch check (every 5 s) "
-                   "later notices the restart and ends every session (realtime/bus.py `on_reset`)")
 async def test_live_events_reach_the_gateway_again_after_a_redis_restart(
         client: httpx.AsyncClient, accounts: Any, app: Any, redis_server: PrivateRedis) -> None:
     alice = await accounts.register("alice")
