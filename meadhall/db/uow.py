@@ -1,6 +1,7 @@
 """Unit of work: one transaction per request. Events queued on it are published only after the commit
 succeeds and are dropped on rollback (house rule 3). A CLI run writes them to the outbox instead, in the same
-transaction, for a serving process to publish (docs/architecture.md, "CLI effects reach live connections")."""
+transaction, for a serving process to publish (docs/architecture.md, "CLI effects reach live connections"); so do
+the events of a committed change that the bus refused (Redis unreachable for a moment)."""
 
 from __future__ import annotations
 
@@ -85,7 +86,19 @@ async def unit_of_work(
         try:
             await bus.publish(uow.events)
         except Exception:
-            # The data is committed; a bus outage loses these deliveries but must not fail the request.
-            log.exception("event publish failed", count=len(uow.events))
+            # The data is committed, so the request succeeds; its events wait in the outbox that every serving
+            # process drains (realtime/outbox.py) until the bus takes them. Dropped, they would leave every
+            # gateway session that outlives a short Redis outage deaf to this change.
+            await _keep_for_later(engine, clock, ids, bus, uow.events)
     for callback in uow._after_commit:
         await callback()
+
+
+async def _keep_for_later(engine: AsyncEngine, clock: Clock, ids: SnowflakeGenerator, bus: Publisher,
+                          events: list[Event]) -> None:
+    log.warning("event publish failed; the events wait in the outbox", count=len(events), exc_info=True)
+    try:
+        async with unit_of_work(engine, clock, ids, bus, outbox=True) as later:
+            later.emit(*events)
+    except Exception:
+        log.exception("event publish failed and the events could not be kept", count=len(events))
