@@ -210,10 +210,19 @@ class GatewayReader:
         self.conn.send(p.HEARTBEAT_ACK)
         self.last_heartbeat = now
         if self.gs is not None and self.who is not None:
-            await self.hub.heartbeat(self.gs)
-            await self.hub.caps.refresh(self.who.user_id, self.conn_id, self.rt.clock.timestamp())
-            await client_refreshed(self.rt, self.who.user_id, self.conn_id, p.stale_after(self.timing))
-            await touch(self.rt, self.who.user_id, in_client=True)
+            try:
+                await self.hub.heartbeat(self.gs)
+                await self.hub.caps.refresh(self.who.user_id, self.conn_id, self.rt.clock.timestamp())
+                await client_refreshed(self.rt, self.who.user_id, self.conn_id, p.stale_after(self.timing))
+                await touch(self.rt, self.who.user_id, in_client=True)
+            except Exception as exc:
+                if outage(exc) is None:
+                    raise
+                # Redis is unreachable: the connection stays open (nothing could be delivered or resumed
+                # meanwhile), and the steps after the first failure are skipped, since each would wait out its
+                # own timeout while this reader stops reading (frames pile up, and the heartbeat deadline ends a
+                # beating client with 4009). Once Redis answers, a session it lost is ended (hub.lost_state).
+                log.debug("gateway heartbeat: shared store unavailable", error=repr(exc))
         return None
 
     async def _closed_for_presence(self) -> None:

@@ -177,3 +177,36 @@ async def test_live_events_reach_the_gateway_again_after_a_redis_restart(
             assert created["id"] == sent["id"]
         finally:
             await listener.close()
+
+
+async def test_a_gateway_client_that_keeps_beating_through_an_outage_is_not_timed_out(
+        client: httpx.AsyncClient, accounts: Any, app: Any, redis_server: PrivateRedis) -> None:
+    """Its heartbeats are answered while Redis is down and the connection stays; once Redis is back (empty),
+    the session it lost is ended, and its RESUME is told the session expired (never silently deaf)."""
+    alice = await accounts.register("alice")
+    async with served(app) as port:
+        gateway = GatewayServer(f"ws://127.0.0.1:{port}", app)
+        listener = await gateway.identified(alice["token"])
+        session_id = listener.session_id
+        try:
+            await listener.send(1, None)  # answered once the reader finished the IDENTIFY's last steps
+            await listener.recv_until(lambda f: f["op"] == 11)
+            redis_server.stop()
+            for _ in range(3):  # each would have blocked the reader for the clients' timeouts in turn
+                await listener.send(1, None)
+                ack = await listener.recv_until(lambda f: f["op"] == 11, wait=PROMPT)
+                assert ack["d"] is None
+            assert listener.closed_code is None and listener.ws.close_code is None
+            redis_server.start()
+            code = await listener.wait_closed(wait=RECOVERY + 10)
+            assert code == 4009
+        finally:
+            await listener.close()
+        again = await gateway.connect()
+        try:
+            await again.recv()  # HELLO
+            await again.send(6, {"token": alice["token"], "session_id": session_id, "seq": 1})
+            invalid = await again.recv_until(lambda f: f["op"] == 9, wait=RECOVERY)
+            assert invalid["d"] == {"reason": "session_expired", "resumable": False}
+        finally:
+            await again.close()
