@@ -13,11 +13,9 @@ it asks the other nodes (through the bus) to adopt its gateway sessions as detac
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 
@@ -26,29 +24,12 @@ from meadhall.gateway.connection import Connection
 from meadhall.gateway.hub import GatewaySession, Hub, NodeMessage, State
 from meadhall.gateway.resume import ATTACHED_TTL, RESUME_WINDOW, Owner, RedisResumeStore
 from meadhall.realtime.events import Event
+from tests.support.gateway import FrameSink as Sink
 
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL") or None
 pytestmark = pytest.mark.skipif(not TEST_REDIS_URL, reason="TEST_REDIS_URL not set")
 
 USER, AUTH = 7, 70
-
-
-class Sink:
-    def __init__(self) -> None:
-        self.frames: list[dict[str, Any]] = []
-        self.closed: int | None = None
-
-    async def send(self, frame: str) -> None:
-        self.frames.append(json.loads(frame))
-
-    async def close(self, code: int) -> None:
-        self.closed = code
-
-    def overflow(self) -> None:
-        raise AssertionError("overflow")
-
-    def dispatches(self) -> list[tuple[int, str, Any]]:
-        return [(f["s"], f["t"], f["d"]) for f in self.frames if f["op"] == 0]
 
 
 def connection(sink: Sink) -> Connection:

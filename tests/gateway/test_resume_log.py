@@ -27,6 +27,7 @@ from meadhall.gateway.resume import ATTACHED_TTL, GONE, Owner, RedisResumeStore
 from meadhall.realtime import bus as bus_module
 from meadhall.realtime.bus import RedisBus
 from meadhall.realtime.events import Event
+from tests.support.gateway import FrameSink
 
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL") or None
 pytestmark = pytest.mark.skipif(not TEST_REDIS_URL, reason="TEST_REDIS_URL not set")
@@ -35,23 +36,7 @@ USER, AUTH = 7, 70
 OTHER = 8
 
 
-class Sink:
-    def __init__(self) -> None:
-        self.frames: list[dict[str, Any]] = []
-        self.closed: int | None = None
-
-    async def send(self, frame: str) -> None:
-        self.frames.append(json.loads(frame))
-
-    async def close(self, code: int) -> None:
-        self.closed = code
-
-    def overflow(self) -> None:
-        raise AssertionError("overflow")
-
-    def dispatches(self) -> list[tuple[int, str, Any]]:
-        return [(f["s"], f["t"], f["d"]) for f in self.frames if f["op"] == 0]
-
+class Sink(FrameSink):
     def messages(self) -> list[int]:
         return [d["n"] for _, t, d in self.dispatches() if t == "MESSAGE_CREATE"]
 

@@ -23,6 +23,8 @@ from meadhall.api.errors import outage
 from tests.support.faultproxy import FaultProxy
 from tests.support.guilds import make_guild
 from tests.support.messages import history, post
+from tests.support.outage import assert_unavailable as outage_answer
+from tests.support.outage import timed
 from tests.support.redis_server import PrivateRedis
 
 TEST_DATABASE_URL = __import__("os").environ.get("TEST_DATABASE_URL") or None
@@ -62,16 +64,7 @@ def settings_overrides(proxy: FaultProxy, redis_server: PrivateRedis) -> dict[st
 
 
 def assert_unavailable(r: httpx.Response, elapsed: float) -> None:
-    assert r.status_code == 503, r.text
-    assert r.json()["error"]["code"] == "service.unavailable"
-    assert r.headers["Retry-After"] == "5"
-    assert elapsed < PROMPT, f"answered after {elapsed:.1f} s"
-
-
-async def timed(call: Any) -> tuple[httpx.Response, float]:
-    started = time.monotonic()
-    r = await call
-    return r, time.monotonic() - started
+    outage_answer(r, elapsed, PROMPT)
 
 
 async def served_again(client: httpx.AsyncClient, account: Any) -> float:

@@ -21,6 +21,8 @@ from websockets.exceptions import InvalidStatus
 from tests.support.gateway import GatewayServer
 from tests.support.guilds import make_guild
 from tests.support.messages import history, post
+from tests.support.outage import assert_unavailable as outage_answer
+from tests.support.outage import timed
 from tests.support.redis_server import PrivateRedis
 from tests.support.served import served
 
@@ -44,16 +46,7 @@ def settings_overrides(redis_server: PrivateRedis) -> dict[str, Any]:
 
 
 def assert_unavailable(r: httpx.Response, elapsed: float) -> None:
-    assert r.status_code == 503, r.text
-    assert r.json()["error"]["code"] == "service.unavailable"
-    assert r.headers["Retry-After"] == "5"
-    assert elapsed < PROMPT, f"answered after {elapsed:.1f} s"
-
-
-async def timed(call: Any) -> tuple[httpx.Response, float]:
-    started = time.monotonic()
-    r = await call
-    return r, time.monotonic() - started
+    outage_answer(r, elapsed, PROMPT)
 
 
 async def test_more_commands_in_flight_than_the_pool_holds_wait_for_a_connection(

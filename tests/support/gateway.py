@@ -121,3 +121,23 @@ class GatewayServer:
         client = await self.connect()
         await client.identify(token)
         return client
+
+
+class FrameSink:
+    """The client side of a hub's `Connection` in unit tests: what it was sent, and its close code."""
+
+    def __init__(self) -> None:
+        self.frames: list[dict[str, Any]] = []
+        self.closed: int | None = None
+
+    async def send(self, frame: str) -> None:
+        self.frames.append(json.loads(frame))
+
+    async def close(self, code: int) -> None:
+        self.closed = code
+
+    def overflow(self) -> None:
+        raise AssertionError("overflow")
+
+    def dispatches(self) -> list[tuple[int, str, Any]]:
+        return [(f["s"], f["t"], f["d"]) for f in self.frames if f["op"] == 0]
