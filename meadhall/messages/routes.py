@@ -76,7 +76,7 @@ async def _send(rt: Runtime, channel_id: str, body: s.MessageCreate, principal: 
 
 
 @router.get("/channels/{channel_id}/messages", response_model=s.MessagesResponse,
-            responses=errors("channel.not_found", "perm.denied"))
+            responses=errors("channel.not_found", "perm.denied", "channel.wrong_type"))
 async def list_messages(rt: RuntimeDep, channel_id: str, principal: PrincipalDep, page: Pagination) -> JSONResponse:
     # Returned as a response: the views are exactly the documented shape, and validating 50 messages
     # again through the response model would double the cost of a page.
@@ -130,7 +130,7 @@ SEARCH_RULES = {"q": "1-200 characters after trimming, at least one word after n
 # Registered before /messages/{message_id}, so that "search" is never read as a message id.
 @router.get("/channels/{channel_id}/messages/search", response_model=s.MessagesResponse,
             openapi_extra=rules(SEARCH_RULES),
-            dependencies=[limited("search")], responses=errors("channel.not_found", "perm.denied"))
+            dependencies=[limited("search")], responses=errors("channel.not_found", "perm.denied", "channel.wrong_type"))
 async def search_messages(
     rt: RuntimeDep, channel_id: str, principal: PrincipalDep,
     q: SearchWords,
@@ -160,7 +160,7 @@ async def search_guild_messages(
 
 
 @router.get("/channels/{channel_id}/messages/{message_id}", response_model=s.MessageResponse,
-            responses=errors("channel.not_found", "message.not_found", "perm.denied"))
+            responses=errors("channel.not_found", "message.not_found", "perm.denied", "channel.wrong_type"))
 async def get_message(rt: RuntimeDep, channel_id: str, message_id: str, principal: PrincipalDep) -> dict[str, Any]:
     return {"message": await history.access_message(rt, principal, channel_id, message_id)}
 
@@ -168,7 +168,7 @@ async def get_message(rt: RuntimeDep, channel_id: str, message_id: str, principa
 @router.patch("/channels/{channel_id}/messages/{message_id}", response_model=s.MessageResponse,
               dependencies=[limited("messages.modify")],
               responses=errors("channel.not_found", "message.not_found", "perm.denied",
-                               "relationship.blocked", "message.edit_window_expired"))
+                               "relationship.blocked", "message.edit_window_expired", "channel.wrong_type"))
 async def edit_message(rt: RuntimeDep, channel_id: str, message_id: str, body: s.MessageEdit,
                        principal: PrincipalDep) -> dict[str, Any]:
     return {"message": await edit.do_edit_message(rt, principal, channel_id, message_id, body.content)}
@@ -176,7 +176,7 @@ async def edit_message(rt: RuntimeDep, channel_id: str, message_id: str, body: s
 
 @router.delete("/channels/{channel_id}/messages/{message_id}", status_code=204,
                dependencies=[limited("messages.modify")],
-               responses=errors("channel.not_found", "message.not_found", "perm.denied"))
+               responses=errors("channel.not_found", "message.not_found", "perm.denied", "channel.wrong_type"))
 async def delete_message(rt: RuntimeDep, channel_id: str, message_id: str, principal: PrincipalDep) -> Response:
     await edit.do_delete_message(rt, principal, channel_id, message_id)
     return Response(status_code=204)
@@ -184,14 +184,14 @@ async def delete_message(rt: RuntimeDep, channel_id: str, message_id: str, princ
 
 @router.post("/channels/{channel_id}/typing", operation_id="sendTyping", summary="Typing", status_code=204,
              dependencies=[limited("typing")],
-             responses=errors("channel.not_found", "perm.denied", "relationship.blocked"))
+             responses=errors("channel.not_found", "perm.denied", "relationship.blocked", "channel.wrong_type"))
 async def send_typing(rt: RuntimeDep, channel_id: str, principal: PrincipalDep) -> Response:
     await typing_indicators.do_send_typing(rt, principal, channel_id)
     return Response(status_code=204)
 
 
 @router.post("/channels/{channel_id}/ack", operation_id="ackChannel", summary="Ack", response_model=s.ReadStateResponse,
-             dependencies=[limited("read_states.ack")], responses=errors("channel.not_found", "message.not_found"))
+             dependencies=[limited("read_states.ack")], responses=errors("channel.not_found", "message.not_found", "channel.wrong_type"))
 async def ack_channel(rt: RuntimeDep, channel_id: str, principal: PrincipalDep, body: s.AckRequest | None = None
                       ) -> dict[str, Any]:
     return {"read_state": await read_states.do_ack(rt, principal, channel_id, body.message_id if body else None)}
@@ -207,7 +207,7 @@ async def list_read_states(rt: RuntimeDep, principal: PrincipalDep) -> dict[str,
 
 REACTION = "/channels/{channel_id}/messages/{message_id}/reactions/{emoji}"
 PIN = "/channels/{channel_id}/pins/{message_id}"
-_SEEN = ("channel.not_found", "message.not_found")
+_SEEN = ("channel.not_found", "message.not_found", "channel.wrong_type")  # categories hold no messages
 # The emoji path parameter (OpenAPI: addReaction): the pattern is the grammar of messages/emoji.py.
 Emoji = Annotated[str, Path(description="A Unicode emoji sequence, or a custom emoji as `<:name:id>` or `name:id`. "
                                         "A custom emoji that does not exist answers 422 `reaction.invalid_emoji`.",
@@ -256,7 +256,7 @@ async def remove_user_reaction(rt: RuntimeDep, channel_id: str, message_id: str,
 
 
 @reactions_and_pins.get("/channels/{channel_id}/pins", response_model=s.PinsResponse,
-            responses=errors("channel.not_found", "perm.denied"))
+            responses=errors("channel.not_found", "perm.denied", "channel.wrong_type"))
 async def list_pins(rt: RuntimeDep, channel_id: str, principal: PrincipalDep) -> dict[str, Any]:
     return await pins.access_pins(rt, principal, channel_id)
 

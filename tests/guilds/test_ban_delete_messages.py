@@ -147,6 +147,14 @@ async def test_the_period_is_validated_and_a_refused_ban_deletes_nothing(client,
     assert len(await contents(client, h.owner, s.general)) == 4  # the owner sees all but the private one
 
 
+async def test_a_whole_number_written_with_a_fraction_is_that_number(client, accounts, rt, clock):
+    """JSON has one number type: 3600.0 is 3600 seconds (JSON Schema's integer says so too)."""
+    s = await setup_scene(client, accounts, rt, clock)
+    assert (await ban(client, s, delete_message_seconds=float(604800))).status_code == 204
+    [entry] = await audit_rows(rt, s.h.id, "member.ban")
+    assert entry["data"]["deleted_messages"] > 0
+
+
 async def test_viewers_receive_message_delete_bulk_over_the_gateway_and_others_do_not(gateway, client, accounts,
                                                                                       rt, clock):
     s = await setup_scene(client, accounts, rt, clock)

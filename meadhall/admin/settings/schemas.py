@@ -9,21 +9,13 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, f
 
 from meadhall.admin.settings.nulls import refuse_null
 from meadhall.api.openapi import not_null
+from meadhall.core.numbers import integral
 from meadhall.files.limits import MEDIA_LIMIT_MAX, MEDIA_LIMIT_MIN
-
-
-def _integral(value: object) -> object:
-    """JSON has one number type: `8146.0` is the integer 8146 (JSON Schema says so too), while a string, a
-    boolean or `8146.5` stays refused by the strict integer."""
-    if type(value) is float and value.is_integer():
-        return int(value)
-    return value
-
 
 # The constraints come before the conversion: after it, pydantic can no longer state them as the schema's
 # `minimum`/`maximum`, and the document would lose them.
 MediaLimit = Annotated[StrictInt, Field(ge=MEDIA_LIMIT_MIN, le=MEDIA_LIMIT_MAX, description="bytes"),
-                       BeforeValidator(_integral)]
+                       BeforeValidator(integral)]
 
 
 class MediaLimits(BaseModel):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, Field, StrictInt, StringConstraints
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, StrictInt, StringConstraints
 
 from meadhall.accounts.schemas import UserSummary
+from meadhall.core.numbers import integral
 from meadhall.core.text import check_single_line
 
 BanReason = Annotated[str, StringConstraints(max_length=512), AfterValidator(check_single_line)]
@@ -18,10 +19,11 @@ DELETE_MESSAGE_SECONDS_MAX = 604800
 
 class BanPut(BaseModel):
     reason: BanReason | None = None
-    # Strict: a JSON number only (`true` or "3600" are not a number of seconds).
-    delete_message_seconds: StrictInt = Field(
-        0, ge=0, le=DELETE_MESSAGE_SECONDS_MAX,
-        description="Delete the user's messages in this server written in this many seconds before the ban")
+    # Strict: a JSON number only (`true` or "3600" are not a number of seconds; 3600.0 is 3600).
+    delete_message_seconds: Annotated[StrictInt, Field(
+        ge=0, le=DELETE_MESSAGE_SECONDS_MAX,
+        description="Delete the user's messages in this server written in this many seconds before the ban"),
+        BeforeValidator(integral)] = 0
 
 
 class Ban(BaseModel):
