@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from meadhall.api.deps import RuntimeDep, runtime_of
 from meadhall.api.limits import remember
 from meadhall.api.multipart import multipart_file
-from meadhall.api.openapi import ID_SCHEMA, errors, rules
+from meadhall.api.openapi import ID_SCHEMA, errors, rules, with_rules
 from meadhall.api.pagination import Pagination, page_params
 from meadhall.api.plain import PlainRoute, json_body, json_response
 from meadhall.auth.deps import PrincipalDep, limited, plain_session, require_session
@@ -49,17 +49,20 @@ async def send_rate(request: Request, channel_id: str,
     return ["messages.send"] if bypassed else []
 
 
+# Every route of a room's messages refuses a category, which holds none (messages/rooms.py).
+MESSAGE_ROOM = rules({"channel_id": "a room that holds messages (a category holds none)"}, code="channel.wrong_type")
+
 # sendMessage and listMessages are also served by plain routes (api/plain.py, below): they are the two
 # requests clients make most, and FastAPI's dependency solving and body handling cost about 0.4 ms of
 # server CPU per send, about as much as the message service itself (docs/benchmarks.md, "Plain routes for
 # send and history": with the other changes listed there, CPU per send 1.9 -> 0.7 ms, per page 2.7 ->
 # 1.0 ms). The routes here stay the documented interface and answer whatever the plain routes decline.
 @router.post("/channels/{channel_id}/messages", status_code=201, response_model=s.MessageResponse,
-             openapi_extra=rules({
+             openapi_extra=with_rules(rules({
                  "content": "a slash command needs its text, `/ls` a mention of a member who "
                             "can view the room; a command alone is no content",
                  "attachment_ids": "unsent uploads of the caller to this room, each once",
-                 "reply_to_id": "a message of this room"}),
+                 "reply_to_id": "a message of this room"}), MESSAGE_ROOM),
              responses={200: {"model": s.MessageResponse, "description": "Repeated nonce: the first message"},
                         **errors("channel.not_found", "perm.denied", "relationship.blocked",
                                   "channel.wrong_type")})
@@ -75,7 +78,8 @@ async def _send(rt: Runtime, channel_id: str, body: s.MessageCreate, principal: 
     return json_response({"message": sent.message}, status_code=201 if sent.created else 200)
 
 
-@router.get("/channels/{channel_id}/messages", response_model=s.MessagesResponse,
+@router.get("/channels/{channel_id}/messages", openapi_extra=MESSAGE_ROOM,
+            response_model=s.MessagesResponse,
             responses=errors("channel.not_found", "perm.denied", "channel.wrong_type"))
 async def list_messages(rt: RuntimeDep, channel_id: str, principal: PrincipalDep, page: Pagination) -> JSONResponse:
     # Returned as a response: the views are exactly the documented shape, and validating 50 messages
@@ -129,7 +133,7 @@ SEARCH_RULES = {"q": "1-200 characters after trimming, at least one word after n
 
 # Registered before /messages/{message_id}, so that "search" is never read as a message id.
 @router.get("/channels/{channel_id}/messages/search", response_model=s.MessagesResponse,
-            openapi_extra=rules(SEARCH_RULES),
+            openapi_extra=with_rules(rules(SEARCH_RULES), MESSAGE_ROOM),
             dependencies=[limited("search")], responses=errors("channel.not_found", "perm.denied", "channel.wrong_type"))
 async def search_messages(
     rt: RuntimeDep, channel_id: str, principal: PrincipalDep,
@@ -159,13 +163,15 @@ async def search_guild_messages(
     return json_response(await search.search_guild_messages(rt, principal, guild_id, request))
 
 
-@router.get("/channels/{channel_id}/messages/{message_id}", response_model=s.MessageResponse,
+@router.get("/channels/{channel_id}/messages/{message_id}", openapi_extra=MESSAGE_ROOM,
+            response_model=s.MessageResponse,
             responses=errors("channel.not_found", "message.not_found", "perm.denied", "channel.wrong_type"))
 async def get_message(rt: RuntimeDep, channel_id: str, message_id: str, principal: PrincipalDep) -> dict[str, Any]:
     return {"message": await history.access_message(rt, principal, channel_id, message_id)}
 
 
-@router.patch("/channels/{channel_id}/messages/{message_id}", response_model=s.MessageResponse,
+@router.patch("/channels/{channel_id}/messages/{message_id}", openapi_extra=MESSAGE_ROOM,
+              response_model=s.MessageResponse,
               dependencies=[limited("messages.modify")],
               responses=errors("channel.not_found", "message.not_found", "perm.denied",
                                "relationship.blocked", "message.edit_window_expired", "channel.wrong_type"))
@@ -174,7 +180,8 @@ async def edit_message(rt: RuntimeDep, channel_id: str, message_id: str, body: s
     return {"message": await edit.do_edit_message(rt, principal, channel_id, message_id, body.content)}
 
 
-@router.delete("/channels/{channel_id}/messages/{message_id}", status_code=204,
+@router.delete("/channels/{channel_id}/messages/{message_id}", openapi_extra=MESSAGE_ROOM,
+               status_code=204,
                dependencies=[limited("messages.modify")],
                responses=errors("channel.not_found", "message.not_found", "perm.denied", "channel.wrong_type"))
 async def delete_message(rt: RuntimeDep, channel_id: str, message_id: str, principal: PrincipalDep) -> Response:
@@ -182,7 +189,8 @@ async def delete_message(rt: RuntimeDep, channel_id: str, message_id: str, princ
     return Response(status_code=204)
 
 
-@router.post("/channels/{channel_id}/typing", operation_id="sendTyping", summary="Typing", status_code=204,
+@router.post("/channels/{channel_id}/typing", openapi_extra=MESSAGE_ROOM,
+             operation_id="sendTyping", summary="Typing", status_code=204,
              dependencies=[limited("typing")],
              responses=errors("channel.not_found", "perm.denied", "relationship.blocked", "channel.wrong_type"))
 async def send_typing(rt: RuntimeDep, channel_id: str, principal: PrincipalDep) -> Response:
@@ -190,7 +198,8 @@ async def send_typing(rt: RuntimeDep, channel_id: str, principal: PrincipalDep) 
     return Response(status_code=204)
 
 
-@router.post("/channels/{channel_id}/ack", operation_id="ackChannel", summary="Ack", response_model=s.ReadStateResponse,
+@router.post("/channels/{channel_id}/ack", openapi_extra=MESSAGE_ROOM,
+             operation_id="ackChannel", summary="Ack", response_model=s.ReadStateResponse,
              dependencies=[limited("read_states.ack")], responses=errors("channel.not_found", "message.not_found", "channel.wrong_type"))
 async def ack_channel(rt: RuntimeDep, channel_id: str, principal: PrincipalDep, body: s.AckRequest | None = None
                       ) -> dict[str, Any]:
@@ -212,7 +221,8 @@ _SEEN = ("channel.not_found", "message.not_found", "channel.wrong_type")  # cate
 Emoji = Annotated[str, Path(description="A Unicode emoji sequence, or a custom emoji as `<:name:id>` or `name:id`. "
                                         "A custom emoji that does not exist answers 422 `reaction.invalid_emoji`.",
                             json_schema_extra={"pattern": EMOJI_PATTERN})]
-UNKNOWN_CUSTOM = rules({"emoji": "a custom emoji must exist"}, code="reaction.invalid_emoji")
+UNKNOWN_CUSTOM = with_rules(rules({"emoji": "a custom emoji must exist"}, code="reaction.invalid_emoji"),
+                            MESSAGE_ROOM)
 
 
 def _no_content() -> Response:
@@ -255,26 +265,27 @@ async def remove_user_reaction(rt: RuntimeDep, channel_id: str, message_id: str,
     return _no_content()
 
 
-@reactions_and_pins.get("/channels/{channel_id}/pins", response_model=s.PinsResponse,
-            responses=errors("channel.not_found", "perm.denied", "channel.wrong_type"))
+@reactions_and_pins.get("/channels/{channel_id}/pins", openapi_extra=MESSAGE_ROOM, response_model=s.PinsResponse,
+                        responses=errors("channel.not_found", "perm.denied", "channel.wrong_type"))
 async def list_pins(rt: RuntimeDep, channel_id: str, principal: PrincipalDep) -> dict[str, Any]:
     return await pins.access_pins(rt, principal, channel_id)
 
 
-@reactions_and_pins.put(PIN, status_code=204,
-            responses=errors(*_SEEN, "perm.denied", "pin.limit_reached", "validation.failed"))
+@reactions_and_pins.put(PIN, openapi_extra=MESSAGE_ROOM, status_code=204,
+                        responses=errors(*_SEEN, "perm.denied", "pin.limit_reached", "validation.failed"))
 async def pin_message(rt: RuntimeDep, channel_id: str, message_id: str, principal: PrincipalDep) -> Response:
     await pins.do_pin_message(rt, principal, channel_id, message_id)
     return _no_content()
 
 
-@reactions_and_pins.delete(PIN, status_code=204, responses=errors(*_SEEN, "perm.denied", "pin.not_found"))
+@reactions_and_pins.delete(PIN, openapi_extra=MESSAGE_ROOM,
+                           status_code=204, responses=errors(*_SEEN, "perm.denied", "pin.not_found"))
 async def unpin_message(rt: RuntimeDep, channel_id: str, message_id: str, principal: PrincipalDep) -> Response:
     await pins.do_unpin_message(rt, principal, channel_id, message_id)
     return _no_content()
 
 @files.post("/channels/{channel_id}/files", status_code=201, response_model=FileResponse,
-            dependencies=[limited("uploads")], openapi_extra=UPLOAD_BODY,
+            dependencies=[limited("uploads")], openapi_extra=with_rules(UPLOAD_BODY, MESSAGE_ROOM),
             responses=errors("channel.not_found", "perm.denied", "channel.wrong_type", *UPLOAD_ERRORS))
 async def upload_attachment(request: Request, rt: RuntimeDep, channel_id: str, principal: PrincipalDep
                             ) -> dict[str, Any]:
