@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import sqlite3
+import time
 import weakref
 from pathlib import Path
 from typing import Any
@@ -55,13 +57,28 @@ def _track_writes(engine: AsyncEngine) -> None:
             conn.info[WROTE_FLAG] = True
 
 
+def _enter_wal(cursor: Any) -> None:
+    """Switching a database to WAL needs its exclusive lock, and SQLite answers "database is locked" at once,
+    without the busy handler, when another process holds a shared lock and wants to switch too (two nodes
+    starting on a fresh file): waiting a moment and asking again is what the busy handler would have done."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 def _configure_sqlite(engine: AsyncEngine) -> None:
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Take transaction control from the driver so BEGIN IMMEDIATE can be issued for writes.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
+        _enter_wal(cursor)
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         # NORMAL in WAL mode: a power loss may lose the last commits but never corrupts the database.

@@ -20,6 +20,7 @@ from meadhall.db.schema.guilds import (
     roles,
     templates,
 )
+from meadhall.db.schema.imports import import_links
 from meadhall.db.schema.messages import messages, reactions, read_states
 from meadhall.db.schema.notifications import guild_notification_settings, room_notification_settings
 from meadhall.db.schema.outbound import link_previews, push_subscriptions
@@ -77,4 +78,5 @@ __all__ = [
     "passkeys",
     "event_outbox",
     "push_outbox",
+    "import_links",
 ]

@@ -12,6 +12,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    false,
 )
 
 from meadhall.db.schema.base import id_column, metadata, ts_column
@@ -41,6 +42,8 @@ users = Table(
     ts_column("totp_pending_expires_at", nullable=True),
     ts_column("onboarding_completed_at", nullable=True),
     Column("is_instance_admin", Boolean, nullable=False, default=False),
+    # An imported author (migration 0031, docs/migrating.md): holds a source's history, never signs in.
+    Column("imported", Boolean, nullable=False, default=False, server_default=false()),
     Column("password_reset_required", Boolean, nullable=False, default=False),
     ts_column("last_seen_at"),
     ts_column("created_at"),
