@@ -13,7 +13,18 @@ from typing import Annotated, Any
 
 import typer
 
-from meadhall.cli import audit_verify, backup, bootstrap, doctor, files, push, users
+from meadhall.cli import (
+    audit_verify,
+    backup,
+    bootstrap,
+    doctor,
+    files,
+    porting_archive,
+    porting_claim,
+    porting_discord,
+    push,
+    users,
+)
 from meadhall.cli.output import fail, run
 from meadhall.cli.settings import DataDir, settings_for
 from meadhall.config import ConfigError, Settings
@@ -157,6 +168,9 @@ backup.register(app)
 push.register(app)
 audit_verify.register(app)
 doctor.register(app)
+porting_discord.register(app)
+porting_archive.register(app)
+porting_claim.register(app)
 
 
 def main() -> None:

@@ -39,6 +39,7 @@ REGISTRY: dict[str, tuple[int, str]] = {
     "user.email_taken": (409, "This email is already registered"),
     "user.already_banned": (409, "The user is already banned"),
     "user.not_banned": (409, "The user is not banned"),
+    "user.imported": (403, "This account holds history imported from elsewhere and cannot sign in or be contacted"),
     "user.owns_guilds": (409, "The user owns servers; transfer or delete them first"),
     "instance.last_admin": (409, "The last instance administrator cannot be removed"),
     "session.not_found": (404, "Unknown session"),
