@@ -1,0 +1,321 @@
+"""The batch writer of the importers (docs/migrating.md): one guild's structure, authors and history
+written in large statements inside the caller's transaction, without a service call per row.
+
+It is generic: the Discord importer (porting/discord/) and the guild-archive importer (porting/archive/)
+both drive it. It never authorises (operator commands run as the system actor), never emits events (an
+imported guild appears in READY), and never commits: the caller's unit of work does, once, so a failure
+anywhere leaves nothing behind (docs/migrating.md, "If an import fails").
+
+    writer = await BatchWriter.new_guild(rt, uow, owner_id=owner, name="Old server")   # or .existing(...)
+    role_id = await writer.role("Moderators", color=0x3498DB, position=2)
+    cat_id = await writer.room("Text", type_="category", position=0)
+    room_id = await writer.room("general", parent_id=cat_id, position=0)
+    authors = await writer.imported_authors([AuthorSpec("alice", "Alice")])            # porting/authors.py
+    await writer.members([(user_id, None)]); await writer.member_roles([(user_id, role_id)])
+    message_id = await writer.message(MessageSpec(room_id, author_id, "hi", created_at=...))
+    writer.reaction(message_id, "👍", user_id, at); writer.pin(message_id, at)
+    await writer.attach(message_id, room_id, position, path, name)                    # porting/local_files.py
+    writer.link("message", source_id, message_id)      # import_links, for a later import --into
+    await writer.finish(readers=[owner])               # flushes, member_count, read marks
+
+Message ids come from the source time (porting/history_ids.py), so history sorts in the source's order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from meadhall.core import permissions as perms
+from meadhall.core.text import norm
+from meadhall.db import dialect
+from meadhall.db.schema import (
+    channels,
+    guilds,
+    member_roles,
+    members,
+    messages,
+    reactions,
+    read_states,
+    roles,
+)
+from meadhall.db.schema.imports import import_links
+from meadhall.db.schema.messages import user_mentions
+from meadhall.db.uow import UnitOfWork
+from meadhall.files.limits import media_limits
+from meadhall.guilds.emojis import queries as emoji_queries
+from meadhall.guilds.structure import channel_row
+from meadhall.porting import authors as author_rows
+from meadhall.porting import local_files
+from meadhall.porting.history_ids import HistoryIds
+from meadhall.runtime import Runtime
+
+BATCH = 5000  # messages per flush: large statements, bounded memory
+DEFAULT_ROLE_NAME = "User"
+OWNER_ROLE_NAME = "Administrator"
+_LINK_CHUNK = 500  # source ids per lookup statement (well under every parameter limit)
+
+AuthorSpec = author_rows.AuthorSpec
+
+
+@dataclass(frozen=True)
+class MessageSpec:
+    """One message to write. `kind` is `default` or `system` (then `system_event` is set, author None)."""
+
+    channel_id: int
+    author_id: int | None
+    content: str
+    created_at: datetime
+    edited_at: datetime | None = None
+    reply_to_id: int | None = None
+    pinned_at: datetime | None = None
+    mentions: Sequence[int] = ()
+    kind: str = "default"
+    system_event: dict[str, Any] | None = None
+
+
+@dataclass
+class Counts:
+    messages: int = 0
+    reactions: int = 0
+    attachments: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def skip(self, reason: str, count: int = 1) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + count
+
+
+class BatchWriter:
+    def __init__(self, rt: Runtime, uow: UnitOfWork, guild_id: int, default_role_id: int) -> None:
+        self.rt = rt
+        self.uow = uow
+        self.conn: AsyncConnection = uow.conn
+        self.guild_id = guild_id
+        self.default_role_id = default_role_id
+        self.counts = Counts()
+        self._ids = HistoryIds(uow.conn)
+        self._messages: list[dict[str, Any]] = []
+        self._buffered: dict[int, dict[str, Any]] = {}  # id -> row of `_messages`
+        self._mentions: list[dict[str, int]] = []
+        self._reactions: list[dict[str, Any]] = []
+        self._pins: list[dict[str, Any]] = []
+        self._links: list[dict[str, Any]] = []
+        self._files: list[local_files.Pending] = []
+        self.stored_files: list[int] = []  # content put in the file store by this import
+
+    # ---- the guild and its structure --------------------------------------------------------------
+
+    @classmethod
+    async def new_guild(cls, rt: Runtime, uow: UnitOfWork, *, owner_id: int, name: str,
+                        description: str | None = None) -> BatchWriter:
+        """A new guild owned by `owner_id`, as bootstrap makes one: the default role (`User`, the default
+        permission set), `Administrator` (every permission, position 1) held by the owner. Rooms and the system
+        room come after (`room`, `set_system_room`)."""
+        guild_id = uow.next_id()
+        await uow.conn.execute(insert(guilds).values(
+            id=guild_id, name=name, name_norm=norm(name), description=description, icon_file_id=None,
+            banner_file_id=None, splash_file_id=None, owner_id=owner_id, member_count=1, system_channel_id=None,
+            public=False, public_invite_code=None, is_main=False, created_at=uow.now))
+        writer = cls(rt, uow, guild_id, guild_id)
+        await writer._insert_role(guild_id, DEFAULT_ROLE_NAME, 0, 0, int(perms.DEFAULT))
+        admin_role = await writer.role(OWNER_ROLE_NAME, color=0, position=1, permissions=int(perms.ALL))
+        await writer.members([(owner_id, None)])
+        await writer.member_roles([(owner_id, admin_role)])
+        return writer
+
+    @classmethod
+    async def existing(cls, rt: Runtime, uow: UnitOfWork, guild_id: int) -> BatchWriter:
+        """A writer adding to a guild that exists (an import `--into`)."""
+        return cls(rt, uow, guild_id, guild_id)
+
+    async def _insert_role(self, role_id: int, name: str, color: int, position: int, permissions: int) -> None:
+        await self.conn.execute(insert(roles).values(
+            id=role_id, guild_id=self.guild_id, name=name, color=color, position=position, permissions=permissions,
+            hoist=False, frame_id=None, icon_id=None, is_default=role_id == self.guild_id, created_at=self.uow.now))
+
+    async def role(self, name: str, *, color: int, position: int, permissions: int = 0) -> int:
+        role_id = self.uow.next_id()
+        await self._insert_role(role_id, name, color, position, permissions)
+        return role_id
+
+    async def top_role_position(self) -> int:
+        found = (await self.conn.execute(select(func.max(roles.c.position)).where(
+            roles.c.guild_id == self.guild_id))).scalar()
+        return int(found or 0)
+
+    async def room(self, name: str, *, type_: str = "text", parent_id: int | None = None, position: int = 0,
+                   topic: str | None = None) -> int:
+        row = channel_row(self.uow, self.guild_id, name=name, type_=type_, topic=topic, position=position,
+                          parent_id=parent_id)
+        await self.conn.execute(insert(channels).values(row))
+        return int(row["id"])
+
+    async def set_system_room(self, channel_id: int) -> None:
+        await self.conn.execute(update(guilds).where(guilds.c.id == self.guild_id, guilds.c.system_channel_id.is_(None))
+                                .values(system_channel_id=channel_id))
+
+    # ---- people ---------------------------------------------------------------------------------------
+
+    async def imported_authors(self, specs: Sequence[AuthorSpec]) -> list[int]:
+        """New imported authors (users.imported), in the order given; they are made members too."""
+        ids = await author_rows.insert_imported_authors(self.rt, self.uow, specs)
+        await self.members([(i, None) for i in ids])
+        return ids
+
+    async def members(self, pairs: Iterable[tuple[int, str | None]]) -> None:
+        """(user id, nickname) pairs; an existing member stays as it is."""
+        rows = [{"guild_id": self.guild_id, "user_id": u, "nick": nick, "nick_norm": norm(nick) if nick else None,
+                 "joined_at": self.uow.now, "timeout_until": None} for u, nick in pairs]
+        for chunk in _chunks(rows, _LINK_CHUNK):
+            await self.conn.execute(dialect.insert_ignore(self.conn, members, chunk))
+
+    async def member_roles(self, pairs: Iterable[tuple[int, int]]) -> None:
+        rows = [{"guild_id": self.guild_id, "user_id": u, "role_id": r} for u, r in pairs]
+        for chunk in _chunks(rows, _LINK_CHUNK):
+            await self.conn.execute(dialect.insert_ignore(self.conn, member_roles, chunk))
+
+    # ---- history ----------------------------------------------------------------------------------------
+
+    async def message(self, spec: MessageSpec) -> int:
+        message_id = await self._ids.next(spec.created_at)
+        row = {
+            "id": message_id, "channel_id": spec.channel_id, "guild_id": self.guild_id, "author_id": spec.author_id,
+            "webhook_id": None, "webhook_name": None, "webhook_avatar": None, "content": spec.content,
+            "content_norm": norm(spec.content), "kind": spec.kind, "recipient_id": None,
+            "system_event": spec.system_event, "nonce": None, "reply_to_id": spec.reply_to_id,
+            "mentions": [str(m) for m in spec.mentions], "mention_channels": [], "mention_everyone": False,
+            "suppress_embeds": False, "pinned": spec.pinned_at is not None, "pinned_at": spec.pinned_at,
+            "created_at": spec.created_at, "edited_at": spec.edited_at, "reacted": False, "has_attachments": False,
+        }
+        self._messages.append(row)
+        self._buffered[message_id] = row
+        if spec.kind != "system":
+            self._mentions.extend({"user_id": m, "channel_id": spec.channel_id, "message_id": message_id}
+                                  for m in dict.fromkeys(spec.mentions) if m != spec.author_id)
+        self.counts.messages += 1
+        if len(self._messages) >= BATCH:
+            await self.flush()
+        return message_id
+
+    def reaction(self, message_id: int, emoji: str, user_id: int, at: datetime) -> None:
+        self._reactions.append({"message_id": message_id, "emoji": emoji, "user_id": user_id, "created_at": at})
+
+    def pin(self, message_id: int, at: datetime) -> None:
+        row = self._buffered.get(message_id)
+        if row is not None:
+            row.update(pinned=True, pinned_at=at)
+        else:
+            self._pins.append({"id": message_id, "at": at})
+
+    async def attach(self, message_id: int, channel_id: int, position: int, path: Path, name: str,
+                     uploader_id: int | None) -> str | None:
+        """Store a local file as an attachment of the message, checked as an upload is; None when kept, else
+        the reason it was refused (`too_large`, `refused_type`)."""
+        pending, reason = await local_files.take_local_file(self.rt, path, name, purpose="attachment",
+                                                            limit=self.rt.settings.MAX_UPLOAD_SIZE)
+        if pending is None:
+            return reason
+        self.stored_files.append(pending.new.id)
+        pending.placement = {"owner": "message", "owner_id": message_id, "message_id": message_id,
+                             "position": position, "guild_id": self.guild_id, "channel_id": channel_id,
+                             "uploader_id": uploader_id}
+        self._files.append(pending)
+        self.counts.attachments += 1
+        return None
+
+    async def emoji(self, name: str, path: Path, file_name: str) -> int | None:
+        """A custom emoji of the guild from a local image (checked as an emoji upload is); None when refused.
+        The name is made free in the guild with a `_2`, `_3`, ... suffix."""
+        limits = await media_limits(self.conn)
+        pending, _reason = await local_files.take_local_file(self.rt, path, file_name, purpose="image",
+                                                             limit=limits["emoji_max_bytes"])
+        if pending is None:
+            return None
+        self.stored_files.append(pending.new.id)
+        emoji_id = self.uow.next_id()
+        chosen, suffix = name, 1
+        while await emoji_queries.name_taken(self.conn, self.guild_id, norm(chosen), None):
+            suffix += 1
+            chosen = f"{name[:32 - len(str(suffix)) - 1]}_{suffix}"
+        pending.placement = {"owner": "emoji", "owner_id": emoji_id, "guild_id": self.guild_id}
+        await local_files.insert_rows(self.uow, [pending])
+        await emoji_queries.insert_emoji(self.conn, {
+            "id": emoji_id, "guild_id": self.guild_id, "name": chosen, "name_norm": norm(chosen),
+            "file_id": pending.new.id, "animated": pending.new.checked.content_type == "image/gif",
+            "creator_id": None, "created_at": self.uow.now})
+        return emoji_id
+
+    async def discard_stored(self) -> None:
+        """The import's transaction did not commit: remove the content this writer stored."""
+        while self.stored_files:
+            await self.rt.files.delete(self.stored_files.pop())
+
+    def link(self, kind: str, source_id: str, local_id: int) -> None:
+        self._links.append({"guild_id": self.guild_id, "kind": kind, "source_id": source_id, "local_id": local_id})
+
+    async def linked(self, kind: str, source_ids: Iterable[str]) -> dict[str, int]:
+        """source id -> local id of what an import into this guild (this one included) wrote before."""
+        await self._flush_links()
+        wanted = list(dict.fromkeys(source_ids))
+        found: dict[str, int] = {}
+        for chunk in _chunks(wanted, _LINK_CHUNK):
+            rows = await self.conn.execute(select(import_links.c.source_id, import_links.c.local_id).where(
+                import_links.c.guild_id == self.guild_id, import_links.c.kind == kind,
+                import_links.c.source_id.in_(chunk)))
+            found.update({str(s): int(v) for s, v in rows})
+        return found
+
+    # ---- flushing ------------------------------------------------------------------------------------------
+
+    async def flush(self) -> None:
+        """Write what is buffered. Order: messages (with their mentions), then what points at them."""
+        conn = self.conn
+        if self._messages:
+            await conn.execute(insert(messages), self._messages)
+            self._messages, self._buffered = [], {}
+        if self._mentions:
+            await conn.execute(insert(user_mentions), self._mentions)
+            self._mentions = []
+        if self._files:
+            await local_files.insert_rows(self.uow, self._files)
+            self._files = []
+        if self._reactions:
+            await conn.execute(insert(reactions), self._reactions)
+            self.counts.reactions += len(self._reactions)
+            self._reactions = []
+        for pin in self._pins:
+            await conn.execute(update(messages).where(messages.c.id == pin["id"]).values(pinned=True,
+                                                                                         pinned_at=pin["at"]))
+        self._pins = []
+        await self._flush_links()
+
+    async def _flush_links(self) -> None:
+        if self._links:
+            await self.conn.execute(insert(import_links), self._links)
+            self._links = []
+
+    async def finish(self, *, readers: Iterable[int] = ()) -> None:
+        """Flush, count the members, and mark every room read up to its newest message for `readers` (the
+        owner and mapped accounts: imported history is not news to them)."""
+        await self.flush()
+        count = select(func.count()).select_from(members).where(members.c.guild_id == self.guild_id).scalar_subquery()
+        await self.conn.execute(update(guilds).where(guilds.c.id == self.guild_id).values(member_count=count))
+        rooms = (await self.conn.execute(select(channels.c.id, channels.c.last_message_id).where(
+            channels.c.guild_id == self.guild_id, channels.c.last_message_id.is_not(None)))).all()
+        for user_id in dict.fromkeys(readers):
+            for room_id, last_id in rooms:
+                await self.conn.execute(dialect.upsert(self.conn, read_states, {
+                    "user_id": user_id, "channel_id": room_id, "last_read_message_id": last_id, "mention_count": 0,
+                    "updated_at": self.uow.now}, ["user_id", "channel_id"],
+                    ["last_read_message_id", "mention_count", "updated_at"]))
+
+
+def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
