@@ -37,6 +37,7 @@ class UserRow(TypedDict):
     totp_pending_expires_at: datetime | None
     onboarding_completed_at: datetime | None
     is_instance_admin: bool
+    imported: bool
     password_reset_required: bool
     last_seen_at: datetime
     created_at: datetime
@@ -60,6 +61,7 @@ class SummaryRow(TypedDict):
     custom_status_emoji: str | None
     avatar_file_id: int | None
     is_instance_admin: bool
+    imported: bool
     last_seen_at: datetime
     created_at: datetime
     deleted_at: datetime | None

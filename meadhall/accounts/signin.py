@@ -201,6 +201,9 @@ async def do_login(
         async with rt.uow() as uow:
             await record_security(uow, "login.locked", None, client)
         raise
+    if row is not None and row["imported"]:
+        # Its password hash can match nothing; the refusal says why instead of "invalid credentials".
+        raise await _fail(rt, attempt, "user.imported", row["id"], client, "imported", counts=False)
     if not await password_matches(rt, row, password):
         raise await _fail(rt, attempt, "auth.invalid_credentials", row["id"] if row else None, client,
                           "invalid_credentials")

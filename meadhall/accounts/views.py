@@ -25,7 +25,9 @@ iso_recalled = functools.lru_cache(maxsize=1 << 14)(iso)
 
 
 def badges(row: UserColumns) -> list[str]:
-    return ["instance_admin"] if row["is_instance_admin"] else []
+    # `imported`: the account holds history brought from another service (3.21) and nobody signs in as it.
+    shown = ["instance_admin"] if row["is_instance_admin"] else []
+    return [*shown, "imported"] if row["imported"] else shown
 
 
 def email_of(row: UserColumns, keys: Keys) -> str:
@@ -33,11 +35,12 @@ def email_of(row: UserColumns, keys: Keys) -> str:
 
 
 def _reads_offline(row: UserColumns, offline_before: datetime, offline_before_naive: datetime) -> bool:
-    """What others see as offline: `invisible`, or more than 2 minutes without activity (`last_seen_at`
-    before the cut-off, worked out once by the caller: a READY makes a thousand summaries). SQLite hands back
-    naive UTC values, compared with the naive cut-off instead of being made aware one by one."""
+    """What others see as offline: `invisible`, an imported author (never online, whatever time its import
+    wrote), or more than 2 minutes without activity (`last_seen_at` before the cut-off, worked out once by the
+    caller: a READY makes a thousand summaries). SQLite hands back naive UTC values, compared with the naive
+    cut-off instead of being made aware one by one."""
     last_seen = row["last_seen_at"]
-    return (row["status"] == "invisible" or last_seen is None
+    return (row["status"] == "invisible" or row["imported"] or last_seen is None
             or last_seen < (offline_before_naive if last_seen.tzinfo is None else offline_before))
 
 

@@ -117,6 +117,11 @@ async def do_login_verify(rt: Runtime, ceremony_id: str, credential: dict[str, A
     except AppError as exc:
         await _login_failed(rt, attempt, row["user_id"] if row else None, client, exc.code)
         raise
+    if user["imported"]:
+        await lockout.release(rt, attempt)
+        async with rt.uow() as uow:
+            await record_security(uow, "login.failure", user["id"], client, {"reason": "imported"})
+        raise AppError("user.imported")
     if user["banned_at"] is not None:
         await lockout.release(rt, attempt)
         async with rt.uow() as uow:

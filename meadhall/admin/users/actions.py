@@ -13,6 +13,7 @@ from typing import Any
 from meadhall.accounts import queries as account_queries
 from meadhall.accounts.admin_ops import do_grant_admin, do_reset_second_factor
 from meadhall.accounts.events import notify_user_update
+from meadhall.accounts.imported import refuse_imported
 from meadhall.accounts.queries import UserRow
 from meadhall.accounts.signin import hash_password, require_step_up
 from meadhall.admin.access import require_admin
@@ -111,6 +112,7 @@ async def do_reset_user_2fa(rt: Runtime, principal: Principal, raw_user_id: str,
     `meadhall totp-reset`); USER_UPDATE to the account."""
     async with rt.uow() as uow:
         target = await access_target(rt, uow, principal, raw_user_id)
+        refuse_imported(target)
         _not_another_admin(principal, target, "second factor")
         if not target["totp_enabled"]:
             raise AppError("auth.2fa_not_enabled")
@@ -128,12 +130,14 @@ async def do_set_temporary_password(rt: Runtime, principal: Principal, raw_user_
     is asked to change it (`password_reset_required`, advisory)."""
     async with rt.read() as uow:
         target = await access_target(rt, uow, principal, raw_user_id)
+        refuse_imported(target)  # a password would let someone sign in as the author
         _not_another_admin(principal, target, "password")
     password = random_password()
     # Hashed outside the write transaction: a slow hash inside one would hold the SQLite write lock.
     password_hash = await hash_password(rt, password)
     async with rt.uow() as uow:
         target = await access_target(rt, uow, principal, raw_user_id)
+        refuse_imported(target)  # a password would let someone sign in as the author
         _not_another_admin(principal, target, "password")
         await account_queries.update_user(uow.conn, target["id"],
                                           {"password_hash": password_hash, "password_reset_required": True})
@@ -158,6 +162,7 @@ async def do_grant_instance_admin(rt: Runtime, principal: Principal, raw_user_id
     deleted: the next sign-in must pass the administrators' rules (second factor)."""
     async with rt.uow() as uow:
         target = await access_target(rt, uow, principal, raw_user_id)
+        refuse_imported(target)
         if not target["is_instance_admin"]:
             await do_grant_admin(uow, target["id"], principal.user_id)
             await _user_updated(rt, uow, target["id"])

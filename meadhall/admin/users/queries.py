@@ -27,6 +27,7 @@ class UserFilter:
     q: str | None = None  # part of the username or display name, any case
     email_index: str | None = None  # the blind index of an exact email
     banned: bool = False  # instance-banned accounts only
+    imported: bool = False  # imported authors only (docs/imported-authors.md)
 
 
 def _where(conn: AsyncConnection, f: UserFilter) -> list[ColumnElement[bool]]:
@@ -37,6 +38,8 @@ def _where(conn: AsyncConnection, f: UserFilter) -> list[ColumnElement[bool]]:
         where.append(users.c.email_index == f.email_index)
     if f.banned:
         where.append(users.c.banned_at.is_not(None))
+    if f.imported:
+        where.append(users.c.imported.is_(True))
     return where
 
 
@@ -57,7 +60,7 @@ async def select_user_page(conn: AsyncConnection, f: UserFilter, before: int | N
 async def kept_user_count(conn: AsyncConnection, f: UserFilter) -> int | None:
     """`count_users(f)` as the database keeps it, when it keeps one for this filter (a part of one or two
     characters and nothing else: docs/admin.md); None otherwise."""
-    if f.q and f.email_index is None and not f.banned:
+    if f.q and f.email_index is None and not f.banned and not f.imported:
         return await dialect.count_users_with_short_part(conn, norm(f.q))
     return None
 

@@ -33,12 +33,15 @@ async def list_instance_users(
     email: Annotated[str | None, Query(min_length=1, max_length=254, description="The exact email, any case"),
                      AfterValidator(check_single_line)] = None,
     banned: Annotated[Literal["true", "false"] | None, Query(description="`true`: banned accounts only")] = None,
+    imported: Annotated[Literal["true", "false"] | None, Query(
+        description="`true`: imported authors only (an extension of the contract, docs/imported-authors.md)")
+                        ] = None,
     before: Annotated[str | None, Query(description="Accounts older than this id", json_schema_extra=ID_SCHEMA)
                       ] = None,
     limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,
 ) -> dict:
     return await service.access_instance_users(rt, principal, q, email, banned == "true",
-                                               query_id("before", before), limit)
+                                               query_id("before", before), limit, imported=imported == "true")
 
 
 @router.get("/instance/users/{user_id}", operation_id="getInstanceUser", response_model=s.AdminUserDetailResponse,

@@ -31,11 +31,12 @@ DETAIL_LATEST = 50  # security events and audit entries shown in the detail
 
 
 async def access_instance_users(rt: Runtime, principal: Principal, q: str | None, email: str | None, banned: bool,
-                                before: int | None, limit: int) -> dict[str, Any]:
+                                before: int | None, limit: int, *, imported: bool = False) -> dict[str, Any]:
     """One page of accounts, newest first, deleted ones included (an administrator must find them); `total`
     counts every match of the filters. At most five queries whatever the page size."""
     require_admin(principal)
-    f = UserFilter(q=q or None, email_index=email_lookup(rt, email.strip()) if email is not None else None, banned=banned)
+    f = UserFilter(q=q or None, email_index=email_lookup(rt, email.strip()) if email is not None else None,
+                   banned=banned, imported=imported)
     async with rt.read() as uow:
         # A part of one or two characters has its total kept: read first, as a part no account has then
         # needs no scan for its (empty) page.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from meadhall.accounts.imported import refuse_imported
 from meadhall.accounts.queries import select_users_by_ids
 from meadhall.auth.sessions import Principal
 from meadhall.core.errors import AppError, permission_denied
@@ -44,6 +45,7 @@ async def do_add_recipient(rt: Runtime, principal: Principal, raw_channel_id: st
         added = user_id_of(raw_user_id)
         users = {**await select_live_users(uow.conn, [added]),
                  **await select_users_by_ids(uow.conn, conv.participant_ids)}
+        refuse_imported(users[added])
         if conv.has(added):
             return await own_view(uow, conv, me)
         if not conv.is_group and any(users[uid]["deleted_at"] is not None for uid in conv.participant_ids

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from meadhall.accounts.imported import refuse_imported
 from meadhall.auth.sessions import Principal
 from meadhall.core.errors import validation_error
 from meadhall.db.uow import UnitOfWork
@@ -37,7 +38,7 @@ async def do_open_conversation(rt: Runtime, principal: Principal, recipient_id: 
     if recipient_id == me:
         raise validation_error("recipient_id", "must be another user")
     async with rt.uow() as uow:
-        await select_live_users(uow.conn, [recipient_id])
+        refuse_imported((await select_live_users(uow.conn, [recipient_id]))[recipient_id])
         await check_not_blocked(uow.conn, me, recipient_id)
         existing = await queries.select_oldest_pair_channel(uow.conn, me, recipient_id)
         if existing is not None:
@@ -60,6 +61,7 @@ async def do_create_group(rt: Runtime, principal: Principal, recipient_ids: list
         ordered = [me, *recipient_ids]
         users = await select_live_users(uow.conn, ordered)
         for other in recipient_ids:
+            refuse_imported(users[other])
             await check_not_blocked(uow.conn, me, other)
         row = _conversation_row(uow, is_group=True, name=name or built_name(ordered, users, uow), owner_id=me,
                                 pair=None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from meadhall.accounts.imported import refuse_imported
 from meadhall.accounts.presence import friends_styles
 from meadhall.accounts.queries import UserRow
 from meadhall.auth.sessions import Principal
@@ -44,6 +45,7 @@ async def do_request_by_username(rt: Runtime, principal: Principal, username: st
             raise AppError("user.not_found")
         if target["id"] == principal.user_id:
             raise validation_error("username", "cannot be your own username")
+        refuse_imported(target)
         me, other = await _lock_pair(uow, principal.user_id, target["id"])
         mine, theirs = await queries.select_pair(uow.conn, me["id"], other["id"])
         _check_requestable(mine, theirs)
@@ -61,6 +63,7 @@ async def do_update_relationship(rt: Runtime, principal: Principal, raw_user_id:
         mine, theirs = await queries.select_pair(uow.conn, me["id"], other["id"])
         if type_ == "blocked":
             return await _block(uow, me, other, mine, theirs)
+        refuse_imported(other)  # blocking one stays possible: it reaches nobody
         _check_requestable(mine, theirs)
         if mine is not None and mine["type"] in ("friend", "outgoing"):
             style = (await friends_styles(uow.conn, [other["id"]])).get(other["id"])
