@@ -229,9 +229,9 @@ class BatchWriter:
         self.counts.attachments += 1
         return None
 
-    async def emoji(self, name: str, path: Path, file_name: str) -> int | None:
-        """A custom emoji of the guild from a local image (checked as an emoji upload is); None when refused.
-        The name is made free in the guild with a `_2`, `_3`, ... suffix."""
+    async def emoji(self, name: str, path: Path, file_name: str) -> tuple[int, str] | None:
+        """A custom emoji of the guild from a local image (checked as an emoji upload is): (its id, its name);
+        None when refused. The name is made free in the guild with a `_2`, `_3`, ... suffix."""
         limits = await media_limits(self.conn)
         pending, _reason = await local_files.take_local_file(self.rt, path, file_name, purpose="image",
                                                              limit=limits["emoji_max_bytes"])
@@ -249,7 +249,11 @@ class BatchWriter:
             "id": emoji_id, "guild_id": self.guild_id, "name": chosen, "name_norm": norm(chosen),
             "file_id": pending.new.id, "animated": pending.new.checked.content_type == "image/gif",
             "creator_id": None, "created_at": self.uow.now})
-        return emoji_id
+        return emoji_id, chosen
+
+    async def emoji_name(self, emoji_id: int) -> str | None:
+        row = await emoji_queries.select_emoji(self.conn, self.guild_id, emoji_id)
+        return None if row is None else str(row["name"])
 
     async def discard_stored(self) -> None:
         """The import's transaction did not commit: remove the content this writer stored."""

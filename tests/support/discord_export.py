@@ -1,0 +1,150 @@
+"""Exports as DiscordChatExporter writes them (its JSON format: guild, channel, dateRange, exportedAt, messages,
+messageCount), for the import tests and the import benchmark. Small exports are built message by message
+(`Channel.say`); large ones are streamed to disk by `write_large_export` without holding them in memory."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+DISCORD_EPOCH_MS = 1_420_070_400_000
+
+
+def snowflake(at: datetime, seq: int = 0) -> str:
+    return str(((int(at.timestamp() * 1000) - DISCORD_EPOCH_MS) << 22) | (seq & 0x3FFFFF))
+
+
+def stamp(at: datetime) -> str:
+    return at.isoformat(timespec="milliseconds")
+
+
+def role(role_id: str, name: str, color: str | None = "#3498DB", position: int = 1) -> dict[str, Any]:
+    return {"id": role_id, "name": name, "color": color, "position": position}
+
+
+def user(user_id: str, name: str, nickname: str | None = None, roles: list[dict[str, Any]] | None = None,
+         *, bot: bool = False) -> dict[str, Any]:
+    return {"id": user_id, "name": name, "discriminator": "0000", "nickname": nickname or name,
+            "color": None, "isBot": bot, "roles": roles or [], "avatarUrl": f"https://cdn.example.invalid/{user_id}.png"}
+
+
+def short(person: dict[str, Any]) -> dict[str, Any]:
+    """A user as listed in `mentions` and reaction `users`."""
+    return {k: person[k] for k in ("id", "name", "discriminator", "nickname", "isBot", "avatarUrl")}
+
+
+@dataclass
+class Channel:
+    channel_id: str
+    name: str
+    type: str = "GuildTextChat"
+    category: str | None = "Text Channels"
+    category_id: str | None = "900"
+    topic: str | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    clock: datetime = field(default_factory=lambda: datetime(2022, 3, 1, 12, 0, tzinfo=UTC))
+    seq: int = 0
+
+    def say(self, author: dict[str, Any], content: str = "", *, type_: str = "Default", after: float = 60.0,
+            **extra: Any) -> dict[str, Any]:
+        """A message `after` seconds after the previous one; `extra` sets any other field."""
+        self.clock += timedelta(seconds=after)
+        self.seq += 1
+        message = {
+            "id": snowflake(self.clock, self.seq), "type": type_, "timestamp": stamp(self.clock),
+            "timestampEdited": None, "callEndedTimestamp": None, "isPinned": False, "content": content,
+            "author": author, "attachments": [], "embeds": [], "stickers": [], "reactions": [], "mentions": [],
+            "inlineEmojis": [],
+        }
+        message.update(extra)
+        self.messages.append(message)
+        return message
+
+    def header(self, guild: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "guild": guild,
+            "channel": {"id": self.channel_id, "type": self.type, "categoryId": self.category_id,
+                        "category": self.category, "name": self.name, "topic": self.topic},
+            "dateRange": {"after": None, "before": None},
+            "exportedAt": stamp(datetime(2024, 6, 1, tzinfo=UTC)),
+        }
+
+    def write(self, path: Path, guild: dict[str, Any], *, newest_first: bool = False,
+              parts: int = 1) -> list[Path]:
+        """The channel as DCE writes it: one file, or `parts` files (`[part 2]` ...) of consecutive messages."""
+        ordered = list(reversed(self.messages)) if newest_first else list(self.messages)
+        size = max(1, -(-len(ordered) // parts))
+        written = []
+        for index in range(parts):
+            chunk = ordered[index * size:(index + 1) * size]
+            target = path if index == 0 else path.with_name(f"{path.stem} [part {index + 1}]{path.suffix}")
+            body = {**self.header(guild), "messages": chunk, "messageCount": len(chunk)}
+            target.write_text(json.dumps(body, indent=2, ensure_ascii=False), encoding="utf-8")
+            written.append(target)
+        return written
+
+
+def guild(guild_id: str = "111", name: str = "Old Hall") -> dict[str, Any]:
+    return {"id": guild_id, "name": name, "iconUrl": "https://cdn.example.invalid/icon.png"}
+
+
+# ---- large exports, streamed --------------------------------------------------------------------------------
+
+WORDS = ("the hall is warm tonight and the mead flows freely while skalds sing of old deeds "
+         "someone asked about the raid schedule again please read the pinned notes before asking").split()
+
+
+def write_large_export(folder: Path, messages: int, *, channels: int = 4, users: int = 200, seed: int = 7,
+                       newest_first: bool = False) -> list[Path]:
+    """`messages` messages spread over `channels` channel files (one folder), realistic in shape: replies,
+    reactions with users, mentions, edits, pins, roles; no media. Written message by message."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(seed)
+    roles = [role(str(500 + i), f"Rank {i}", f"#{rng.randrange(0x1000000):06X}", i + 1) for i in range(5)]
+    people = [user(str(10_000 + i), f"member{i}", f"Member {i}", [roles[i % 5]]) for i in range(users)]
+    per_channel = -(-messages // channels)
+    start = datetime(2023, 1, 1, tzinfo=UTC)
+    paths = []
+    for c in range(channels):
+        count = min(per_channel, messages - c * per_channel)
+        if count <= 0:
+            break
+        channel = Channel(str(2000 + c), f"room-{c}")
+        path = folder / f"Old Hall - Text Channels - room-{c} [{2000 + c}].json"
+        head = json.dumps(channel.header(guild()), ensure_ascii=False)[:-1]
+        step = timedelta(seconds=max(1.0, 365 * 86400 / max(count, 1)))
+        indices = range(count - 1, -1, -1) if newest_first else range(count)
+        with path.open("w", encoding="utf-8") as out:
+            out.write(head + ', "messages": [\n')
+            for n, i in enumerate(indices):
+                at = start + step * i
+                author = people[rng.randrange(users)]
+                text = " ".join(rng.choice(WORDS) for _ in range(rng.randrange(3, 25)))
+                message: dict[str, Any] = {
+                    "id": snowflake(at, c), "type": "Default", "timestamp": stamp(at),
+                    "timestampEdited": stamp(at + timedelta(minutes=3)) if i % 17 == 0 else None,
+                    "callEndedTimestamp": None, "isPinned": i % 997 == 0, "content": text, "author": author,
+                    "attachments": [], "embeds": [], "stickers": [], "reactions": [], "mentions": [],
+                    "inlineEmojis": [],
+                }
+                if i % 5 == 0 and i > 0:
+                    message["type"] = "Reply"
+                    message["reference"] = {"messageId": snowflake(start + step * (i - 1), c),
+                                            "channelId": channel.channel_id, "guildId": "111"}
+                if i % 7 == 0:
+                    reactors = [short(people[rng.randrange(users)]) for _ in range(3)]
+                    reactors = list({r["id"]: r for r in reactors}.values())
+                    message["reactions"] = [{"emoji": {"id": "", "name": "👍", "code": "thumbsup", "isAnimated": False,
+                                                       "imageUrl": ""}, "count": len(reactors), "users": reactors}]
+                if i % 11 == 0:
+                    named = people[rng.randrange(users)]
+                    message["content"] += f" @{named['nickname']}"
+                    message["mentions"] = [short(named)]
+                out.write(("" if n == 0 else ",\n") + json.dumps(message, ensure_ascii=False))
+            out.write(f'\n], "messageCount": {count}}}\n')
+        paths.append(path)
+    return paths
