@@ -6,6 +6,7 @@ the events of a committed change that the bus refused (Redis unreachable for a m
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -68,7 +69,8 @@ async def unit_of_work(
     outbox: bool = False, audit_key: bytes | None = None,
 ) -> AsyncIterator[UnitOfWork]:
     """`outbox`: the process has no way to the serving processes' bus (a CLI run): the events of a write are
-    stored in `event_outbox` within this transaction, so they exist exactly when the change does."""
+    stored in `event_outbox` within this transaction, so they exist exactly when the change does. So are they
+    while earlier events of this process wait there (`_WAITING`)."""
     async with dialect.write_lock(engine) if write else contextlib.nullcontext():
         async with engine.connect() as conn:
             option = dialect.WRITE_OPTION if write else dialect.READ_OPTION
@@ -77,7 +79,7 @@ async def unit_of_work(
                 conn.info[WROTE_FLAG] = False
                 uow = UnitOfWork(conn, clock, ids, audit_key)
                 yield uow
-                if outbox and write and uow.events:
+                if write and uow.events and (outbox or engine.sync_engine in _WAITING):
                     await conn.execute(_INSERT_OUTBOX, [{"created_at": uow.now, "body": ev.to_json()}
                                                         for ev in uow.events])
                     uow.events = []
@@ -94,9 +96,23 @@ async def unit_of_work(
         await callback()
 
 
+# The engines of this process whose refused events wait in the outbox. Until a drain of this process finds it
+# empty, the events of later changes join them there instead of going to the bus at once, which would let them
+# overtake the earlier ones (an older USER_UPDATE arriving last would win in every client).
+_WAITING: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+
+
+def outbox_drained(engine: AsyncEngine) -> None:
+    """The outbox was found empty (realtime/outbox.py): changes publish their events at once again."""
+    _WAITING.pop(engine.sync_engine, None)
+
+
 async def _keep_for_later(engine: AsyncEngine, clock: Clock, ids: SnowflakeGenerator, bus: Publisher,
                           events: list[Event]) -> None:
+    """`events` carry the ids the bus gave them before it failed, if it did part of its work (realtime/bus.py):
+    published again, they are numbered once per session."""
     log.warning("event publish failed; the events wait in the outbox", count=len(events), exc_info=True)
+    _WAITING[engine.sync_engine] = True
     try:
         async with unit_of_work(engine, clock, ids, bus, outbox=True) as later:
             later.emit(*events)

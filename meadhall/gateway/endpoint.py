@@ -194,15 +194,34 @@ class GatewayReader:
         op, d = frame["op"], frame.get("d")
         if op == p.OP_HEARTBEAT:
             return await self._heartbeat(now)
-        if op == p.OP_IDENTIFY:
+        if op == p.OP_IDENTIFY or op == p.OP_RESUME:
             if self.gs is not None:
                 return p.CLOSE_ALREADY_AUTHENTICATED
-            return await self._identify(d, now)
-        if op == p.OP_RESUME:
-            if self.gs is not None:
-                return p.CLOSE_ALREADY_AUTHENTICATED
-            return await self._resume(d, now)
+            try:
+                return await (self._identify(d, now) if op == p.OP_IDENTIFY else self._resume(d, now))
+            except Exception as exc:
+                if outage(exc) is None:
+                    raise
+                return self._unavailable(op, exc)
         return p.CLOSE_UNKNOWN_OPCODE
+
+    def _unavailable(self, op: int, exc: Exception) -> int | None:
+        """Redis or the database did not answer during IDENTIFY or RESUME (docs/gateway.md, "Outages"). A session
+        that went live before the failure (a later step such as presence failed) goes on. Otherwise a RESUME is
+        told to try again (INVALID_SESSION `retry`, resumable: the client waits 1-5 s and resumes on this
+        connection; its session is untouched), and an IDENTIFY's connection closes as a passing error, after
+        which the client connects again. Logged without a trace: an outage is not a fault of the code."""
+        log.warning("gateway session start: shared store unavailable", op=op, error=repr(exc))
+        gs = self.gs
+        if gs is not None and gs.state is State.LIVE:
+            return None
+        if gs is not None:
+            self.hub.forget(gs)
+            self.gs = self.who = None
+        if op == p.OP_RESUME:
+            self.conn.send(p.invalid_session("retry", True))
+            return None
+        return p.CLOSE_UNKNOWN_ERROR
 
     # ---- opcodes -------------------------------------------------------------------------------
 

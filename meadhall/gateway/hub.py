@@ -98,14 +98,24 @@ class Hub:
         self._handing_over: tuple[str, asyncio.Event] | None = None
         # The shared event log, with several nodes (`follow`); None on a single node.
         self.log: RedisBus | None = None
+        # False once the hub stops taking events (`unfollow`): the log reads on, but what it reads from then is
+        # not numbered here, so no session's position may be raised past it.
+        self.following = False
 
     def follow(self, bus: LocalBus) -> None:
         """Take this node's events from the bus; with a shared log, RESUME catches up from it, and a Redis
         that lost its data ends this node's sessions (their state in Redis is gone)."""
         bus.subscribe(self.on_event, self.wants, batch=self.on_events)
+        self.following = True
         if isinstance(bus, RedisBus):
             self.log = bus
             bus.on_reset.append(self.lost_state)
+
+    def unfollow(self, bus: LocalBus) -> None:
+        """Stop taking events (a stopping node, after its hand-over): the sessions it still holds keep the
+        positions they have, so a RESUME elsewhere numbers from there whatever this hub did not."""
+        bus.unsubscribe(self.on_event)
+        self.following = False
 
     def reading(self) -> str:
         """The log position of the event being delivered now (or last): every later event is handed to this
@@ -245,13 +255,29 @@ class Hub:
                         items.append(Append(gs.id, event_id, ev.type, payload, pos=pos))
                         receivers.append(gs)
             if items:
-                results = await self.store.append(items, self.clock.timestamp())
-                if self.metrics is not None:
-                    self.metrics.events_delivered.inc(len(items))
+                results = await self._append_or_let_go(items, receivers)
                 for gs, item, result in zip(receivers, items, results, strict=True):
                     await self._numbered(gs, appended_seq(result), item.type, item.payload)
         if revoked:
             await self._end(revoked, protocol.CLOSE_INVALIDATED)
+
+    async def _append_or_let_go(self, items: list[Append], receivers: list[GatewaySession]) -> list[int]:
+        """Number `items` for their sessions. When the store fails (Redis away), the read has moved on and
+        nothing will number these events here again: the sessions are let go, their connections closed as a
+        passing error and their state in the store left as it was, so their clients RESUME (here or on another
+        node, once Redis answers) and are caught up from the log from the position they had before these
+        events. Kept here, a later event would raise that position past what they missed."""
+        try:
+            results = await self.store.append(items, self.clock.timestamp())
+        except Exception as exc:
+            lost = [gs for gs in dict.fromkeys(receivers) if self.sessions.get(gs.id) is gs]
+            log.warning("gateway sessions could not be numbered for; closing them to resume", count=len(lost),
+                        error=repr(exc))
+            await self._end(lost, protocol.CLOSE_UNKNOWN_ERROR, drop=False)
+            return [GONE] * len(items)
+        if self.metrics is not None:
+            self.metrics.events_delivered.inc(len(items))
+        return results
 
     async def _numbered(self, gs: GatewaySession, seq: int | None, type_: str, payload: str) -> None:
         if seq is None:
@@ -277,10 +303,8 @@ class Hub:
         if not numbered:
             return
         event_id = ev.id or new_session_id()
-        results = await self.store.append_event([gs.id for gs in numbered], event_id, ev.type, payload,
-                                                self.clock.timestamp(), pos)
-        if self.metrics is not None:
-            self.metrics.events_delivered.inc(len(numbered))
+        results = await self._append_or_let_go(
+            [Append(gs.id, event_id, ev.type, payload, pos=pos) for gs in numbered], numbered)
         for gs, result in zip(numbered, results, strict=True):
             await self._numbered(gs, appended_seq(result), ev.type, payload)
 
@@ -399,6 +423,9 @@ class Hub:
         if replay is None or replay.frames is None:
             return None
         frames = [(seq, protocol.dispatch(seq, t, p)) for seq, t, p in replay.frames]
+        revoked = next((i for i, (_, t, _) in enumerate(replay.frames) if t == EventType.SESSION_INVALIDATED), None)
+        if revoked is not None:
+            return await self._replay_and_end(gs, conn, after, frames[:revoked + 1])
         replayed = len(frames)
         payload = f'{{"replayed":{replayed}}}'
         resumed = await self._number_held(gs, [Append(gs.id, new_session_id(), EventType.RESUMED, payload)])
@@ -411,6 +438,19 @@ class Hub:
             if not await self._go_on(gs, frames + resumed):
                 return None
         return replayed
+
+    async def _replay_and_end(self, gs: GatewaySession, conn: Connection, after: int,
+                              frames: list[tuple[int, str]]) -> int:
+        """What the session missed ends with SESSION_INVALIDATED (its sign-in was revoked while nobody held
+        it): the client gets what came before and the invalidation, then close 4010, never RESUMED and live."""
+        async with self._lock:
+            if gs.conn is conn:
+                conn.last_seq = after
+                for seq, frame in frames:
+                    conn.push(seq, frame)
+                gs.held_events, gs.held_frames = [], []
+                await self._end([gs], protocol.CLOSE_INVALIDATED)
+        return len(frames)
 
     @staticmethod
     def _concerns(gs: GatewaySession, ev: Event) -> bool:
@@ -441,8 +481,10 @@ class Hub:
 
     def _processed(self, gs: GatewaySession) -> str:
         """The position the session's `pos` may be raised to: every event up to it was handed to this hub
-        while the session was registered and numbered here (not while its RESUME is catching up)."""
-        if self.log is None or gs.state is State.PENDING or gs.state is State.RESUMING:
+        while the session was registered and numbered here (not while its RESUME is catching up, not once the
+        hub stopped taking events, not for a session it let go)."""
+        if (self.log is None or not self.following or gs.state is State.PENDING or gs.state is State.RESUMING
+                or self.sessions.get(gs.id) is not gs):
             return ""
         return self.log.position
 

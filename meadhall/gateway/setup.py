@@ -47,5 +47,5 @@ async def stop_gateway(app: FastAPI, rt: Runtime) -> None:
     hub: Hub = app.state.hub
     if rt.redis is not None:  # other nodes take over this node's gateway sessions until they resume
         await hub.hand_over(rt.bus)
-    rt.bus.unsubscribe(hub.on_event)
+    hub.unfollow(rt.bus)
     await hub.shutdown()

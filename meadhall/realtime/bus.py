@@ -150,9 +150,11 @@ class RedisBus(LocalBus):
         # MINID trims (approximately, whole nodes at a time) what is older than KEEP_S by this node's clock.
         minid = f"{int((published - KEEP_S) * 1000)}-0"
         async with self.client.pipeline(transaction=False) as pipe:
-            for ev in events:
+            for i, ev in enumerate(events):
                 if not ev.id:
-                    ev = ev._replace(id=uuid.uuid4().hex)
+                    # In the caller's list: if the pipeline fails part-way, the caller keeps the events for a
+                    # later publish (db/uow.py) under the same ids, and a session numbers an event once per id.
+                    ev = events[i] = ev._replace(id=uuid.uuid4().hex)
                 pipe.xadd(self.channel, {"e": _stamped(ev.to_json(), published)}, minid=minid, approximate=True)
             await pipe.execute()
 
@@ -216,7 +218,9 @@ class RedisBus(LocalBus):
                 raw = fields.get("e") if fields else None
                 if raw is None:
                     continue
-                ev = Event.from_json(raw)
+                ev = _decoded(raw, entry_id)
+                if ev is None:
+                    continue
                 window.append((stream_id(entry_id), entry_id, ev, now))
                 if metrics is not None:
                     metrics.observe_bus_lag(_published_at(raw))
@@ -231,15 +235,16 @@ class RedisBus(LocalBus):
 
     async def _dispatch_batch(self, batch: list[tuple[str, Event]]) -> None:
         for handler, wants, many in list(self._handlers):
-            wanted = batch if wants is None else [entry for entry in batch if wants(entry[1])]
-            if not wanted:
-                continue
             if many is not None:
+                # The whole read, unfiltered: an entry may change what the ones after it concern (a
+                # GATEWAY_ADOPT gives the gateway sessions that the next entries target), so the batch handler
+                # asks its own test entry by entry, in order.
                 try:
-                    await many(wanted)
+                    await many(batch)
                 except Exception:  # one failing receiver must not stop the others
-                    log.exception("event handler failed", event_type=wanted[0][1].type)
+                    log.exception("event handler failed", event_type=batch[0][1].type)
                 continue
+            wanted = batch if wants is None else [entry for entry in batch if wants(entry[1])]
             for _entry_id, ev in wanted:
                 try:
                     await handler(ev)
@@ -282,8 +287,9 @@ class RedisBus(LocalBus):
             page = await self.client.xrange(self.channel, cursor, upto, count=SINCE_PAGE)
             for entry_id, fields in page:
                 raw = fields.get("e") if fields else None
-                if raw is not None:
-                    out.append((entry_id, Event.from_json(raw)))
+                ev = _decoded(raw) if raw is not None else None
+                if ev is not None:
+                    out.append((entry_id, ev))
             if len(page) < SINCE_PAGE:
                 return out
             cursor = f"({page[-1][0]}"
@@ -306,6 +312,16 @@ class RedisBus(LocalBus):
             with contextlib.suppress(Exception):
                 await self.subscriber.aclose()
         await super().close()
+
+
+def _decoded(raw: str, entry_id: str = "") -> Event | None:
+    """An entry's event; None for one that does not decode (logged): read again and again, it would stop
+    the node's reader for good."""
+    try:
+        return Event.from_json(raw)
+    except Exception:
+        log.error("undecodable event in the log; skipped", entry_id=entry_id)
+        return None
 
 
 def _key(entry: tuple[tuple[int, int], str, Event, float]) -> tuple[int, int]:

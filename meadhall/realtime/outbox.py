@@ -18,7 +18,7 @@ from meadhall.core.clock import Clock, as_utc
 from meadhall.core.ids import SnowflakeGenerator
 from meadhall.db import dialect
 from meadhall.db.schema.outbox import event_outbox
-from meadhall.db.uow import Publisher, unit_of_work
+from meadhall.db.uow import Publisher, outbox_drained, unit_of_work
 from meadhall.realtime.events import Event
 
 # A command's effect may take 2 seconds to reach the connections (docs/operations.md); an idle poll is one
@@ -71,11 +71,10 @@ class OutboxDrain:
     async def drain(self) -> int:
         """Publish and delete the waiting rows, oldest first; returns how many events were published."""
         published = 0
-        while await self._pending():
-            claimed, sent = await self._publish_batch()
+        while await self._pending():  # until empty (another node may have claimed the rest meanwhile)
+            _claimed, sent = await self._publish_batch()
             published += sent
-            if claimed < BATCH:  # the rest, if any, was claimed by another node meanwhile
-                break
+        outbox_drained(self.engine)  # this process's changes publish at once again
         return published
 
     async def _pending(self) -> bool:

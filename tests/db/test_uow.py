@@ -225,3 +225,50 @@ async def test_events_the_bus_refused_wait_in_the_outbox_and_reach_subscribers_l
     assert [(ev.type, ev.data) for ev in delivered] == [("GUILD_UPDATE", {"id": "7"}), ("CHANNEL_CREATE", {"id": "8"})]
     async with rt.engine.connect() as conn:
         assert (await conn.execute(select(func.count()).select_from(event_outbox))).scalar_one() == 0
+
+
+async def test_while_refused_events_wait_later_changes_queue_behind_them_in_commit_order(rt, monkeypatch, delivered):
+    """Published at once, a later change's event would overtake the earlier ones still in the outbox (an older
+    USER_UPDATE arriving last wins in every client): until the drain finds the outbox empty, events join it."""
+    spy = Spy(rt, fail=True)
+    monkeypatch.setattr(rt.bus, "publish", spy)
+    async with rt.uow() as uow:
+        uow.emit(event("USER_UPDATE", {"v": 1}, [1]))
+    spy.fail = False  # the bus is back before the next poll
+    async with rt.uow() as uow:
+        uow.emit(event("USER_UPDATE", {"v": 2}, [1]))
+    assert len(spy.batches) == 1  # only the refused attempt: the second change did not go straight to the bus
+    async with rt.engine.connect() as conn:
+        kept = (await conn.execute(select(event_outbox.c.body).order_by(event_outbox.c.id))).scalars().all()
+    assert [Event.from_json(body).data for body in kept] == [{"v": 1}, {"v": 2}]
+
+    assert await OutboxDrain(rt.engine, rt.clock, rt.ids, rt.bus).drain() == 2
+    await wait_for(lambda: len(delivered) == 2)
+    assert [ev.data for ev in delivered] == [{"v": 1}, {"v": 2}]
+    async with rt.uow() as uow:  # the outbox is empty: changes publish at once again
+        uow.emit(event("USER_UPDATE", {"v": 3}, [1]))
+    await wait_for(lambda: len(delivered) == 3)
+    assert len(spy.batches) == 3  # the refused one, the drain's, this one
+    async with rt.engine.connect() as conn:
+        assert (await conn.execute(select(func.count()).select_from(event_outbox))).scalar_one() == 0
+
+
+async def test_events_a_failed_publish_named_keep_their_ids_in_the_outbox(rt, monkeypatch):
+    """A bus that did part of its work before failing gave the events ids (realtime/bus.py): kept under the same
+    ids, the ones already in the log are numbered once per gateway session when published again."""
+    named: list[str] = []
+
+    async def half_done(events: list[Event]) -> None:
+        for i, ev in enumerate(events):
+            events[i] = ev._replace(id=f"id-{i}")
+            named.append(events[i].id)
+        raise ConnectionError("the pipeline broke after the first entry")
+
+    monkeypatch.setattr(rt.bus, "publish", half_done)
+    async with rt.uow() as uow:
+        uow.emit(event("GUILD_UPDATE", {}, [1]), event("CHANNEL_CREATE", {}, [2]))
+    async with rt.engine.connect() as conn:
+        kept = (await conn.execute(select(event_outbox.c.body).order_by(event_outbox.c.id))).scalars().all()
+    assert [Event.from_json(body).id for body in kept] == named == ["id-0", "id-1"]
+    monkeypatch.undo()
+    await OutboxDrain(rt.engine, rt.clock, rt.ids, rt.bus).drain()

@@ -11,6 +11,7 @@ Needs TEST_REDIS_URL; each test uses keys and a stream of its own."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import uuid
@@ -102,6 +103,12 @@ def message(n: int, user: int = USER) -> Event:
 @pytest.fixture
 async def cluster() -> AsyncIterator[Callable[[], Any]]:
     """Starts nodes on demand (a node started later has read nothing of the log before it)."""
+    async with running_cluster() as start:
+        yield start
+
+
+@contextlib.asynccontextmanager
+async def running_cluster() -> AsyncIterator[Callable[[], Any]]:
     import redis.asyncio as aioredis
 
     prefix = f"test-{uuid.uuid4().hex[:12]}"

@@ -331,3 +331,29 @@ async def test_redis_bus_tells_its_node_when_redis_lost_its_data(redis_pair, mon
     await node_a.publish([Event("AFTER", {}, (1,))])
     await wait_for(lambda: len(seen) == 1)
     assert resets == ["b"]  # once: the new epoch is the one both nodes see from now on
+
+
+@needs_redis
+async def test_redis_bus_gives_ids_in_the_callers_list_even_when_the_publish_fails():
+    """The unit of work keeps a refused batch for later (db/uow.py): the ids given before the failure stay."""
+    import redis.asyncio as aioredis
+
+    client = aioredis.from_url("redis://127.0.0.1:1", decode_responses=True)  # nothing listens there
+    bus = RedisBus(client, channel=f"test-{uuid.uuid4().hex[:12]}:events")
+    events = [Event("A", {}, (1,)), Event("B", {}, (2,), id="given")]
+    with pytest.raises(Exception):  # noqa: B017 (whatever the client raises for a refused connection)
+        await bus.publish(events)
+    assert events[0].id and events[1].id == "given"
+    await client.aclose()
+
+
+@needs_redis
+async def test_redis_bus_skips_an_undecodable_entry_and_reads_on(redis_pair):
+    node_a, node_b, channel = redis_pair
+    seen_b, handler_b = recorder()
+    node_b.subscribe(handler_b)
+    await node_a.client.xadd(channel, {"e": "{not json"})
+    ev = Event("MESSAGE_CREATE", {"id": "1"}, (1,))
+    await node_a.publish([ev])
+    await wait_for(lambda: len(seen_b) == 1)
+    assert without_ids(seen_b) == [ev]

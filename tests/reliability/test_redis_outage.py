@@ -203,3 +203,40 @@ async def test_a_gateway_client_that_keeps_beating_through_an_outage_is_not_time
             assert invalid["d"] == {"reason": "session_expired", "resumable": False}
         finally:
             await again.close()
+
+
+async def test_a_resume_or_identify_during_an_outage_is_told_to_try_again(
+        client: httpx.AsyncClient, accounts: Any, app: Any, redis_server: PrivateRedis) -> None:
+    """A RESUME that cannot reach Redis gets INVALID_SESSION `retry` (resumable) and its connection stays open for
+    the next attempt; an IDENTIFY's connection closes as a passing error (4000), for the client to connect again."""
+    alice = await accounts.register("alice")
+    async with served(app) as port:
+        gateway = GatewayServer(f"ws://127.0.0.1:{port}", app)
+        first = await gateway.identified(alice["token"])
+        session_id = first.session_id
+        await first.close()
+        resuming, identifying = await gateway.connect(), await gateway.connect()
+        try:
+            for ws in (resuming, identifying):
+                await ws.recv()  # HELLO
+            redis_server.stop()
+            await resuming.send(6, {"token": alice["token"], "session_id": session_id, "seq": 1})
+            invalid = await resuming.recv_until(lambda f: f["op"] == 9, wait=PROMPT)
+            assert invalid["d"] == {"reason": "retry", "resumable": True}
+            assert resuming.closed_code is None
+            await identifying.send(2, {"token": alice["token"]})
+            assert await identifying.wait_closed(wait=PROMPT) == 4000
+
+            redis_server.start()  # empty: the session is gone, which the next attempt is told
+            deadline = time.monotonic() + RECOVERY
+            while True:
+                await resuming.send(6, {"token": alice["token"], "session_id": session_id, "seq": 1})
+                answer = await resuming.recv_until(lambda f: f["op"] == 9, wait=PROMPT)
+                if answer["d"]["reason"] != "retry":
+                    break
+                assert time.monotonic() < deadline, "the node did not recover from the Redis restart"
+                await asyncio.sleep(0.2)
+            assert answer["d"] == {"reason": "session_expired", "resumable": False}
+        finally:
+            await resuming.close()
+            await identifying.close()
