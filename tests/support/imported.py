@@ -103,3 +103,8 @@ async def meadhall(settings: Any, *args: str) -> CliAnswer:
            "SECRET_KEY": settings.SECRET_KEY, "DOMAIN": settings.DOMAIN, "REDIS_URL": ""}
     result = await asyncio.to_thread(CliRunner().invoke, cli_app, list(args), env=env)
     return CliAnswer(result.exit_code, result.stdout, result.stderr)
+
+
+# The tooltip of the client's `Imported` badge (web/src/lib/profileCard.svelte.ts), checked by the browser tests.
+IMPORTED_TIP = ("Imported author: these messages were brought here from another service. The person who wrote "
+                "them has not joined yet.")

@@ -11,6 +11,8 @@ export const AUDIT_PAGE = 50;
 export interface UserFilters {
   q: string;
   bannedOnly: boolean;
+  /** Only imported authors (an extension of listInstanceUsers: `imported=true`). */
+  importedOnly?: boolean;
 }
 
 /** The list's query: a search that looks like an email address asks the exact-email index, anything else
@@ -23,6 +25,7 @@ export function usersQuery(filters: UserFilters, before?: string): Record<string
     q: q && !isEmail ? q : undefined,
     email: isEmail ? q : undefined,
     banned: filters.bannedOnly ? "true" : undefined,
+    imported: filters.importedOnly ? "true" : undefined,
     before,
   };
 }

@@ -11,6 +11,8 @@ const INSTANCE_LABELS: Record<string, string> = {
   "instance.user_temp_password": "Temporary password set",
   "instance.user_logout_all": "User signed out everywhere",
   "instance.user_delete": "Account deleted",
+  "instance.user_claim": "Imported history handed to an account",
+  "guild.import": "Server imported",
   "instance.admin_grant": "Administration granted",
   "instance.admin_revoke": "Administration removed",
   "instance.guild_update": "Server changed by the administration",

@@ -18,13 +18,17 @@ export function verdicts(target: AdminUser, meId: string | undefined, servers: A
   const gone = "The account is deleted.";
   const admin = "Not for another administrator: remove their administration first.";
   const guard = (v: Verdict): Verdict => (deleted ? gone : v);
+  // An imported author holds history brought from another service: nobody may ever sign in as it.
+  const imported = target.badges.includes("imported");
+  const noSignIn = "An imported author never signs in: hand its history to the person's account with meadhall claim-imported.";
   return {
     ban: target.banned_at ? "hidden" : guard(self ? "You cannot ban yourself." : otherAdmin ? admin : null),
     unban: target.banned_at ? guard(null) : "hidden",
     reset2fa: !target.totp_enabled ? "hidden" : guard(otherAdmin ? admin : null),
-    tempPassword: guard(otherAdmin ? admin : null),
+    tempPassword: guard(imported ? noSignIn : otherAdmin ? admin : null),
     logoutAll: guard(null),
-    grantAdmin: target.is_instance_admin ? "hidden" : guard(target.banned_at ? "Unban the account first." : null),
+    grantAdmin: target.is_instance_admin ? "hidden"
+      : guard(imported ? noSignIn : target.banned_at ? "Unban the account first." : null),
     revokeAdmin: target.is_instance_admin ? guard(null) : "hidden",
     delete: guard(self ? "You cannot delete your own account here."
       : otherAdmin ? admin
@@ -37,6 +41,7 @@ export function verdicts(target: AdminUser, meId: string | undefined, servers: A
 export function userBadges(u: AdminUser): string[] {
   const out: string[] = [];
   if (u.is_instance_admin) out.push("Administrator");
+  if (u.badges.includes("imported")) out.push("Imported");
   if (u.banned_at) out.push("Banned");
   if (u.deleted_at) out.push("Deleted");
   if (u.totp_enabled) out.push("2FA");

@@ -39,6 +39,8 @@ export function refusal(err: unknown, action: SocialAction, who = ""): string {
       if (field === "recipient_ids") return `A group needs 2 to 9 other people (you are not one of them). ${err.details[0]?.message ?? ""}`.trim();
       return err.message;
     }
+    case "user.imported":
+      return `${cap(name)} is an imported author: their messages were brought from another service and they have not joined yet.`;
     case "dm.full":
       return "A group has at most 10 people; remove someone first.";
     case "dm.not_group":
