@@ -50,7 +50,14 @@ def _is_disk_full(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in _DISK_FULL_ERRNOS
 
 
+# SQLite's I/O errors (SQLITE_IOERR and its extended codes): the file system refused a read, write or sync (a full
+# or failing disk, a file system remounted read-only). The request stored nothing; the operator must act.
+_SQLITE_IOERR = 10
+
+
 def _is_outage(exc: BaseException) -> bool:
+    if isinstance(exc, sqlite3.Error):
+        return (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF == _SQLITE_IOERR
     if isinstance(exc, redis_errors.ConnectionError | redis_errors.TimeoutError):
         return True  # Redis unreachable, refused, hung (socket timeout), or reset mid-command
     if isinstance(exc, sa_errors.TimeoutError):

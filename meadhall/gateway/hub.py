@@ -29,7 +29,15 @@ from meadhall.core.clock import Clock
 from meadhall.gateway import protocol
 from meadhall.gateway.caps import ConnectionCaps, MemoryConnectionCaps
 from meadhall.gateway.connection import Connection
-from meadhall.gateway.resume import ATTACHED_TTL, GONE, RESUME_WINDOW, Append, ResumeStore, appended_seq
+from meadhall.gateway.resume import (
+    ATTACHED_TTL,
+    BUFFER_SIZE,
+    GONE,
+    RESUME_WINDOW,
+    Append,
+    ResumeStore,
+    appended_seq,
+)
 from meadhall.metrics import Metrics
 from meadhall.realtime.bus import LocalBus, RedisBus
 from meadhall.realtime.events import Event, EventType
@@ -416,6 +424,9 @@ class Hub:
                 return None
             catch_up = [self._held_item(gs, ev, eid) for eid, ev in missed
                         if ev.type not in _NODE_MESSAGES and self._concerns(gs, ev)]
+            if len(catch_up) > BUFFER_SIZE:  # more than the buffer holds: the replay could not cover it
+                log.info("gateway session missed more than its buffer holds; not resumable", session_id=gs.id)
+                return None
         numbered = await self._number_held(gs, catch_up)
         if numbered is None:
             return None

@@ -133,3 +133,17 @@ async def test_a_revocation_found_while_catching_up_ends_the_session_instead_of_
     assert types == ["MESSAGE_CREATE", "SESSION_INVALIDATED"]  # never RESUMED, nothing after the revocation
     assert gs.id not in node_b.hub.sessions
     assert await node_b.hub.store.peek(gs.id, node_b.hub.clock.timestamp()) is None
+
+
+async def test_a_session_that_missed_more_than_its_buffer_holds_is_not_resumable(cluster):
+    from meadhall.gateway.resume import BUFFER_SIZE
+
+    node_a, node_b = await cluster(), await cluster()
+    gs = await node_a.identify(Sink())
+    await node_a.die()
+    await published_and_read(node_b, [message(n) for n in range(BUFFER_SIZE + 1)], node_b)
+
+    second = Sink()
+    assert await node_b.resume(gs.id, 1, second) is None  # the endpoint answers session_expired
+    assert second.dispatches() == []
+    assert gs.id not in node_b.hub.sessions

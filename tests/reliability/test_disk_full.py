@@ -170,3 +170,20 @@ async def test_a_full_file_system_refuses_writes_and_uploads_then_recovers(
     stored = [m["id"] for m in (await history(client, alice, room, limit=100))["messages"]]
     assert all(stored.count(i) == 1 for i in [sent.json()["message"]["id"], *acknowledged])
     assert integrity(database_path(rt)) == "ok"
+
+
+def test_an_sqlite_io_error_answers_503_and_other_database_errors_stay_faults() -> None:
+    """A write the file system refused with an I/O error (SQLITE_IOERR_WRITE, _FSYNC...: a failing disk, a file
+    system gone read-only) stored nothing: 503, as for a full disk, not a 500. A mistake in a statement is not."""
+    from sqlalchemy.exc import OperationalError
+
+    from meadhall.api.errors import outage
+
+    io_error = sqlite3.OperationalError("disk I/O error")
+    io_error.sqlite_errorcode = 778  # SQLITE_IOERR_WRITE
+    answer = outage(OperationalError("INSERT INTO messages ...", {}, io_error))
+    assert answer is not None and answer.status == 503 and answer.code == "service.unavailable"
+
+    mistake = sqlite3.OperationalError("no such table: nothing")
+    mistake.sqlite_errorcode = 1  # SQLITE_ERROR
+    assert outage(OperationalError("SELECT * FROM nothing", {}, mistake)) is None

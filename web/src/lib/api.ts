@@ -131,7 +131,9 @@ export async function request<T>(path: string, options: RequestOptions = {}): Pr
       timedOut = true;
       controller.abort();
     }, timeout);
-    options.signal?.addEventListener("abort", () => controller.abort());
+    // Removed in `finally`: a caller's signal may outlive many requests (a view's), and would keep every one.
+    const onAbort = () => controller.abort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
     signal = controller.signal;
     try {
       return await request<T>(path, { ...options, signal, timeout: undefined });
@@ -142,6 +144,7 @@ export async function request<T>(path: string, options: RequestOptions = {}): Pr
       throw err;
     } finally {
       clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
     }
   }
   let url = `/api/v1${path}`;

@@ -130,6 +130,19 @@ describe("resend rules", () => {
     expect(calls).toHaveLength(2);
   });
 
+  it("a request with a timeout lets go of its caller's signal once answered", async () => {
+    // A view's signal outlives many requests: each must remove the listener it added, or they pile up.
+    const listeners = new Set<unknown>();
+    const caller = {
+      addEventListener: (_: string, fn: unknown) => void listeners.add(fn),
+      removeEventListener: (_: string, fn: unknown) => void listeners.delete(fn),
+    } as unknown as AbortSignal;
+    for (let i = 0; i < 3; i++) answers.push(() => answer(200, { ok: i }));
+    for (let i = 0; i < 3; i++) await api.get("/users/@me", { signal: caller, timeout: 1000 });
+    expect(calls).toHaveLength(3);
+    expect(listeners.size).toBe(0);
+  });
+
   it("a wait on a lost connection ends when the connection is back; a Retry-After is waited out", async () => {
     let release: (() => void) | null = null;
     configure({ sleep: (ms) => new Promise<void>((r) => { slept.push(ms); release = r; }) });
