@@ -53,6 +53,7 @@ from tests.support.customisation import emoji_png, frame_png, upload_cosmetic, u
 from tests.support.factories import add_member
 from tests.support.guilds import give, make_guild, make_invite, make_role, override, room
 from tests.support.http import Api
+from tests.support.imported import authored_message, imported_author
 from tests.support.livekit_standin import StandIn
 from tests.support.messages import post, react
 from tests.support.outbound import ALLOWED, Site, confine, html
@@ -235,6 +236,10 @@ class Tour:
         path = hook["url"].removeprefix(ORIGIN)
         r = await self.client.post(path, json={"content": "Build 128 passed: all 412 checks are green."})
         assert r.status_code in (200, 201, 204), r.text
+        # An imported author (docs/imported-authors.md): a member whose history came from another service.
+        self.clock.advance(minutes=2)
+        gunnar = await imported_author(rt, "gunnar_old", gid, display_name="Gunnar the Old")
+        await authored_message(rt, c.general, gunnar.id, "In my day the mead was brewed in the longhouse by the sea.")
 
         # Moderation: an invitation, a ban with its reason, a timeout.
         await api.put(f"/guilds/{gid}/bans/{loki.id}", freya, json={"reason": "Spamming every room with riddles"})
@@ -660,6 +665,20 @@ async def sign_in_lockout(page: Any, _tour: Tour, _size: str) -> None:
     await expect(alert).to_contain_text("Too many attempts", timeout=WAIT)
 
 
+async def imported_profile(page: Any, _tour: Tour, _size: str) -> None:
+    """The profile card of an imported author, opened from their name on their message."""
+    from playwright.async_api import expect
+    message = page.get_by_role("article").filter(has_text="brewed in the longhouse")
+    await message.get_by_role("button", name="Gunnar the Old").click(timeout=WAIT)
+    await expect(page.get_by_role("dialog", name="Gunnar the Old")).to_be_visible(timeout=WAIT)
+
+
+async def imported_filter(page: Any, _tour: Tour, _size: str) -> None:
+    from playwright.async_api import expect
+    await page.get_by_role("checkbox", name="Imported authors").check(timeout=WAIT)
+    await expect(page.get_by_role("status").filter(has_text="1 user match")).to_be_visible(timeout=WAIT)
+
+
 def guild_path(section: str) -> Callable[[Community], str]:
     return lambda c: f"/channels/{c.guild['id']}/settings/{section}"
 
@@ -698,6 +717,8 @@ SCREENS = [
     # Rooms, voice and calls.
     Screen("chat-webhook-and-preview", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}",
            then(text("all 412 checks"), visible("complementary", "Link preview: How to brew mead at home"))),
+    Screen("chat-imported-profile", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", imported_profile,
+           segments=False),
     Screen("room-list-voice", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}",
            then(then(text("all 412 checks"), open_nav_on_phone), visible("list", "In Lounge"))),
     Screen("voice-panel", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", join_lounge,
@@ -721,6 +742,7 @@ SCREENS = [
     Screen("sign-in-lockout", "", "/login", sign_in_lockout, segments=False),
     # Administration.
     Screen("admin-users", "odin", "/admin/users", then(heading("Users"), text("users"))),
+    Screen("admin-users-imported", "odin", "/admin/users", then(heading("Users"), imported_filter)),
     Screen("admin-user-detail", "odin", lambda c: f"/admin/users/{c.people['thor'].id}", heading("Actions")),
     Screen("admin-servers", "odin", "/admin/servers", heading("Servers")),
     Screen("admin-settings", "odin", "/admin/settings", heading("Settings")),
