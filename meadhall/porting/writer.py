@@ -62,6 +62,10 @@ OWNER_ROLE_NAME = "Administrator"
 _LINK_CHUNK = 500  # source ids per lookup statement (well under every parameter limit)
 
 AuthorSpec = author_rows.AuthorSpec
+# With RETURNING, SQLAlchemy sends a list of rows as multi-row INSERT statements (its "insertmanyvalues"
+# batches) instead of one statement per row: the per-row triggers on `messages` (search index, room version,
+# room days) then run inside a few large statements, which on SQLite is about 3 times faster.
+_MESSAGES = insert(messages).returning(messages.c.id)
 
 
 @dataclass(frozen=True)
@@ -281,7 +285,7 @@ class BatchWriter:
         """Write what is buffered. Order: messages (with their mentions), then what points at them."""
         conn = self.conn
         if self._messages:
-            await conn.execute(insert(messages), self._messages)
+            await conn.execute(_MESSAGES, self._messages)
             self._messages, self._buffered = [], {}
         if self._mentions:
             await conn.execute(insert(user_mentions), self._mentions)

@@ -6,7 +6,6 @@ bounded memory: SQLite sorts on disk through its index."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import tempfile
 from collections.abc import Iterator
@@ -14,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from meadhall.porting.discord.reader import (
     TEXT_TYPES,
@@ -76,7 +77,7 @@ class Scan:
         self._db.execute("PRAGMA journal_mode=OFF")
         self._db.execute("PRAGMA synchronous=OFF")
         self._db.execute("CREATE TABLE m (ts INTEGER, seq INTEGER, channel TEXT, folder INTEGER, source_id TEXT, "
-                         "body TEXT)")
+                         "body BLOB)")
 
     def close(self) -> None:
         self._db.close()
@@ -167,14 +168,14 @@ class Scan:
         at = _ms(message.get("timestamp"))
         if at is None:
             raise DiscordImportError("import.unsupported", f"message {message.get('id')} has no timestamp")
-        return (at, self.total, channel, folder, str(message.get("id")), json.dumps(body, ensure_ascii=False))
+        return (at, self.total, channel, folder, str(message.get("id")), orjson.dumps(body))
 
     # ---- reading back ------------------------------------------------------------------------------------
 
     def in_time_order(self) -> Iterator[Spilled]:
         rows = self._db.execute("SELECT source_id, channel, folder, ts, body FROM m ORDER BY ts, seq")
         for source_id, channel, folder, ts, body in rows:
-            yield Spilled(source_id, channel, folder, from_ms(ts), json.loads(body))
+            yield Spilled(source_id, channel, folder, from_ms(ts), orjson.loads(body))
 
     def text_channels(self) -> list[ChannelInfo]:
         return [c for c in self.channels.values() if c.type in TEXT_TYPES]
