@@ -13,6 +13,7 @@ from typing import Any
 
 from meadhall.accounts import queries
 from meadhall.accounts.events import notify_user_update
+from meadhall.accounts.imported import refuse_imported
 from meadhall.accounts.passwords import check_password
 from meadhall.accounts.queries import UserRow
 from meadhall.accounts.secondfactor import (
@@ -133,6 +134,7 @@ async def _by_email(rt: Runtime, uow: UnitOfWork, email: str) -> UserRow:
     row = await queries.select_user_by_email(uow.conn, email_lookup(rt, email.strip()))
     if row is None or row["deleted_at"] is not None:
         raise AppError("user.not_found", f"No account with email {email}")
+    refuse_imported(row)  # no address leads to one today; a password, 2FA or administration must never reach one
     return row
 
 

@@ -4,6 +4,7 @@ call succeeding for a local account."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from tests.support.admin import admin_account, user_url
 from tests.support.conversations import add_recipient, group, open_dm
 from tests.support.guilds import make_guild
 from tests.support.http import assert_error
-from tests.support.imported import authored_message, imported_author, make_imported
+from tests.support.imported import authored_message, imported_author, make_imported, meadhall
 from tests.support.passkeys import add_passkey, passkey_login, security_events_of
 from tests.support.personas import PASSWORD
 from tests.support.social import request_friend, set_relationship
@@ -166,3 +167,15 @@ async def test_the_user_list_filters_imported_authors(api, client, accounts, rt)
     await api.get("/instance/users", admin, params={"imported": "yes"}, expect=422)
     local = await accounts.register("nosy")
     await api.get("/instance/users", local, params={"imported": "true"}, expect=403)
+
+
+async def test_the_operators_account_commands_refuse_an_imported_author(accounts, rt, settings):
+    """`make-admin`, `reset-password`, `totp-setup` find accounts by email, which an imported author lacks;
+    an account marked imported is refused all the same, while a local one is served."""
+    marked = await accounts.register("marked")
+    await accounts.register("local")
+    await make_imported(rt, marked.id)
+    for command in (("make-admin",), ("reset-password",), ("totp-setup",)):
+        r = await meadhall(settings, *command, "--email", "marked@example.com")
+        assert r.exit_code == 1 and json.loads(r.stderr.strip().splitlines()[-1])["error"]["code"] == "user.imported"
+        assert (await meadhall(settings, *command, "--email", "local@example.com")).exit_code == 0
