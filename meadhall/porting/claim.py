@@ -5,7 +5,7 @@ author and records `instance.user_claim`; open clients are told of the membershi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from meadhall.accounts import queries as account_queries
 from meadhall.accounts.imported import refuse_imported
@@ -28,10 +28,10 @@ from meadhall.runtime import Runtime
 
 async def _imported_author(uow: UnitOfWork, raw_user_id: str) -> UserRow:
     user_id = parse_id(raw_user_id)
-    row = None if user_id is None else await account_queries.select_user(uow.conn, user_id)
+    row = None if user_id is None else await q.select_user_locked(uow.conn, user_id)
     if row is None or not row["imported"] or row["deleted_at"] is not None:
         raise AppError("user.not_found", f"No imported author with id {raw_user_id}")
-    return row
+    return cast(UserRow, row)
 
 
 async def _local_account(rt: Runtime, uow: UnitOfWork, email: str) -> UserRow:

@@ -5,7 +5,19 @@ moved, so that no unique key can fail the claim. Never commits."""
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, and_, bindparam, delete, exists, insert, literal, or_, select, update
+from sqlalchemy import (
+    BigInteger,
+    RowMapping,
+    and_,
+    bindparam,
+    delete,
+    exists,
+    insert,
+    literal,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.db.schema import (
@@ -24,6 +36,12 @@ from meadhall.db.schema import (
     webhooks,
 )
 from meadhall.db.schema.messages import everyone_mentions, message_nonces, user_mentions
+
+
+async def select_user_locked(conn: AsyncConnection, user_id: int) -> RowMapping | None:
+    """The account row, locked until the transaction ends: two claims of one author cannot both move it."""
+    stmt = select(users).where(users.c.id == user_id).with_for_update()
+    return (await conn.execute(stmt)).mappings().first()
 
 
 async def move_messages(conn: AsyncConnection, author: int, target: int) -> int:
