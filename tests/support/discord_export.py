@@ -11,6 +11,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from tests.support.files import png
+
 DISCORD_EPOCH_MS = 1_420_070_400_000
 
 
@@ -55,7 +57,7 @@ class Channel:
         self.clock += timedelta(seconds=after)
         self.seq += 1
         message = {
-            "id": snowflake(self.clock, self.seq), "type": type_, "timestamp": stamp(self.clock),
+            "id": snowflake(self.clock, int(self.channel_id) * 1000 + self.seq), "type": type_, "timestamp": stamp(self.clock),
             "timestampEdited": None, "callEndedTimestamp": None, "isPinned": False, "content": content,
             "author": author, "attachments": [], "embeds": [], "stickers": [], "reactions": [], "mentions": [],
             "inlineEmojis": [],
@@ -148,3 +150,84 @@ def write_large_export(folder: Path, messages: int, *, channels: int = 4, users:
             out.write(f'\n], "messageCount": {count}}}\n')
         paths.append(path)
     return paths
+
+
+# ---- the hall: a small export using every clause of the import --------------------------------------------
+
+LONG_TEXT = ("word " * 1000).strip()  # 4999 characters: two messages here
+EMOJI_PNG = png(8, 8)
+
+
+@dataclass
+class Hall:
+    folder: Path
+    files: list[Path]
+    people: dict[str, dict[str, Any]]
+    roles: dict[str, dict[str, Any]]
+    channels: dict[str, Channel]
+    said: dict[str, dict[str, Any]]  # label -> source message
+
+
+def hall_export(folder: Path, canary_url: str, *, guild_id: str = "111") -> Hall:
+    """Old Hall: `general` (written newest first, in two parts) with a thread, `news`, a thread whose parent
+    is not exported; replies, mentions (by name and raw), a pin notice, a join, a thread notice (skipped), a
+    5,000-character message, reactions (Unicode; a custom emoji with its image in the export, one without),
+    attachments (one local file, `../outside.txt`, `/etc/passwd`, a URL at `canary_url`, a missing file),
+    an embed and a sticker."""
+    folder.mkdir(parents=True, exist_ok=True)
+    media = folder / "general.json_Files"
+    media.mkdir()
+    (media / "notes-1.txt").write_bytes(b"the raid is on thursday\n")
+    (media / "hallmark-7001.png").write_bytes(EMOJI_PNG)
+    (folder.parent / "outside.txt").write_text("not part of the export")
+    roles = {"elder": role("501", "Elder", "#E74C3C", 3), "skald": role("502", "Skald", "#3498DB", 2)}
+    people = {
+        "ann": user("201", "ann", "Ann the Bold", [roles["elder"]]),
+        "bjorn": user("202", "bjørn", "Bjørn", [roles["skald"]]),
+        "cara": user("203", "cara", None),
+        "dave": user("204", "dave", "Dave"),
+        "eve": user("205", "eve", "Eve"),
+    }
+    ann, bjorn, cara = people["ann"], people["bjorn"], people["cara"]
+    general = Channel("301", "general", topic="Talk of the hall")
+    news = Channel("302", "news", type="GuildNews", category="Announcements", category_id="901")
+    thread = Channel("303", "raid-plans", type="GuildPublicThread", category="general", category_id="301")
+    lost = Channel("304", "old-thread", type="GuildPublicThread", category="lost-channel", category_id="399")
+    said: dict[str, dict[str, Any]] = {}
+    said["welcome"] = general.say(ann, "Welcome to the hall", isPinned=True,
+                                  timestampEdited="2022-03-01T12:05:00.000+00:00")
+    said["thanks"] = general.say(bjorn, "Thanks @Ann the Bold!", type_="Reply",
+                                 reference={"messageId": said["welcome"]["id"], "channelId": "301", "guildId": guild_id},
+                                 mentions=[short(ann)])
+    said["raw"] = general.say(cara, "ping <@204> about the mead", mentions=[short(people["dave"])])
+    said["join"] = general.say(cara, "", type_="GuildMemberJoin")
+    said["pin_notice"] = general.say(ann, "", type_="ChannelPinnedMessage",
+                                     reference={"messageId": said["raw"]["id"], "channelId": "301", "guildId": guild_id})
+    said["thread_notice"] = general.say(ann, "raid-plans", type_="ThreadCreated")
+    said["long"] = general.say(bjorn, LONG_TEXT)
+    said["reacted"] = general.say(ann, "Vote here", reactions=[
+        {"emoji": {"id": "", "name": "👍", "code": "thumbsup", "isAnimated": False, "imageUrl": ""}, "count": 2,
+         "users": [short(bjorn), short(people["eve"])]},
+        {"emoji": {"id": "7001", "name": "hallmark", "code": "hallmark", "isAnimated": False,
+                   "imageUrl": "general.json_Files/hallmark-7001.png"}, "count": 1, "users": [short(cara)]},
+        {"emoji": {"id": "7002", "name": "gone", "code": "gone", "isAnimated": False,
+                   "imageUrl": f"{canary_url}/emoji.png"}, "count": 1, "users": [short(cara)]},
+    ])
+    said["files"] = general.say(ann, "Files for the raid", attachments=[
+        {"id": "1", "url": "general.json_Files/notes-1.txt", "fileName": "notes.txt", "fileSizeBytes": 24},
+        {"id": "2", "url": "../outside.txt", "fileName": "outside.txt", "fileSizeBytes": 22},
+        {"id": "3", "url": "/etc/passwd", "fileName": "passwd", "fileSizeBytes": 1},
+        {"id": "4", "url": f"{canary_url}/remote.png", "fileName": "remote.png", "fileSizeBytes": 1},
+        {"id": "5", "url": "general.json_Files/missing.png", "fileName": "missing.png", "fileSizeBytes": 1},
+    ], embeds=[{"title": "a link"}], stickers=[{"id": "9", "name": "wave", "format": "Png"}])
+    said["orphan_reply"] = general.say(cara, "an answer to something not exported", type_="Reply",
+                                       reference={"messageId": "999", "channelId": "301", "guildId": guild_id})
+    said["news"] = news.say(ann, "The hall opens at dusk")
+    said["plan"] = thread.say(bjorn, "Plan: meet at the gate")
+    said["lost"] = lost.say(cara, "A thread of a channel not exported")
+    g = {"id": guild_id, "name": "Old Hall", "iconUrl": f"{canary_url}/icon.png"}
+    files = [*general.write(folder / "general.json", g, newest_first=True, parts=2),
+             *news.write(folder / "news.json", g), *thread.write(folder / "raid-plans.json", g),
+             *lost.write(folder / "old-thread.json", g)]
+    return Hall(folder, files, people, roles, {"general": general, "news": news, "thread": thread, "lost": lost},
+                said)
