@@ -58,6 +58,7 @@ from meadhall.previews.setup import install_previews
 from meadhall.push import routes as push_routes
 from meadhall.push.settings import routes as push_settings_routes
 from meadhall.push.setup import install_push
+from meadhall.realtime.node_lease import RENEW_EVERY, NodeIdInUse, NodeLease
 from meadhall.runtime import Runtime
 from meadhall.social.calls import hooks as call_hooks
 from meadhall.social.calls import routes as call_routes
@@ -131,6 +132,21 @@ DRAIN_CLOSE_WAIT = 1.0
 DRAIN_PRESENCE_WITHIN = 1.5
 
 
+async def take_node_id(rt: Runtime) -> NodeLease | None:
+    """A serving process on a shared Redis holds its NODE_ID while it runs (realtime/node_lease.py); a second
+    process with the same id does not start."""
+    if rt.redis is None:
+        return None
+    lease = NodeLease(rt.redis, rt.redis_prefix, rt.settings.NODE_ID)
+    try:
+        await lease.take()
+    except NodeIdInUse as err:
+        log.error(str(err))
+        raise
+    rt.jobs.add("node-lease", RENEW_EVERY, lease.renew, leader_only=False)
+    return lease
+
+
 def create_app(settings: Settings | None = None, runtime: Runtime | None = None) -> FastAPI:
     settings = settings or load_settings()
     owns_runtime = runtime is None
@@ -175,6 +191,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await rt.start()
+        lease = await take_node_id(rt) if owns_runtime else None
         start_gateway(_app, rt)
         rt.jobs.start()
         if owns_runtime:
@@ -195,6 +212,9 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
             await drain()
             await rt.run_stop_hooks()
             await rt.jobs.stop()
+            if lease is not None:
+                with contextlib.suppress(Exception):  # unreachable Redis: the lease lapses by itself
+                    await lease.release()
             if owns_runtime:
                 await rt.close()
                 log.info("stopped")

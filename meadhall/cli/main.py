@@ -49,6 +49,7 @@ def serve(
         fail("validation.failed", str(err))
     configure_logging(settings.LOG_LEVEL)
     refuse_newer_schema(settings)
+    refuse_taken_node_id(settings)
     service = create_app(settings)
     service.state.listen = f"{host or settings.HOST}:{port or settings.PORT}"
     if sys.stdout.isatty():
@@ -118,6 +119,30 @@ def announce_on_start(service: Any, settings: Settings) -> None:
             yield state
 
     service.router.lifespan_context = lifespan
+
+
+def refuse_taken_node_id(settings: Settings) -> None:
+    """Before serving on a shared Redis: a NODE_ID that another running node holds stops the start with one
+    line, after waiting for a lease that may be lapsing (realtime/node_lease.py). The lifespan then takes it."""
+    url = settings.REDIS_URL
+    if not url:
+        return
+    from meadhall.realtime.node_lease import NodeIdInUse, NodeLease
+    from meadhall.runtime import redis_client
+
+    async def go() -> None:
+        client = redis_client(url)
+        try:
+            await NodeLease(client, "meadhall", settings.NODE_ID).wait_free()
+        finally:
+            await client.aclose()
+
+    try:
+        asyncio.run(go())
+    except NodeIdInUse as err:
+        fail("node.id_in_use", str(err))
+    except Exception:  # noqa: S110 (an unreachable Redis is the start-up's to report, with its own words)
+        pass
 
 
 @app.command()
