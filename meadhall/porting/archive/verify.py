@@ -105,11 +105,12 @@ def verify_archive(path: Path) -> Verified:
     except UNREADABLE as err:
         raise corrupt(f"not a readable gzip-compressed tar archive: {err}") from None
     manifest = _manifest(seen)
+    # A changed byte is told as such, before the shape error it may also cause.
+    _check_members(manifest, seen)
     if seen.problem is not None:
         raise corrupt(seen.problem)
     guild = _parse(seen, GUILD, shapes.GuildDoc)
     users = _parse(seen, USERS, shapes.UsersDoc)
-    _check_members(manifest, seen)
     _check_references(guild, users, seen)
     _check_counts(manifest, guild, users, seen)
     return Verified(manifest, guild, users, seen.digests, seen.messages_per_room)
