@@ -231,3 +231,22 @@ def hall_export(folder: Path, canary_url: str, *, guild_id: str = "111") -> Hall
              *lost.write(folder / "old-thread.json", g)]
     return Hall(folder, files, people, roles, {"general": general, "news": news, "thread": thread, "lost": lost},
                 said)
+
+
+def import_command(settings: Any) -> Any:
+    """`meadhall ...` in-process (Typer's runner, in a thread) on the test's database and data directory:
+    an awaitable giving (exit code, stdout, stderr)."""
+    import asyncio
+
+    from typer.testing import CliRunner
+
+    from meadhall.cli.main import app as cli_app
+
+    env = {"DATA_DIR": str(settings.DATA_DIR), "DATABASE_URL": settings.DATABASE_URL,
+           "SECRET_KEY": settings.SECRET_KEY, "DOMAIN": settings.DOMAIN, "REDIS_URL": ""}
+
+    async def invoke(*args: str) -> tuple[int, str, str]:
+        result = await asyncio.to_thread(CliRunner().invoke, cli_app, list(args), env=env)
+        return result.exit_code, result.stdout, result.stderr
+
+    return invoke
