@@ -24,6 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import bench.workloads_admin  # noqa: F401 - registers the instance-administration workloads (last: they restart the server)
 import bench.workloads_gateway  # noqa: F401 - registers the gateway fan-out workloads
+import bench.workloads_import  # noqa: F401 - registers the Discord import workload
 import bench.workloads_messages  # noqa: F401 - registers the message workloads
 import bench.workloads_nodes  # noqa: F401 - registers the multi-node workloads (they skip on one node)
 import bench.workloads_social  # noqa: F401 - registers the friends, conversations and presence workloads
