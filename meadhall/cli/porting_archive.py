@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from sqlalchemy.exc import SQLAlchemyError
 
 from meadhall.cli.output import fail
 from meadhall.cli.settings import DataDir
@@ -15,12 +16,15 @@ from meadhall.porting.archive.format import ArchiveError
 from meadhall.runtime import Runtime
 
 
-async def _guarded(work: Any) -> dict[str, Any]:
-    """The archive commands' own refusals (`export.exists`, `import.corrupt`, ...) in the CLI's error envelope."""
+async def _guarded(work: Any, failed: str) -> dict[str, Any]:
+    """The archive commands' own refusals (`export.exists`, `import.corrupt`, ...) in the CLI's error envelope;
+    so are a disk or database failing part-way (`failed` says what that left behind)."""
     try:
         return dict(await work)
     except ArchiveError as err:
         fail(err.code, err.message)
+    except (OSError, SQLAlchemyError) as err:
+        fail("internal.error", f"{failed}: {type(err).__name__}: {err}".splitlines()[0])
     raise AssertionError("not reached: fail() exits")
 
 
@@ -42,7 +46,7 @@ def register(app: typer.Typer) -> None:
         async def action(rt: Runtime) -> dict[str, Any]:
             with progress("Exporting messages") as bar:
                 return await _guarded(export_guild(rt, guild_id, out.absolute(), progress=bar.advance,
-                                                   total=bar.retotal))
+                                                   total=bar.retotal), "the export failed; no archive was written")
 
         with_runtime(data_dir, action)
 
@@ -60,6 +64,7 @@ def register(app: typer.Typer) -> None:
         from meadhall.porting.archive.restore import import_guild
 
         async def action(rt: Runtime) -> dict[str, Any]:
-            return await _guarded(import_guild(rt, src, owner_email=owner_email, name=name, map_users=map_users))
+            return await _guarded(import_guild(rt, src, owner_email=owner_email, name=name, map_users=map_users),
+                                  "the import failed; nothing was kept")
 
         with_runtime(data_dir, action)
