@@ -22,7 +22,7 @@ from meadhall.cli.main import app as cli_app
 from meadhall.db.schema import users
 from tests.support.customisation import upload_cosmetic, upload_emoji, upload_sound, wav
 from tests.support.factories import add_member, audit_rows
-from tests.support.files import attached, fetch, gif
+from tests.support.files import attached, fetch, gif, png, upload
 from tests.support.guilds import give, make_guild, make_role, override, room
 from tests.support.http import Api
 from tests.support.messages import edit_message, history, pin, post, react
@@ -101,6 +101,11 @@ async def build_source(client: Any, accounts: Any, rt: Any, meadhall: Any) -> So
     await api.patch(f"/guilds/{gid}/members/{carol.id}", alice, json={"nick": "Carol the Wise"})
     mead = await upload_emoji(client, alice, gid, "mead", data=gif(), content_type="image/gif", filename="mead.gif")
     await upload_sound(client, alice, gid, "horn", data=wav(0.5))
+    r = await upload(client, alice, f"/guilds/{gid}/icon", png(32, 32, (10, 120, 40)), "icon.png")
+    assert r.status_code == 200, r.text
+    r = await upload(client, bob, "/users/@me/avatar", png(24, 24, (90, 20, 160)), "bob.png")
+    assert r.status_code == 200, r.text
+    await api.patch("/users/@me", bob, json={"bio": "Keeper of the horn"})
 
     first = await post(client, alice, general, f"Welcome <@{bob.id}>, see <#{sagas['id']}> <:mead:{mead['id']}>")
     await post(client, bob, general, "Thank you!", reply_to_id=first["id"])
@@ -259,7 +264,7 @@ async def test_a_round_trip_keeps_the_whole_guild(client, accounts, rt, meadhall
     out.parent.mkdir()
     exported = (await meadhall("export-guild", "--guild", src.guild["id"], "--out", str(out))).json
     assert exported == {"guild_id": src.guild["id"], "path": str(out), "rooms": 3, "messages": exported["messages"],
-                        "files": 4, "bytes": out.stat().st_size}
+                        "files": 6, "bytes": out.stat().st_size}
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
     assert [p.name for p in out.parent.iterdir()] == ["hall.tar.gz"], "no temporary file is left"
 
@@ -270,7 +275,7 @@ async def test_a_round_trip_keeps_the_whole_guild(client, accounts, rt, meadhall
     imported = (await meadhall("import-guild", str(out), "--owner-email", "heir@example.com", "--map-users",
                                str(mapping))).json
     new_gid = imported["guild_id"]
-    assert imported == {"guild_id": new_gid, "rooms": 3, "messages": exported["messages"], "files": 4,
+    assert imported == {"guild_id": new_gid, "rooms": 3, "messages": exported["messages"], "files": 6,
                         "authors": {"mapped": 1, "imported": 4}}
     guild = (await api.get(f"/guilds/{new_gid}", heir))["guild"]
     assert guild["name"] == "Mead Hall" and guild["owner_id"] == heir.id
@@ -309,6 +314,16 @@ async def test_a_round_trip_keeps_the_whole_guild(client, accounts, rt, meadhall
     assert hooks[0].get("token") is None
     r = await client.post(f"/api/v1/webhooks/{hooks[0]['id']}/{src.hook_token}", json={"content": "still mine?"})
     assert r.status_code == 404, "the webhook's token did not come along"
+    # The guild's icon and an imported author's public profile (avatar and bio), byte for byte.
+    old_guild = (await api.get(f"/guilds/{src.guild['id']}", src.owner))["guild"]
+    await assert_same_file(client, src.owner, heir, old_guild["icon_file_id"], guild["icon_file_id"], ids)
+    old_bob = (await api.get(f"/users/{src.people['bob'].id}", src.owner))["user"]
+    new_bob = (await api.get(f"/users/{ids.map[src.people['bob'].id]}", heir))["user"]
+    assert (new_bob["bio"], new_bob["display_name"], "imported" in new_bob["badges"]) == (old_bob["bio"], "bob", True)
+    await assert_same_file(client, src.owner, heir, old_bob["avatar"], new_bob["avatar"], ids)
+    # Search finds imported messages like any other.
+    found = await api.get(f"/channels/{new_rooms['sagas']}/messages/search", heir, params={"q": "saga revised"})
+    assert [m["content"] for m in found["messages"]] == ["The saga, in full (revised)"]
     audit = await audit_rows(rt, new_gid, "guild.import")
     assert len(audit) == 1 and audit[0]["actor_id"] is None and audit[0]["data"]["source"] == "meadhall"
     assert audit[0]["data"]["messages"] == exported["messages"]
@@ -330,7 +345,7 @@ async def test_the_archive_holds_no_secret_and_no_direct_conversation(client, ac
             assert word not in data.lower() or name.startswith("files/"), (name, word)
     manifest = json.loads(members["manifest.json"])
     assert manifest["format"] == "meadhall-guild" and manifest["version"] == 1
-    assert manifest["counts"] == {"rooms": 3, "messages": exported["messages"], "files": 4, "users": 5}
+    assert manifest["counts"] == {"rooms": 3, "messages": exported["messages"], "files": 6, "users": 5}
     assert set(manifest["sha256"]) == names - {"manifest.json"}
     people = json.loads(members["users.json"])["users"]
     assert {p["username"] for p in people} == {"alice", "bob", "carol", "eve", "dave"}
