@@ -24,7 +24,8 @@ from meadhall.runtime import Runtime
 async def import_guild(rt: Runtime, src: Path, *, owner_email: str, name: str | None = None,
                        map_users: Path | None = None) -> dict[str, Any]:
     wanted = mapping.read_user_map(map_users)
-    verified = await asyncio.to_thread(verify_archive, src)
+    with progress("Checking the archive") as bar:
+        verified = await asyncio.to_thread(verify_archive, src, bar.advance)
     writer: ArchiveWriter | None = None
     try:
         async with rt.uow() as uow:

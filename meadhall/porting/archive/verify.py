@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import tarfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -60,6 +60,7 @@ class _Seen:
     attachment_ids: set[str] = field(default_factory=set)
     pinned: set[tuple[str, str]] = field(default_factory=set)
     problem: str | None = None  # the first shape error; reported once the manifest's format is known
+    advance: Callable[[int], None] | None = None
 
     def note(self, problem: str) -> None:
         if self.problem is None:
@@ -88,8 +89,9 @@ def open_members(path: Path) -> Iterator[tuple[tarfile.TarInfo, IO[bytes]]]:
         raise corrupt(f"not a readable gzip-compressed tar archive: {err}") from None
 
 
-def verify_archive(path: Path) -> Verified:
-    seen = _Seen()
+def verify_archive(path: Path, advance: Callable[[int], None] | None = None) -> Verified:
+    """`advance` is told how many messages were checked (for a progress bar)."""
+    seen = _Seen(advance=advance)
     try:
         for info, handle in open_members(path):
             if info.name in (MANIFEST, GUILD, USERS):
@@ -150,6 +152,8 @@ def _check_messages(name: str, handle: IO[bytes], seen: _Seen) -> str:
             seen.note(f"{name} line {number}: {_first(err)}")
             continue
         count += 1
+        if seen.advance is not None and count % 1000 == 0:
+            seen.advance(1000)
         for user in (message.author_id, message.recipient_id, *message.mentions):
             if user is not None:
                 seen.user_ids.add(user)
@@ -161,6 +165,8 @@ def _check_messages(name: str, handle: IO[bytes], seen: _Seen) -> str:
         if message.pinned:
             seen.pinned.add((room, message.id))
     seen.messages_per_room[int(room)] = count
+    if seen.advance is not None:
+        seen.advance(count % 1000)
     return digest.hexdigest()
 
 
