@@ -28,6 +28,19 @@ async def _guarded(work: Any, failed: str) -> dict[str, Any]:
     raise AssertionError("not reached: fail() exits")
 
 
+def _guild_name(name: str) -> str:
+    """`--name` follows the rule of every guild's name (OpenAPI: createGuild)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from meadhall.guilds.schemas import GuildName
+
+    try:
+        return str(TypeAdapter(GuildName).validate_python(name))
+    except ValidationError as err:
+        fail("validation.failed", f"--name: {err.errors()[0]['msg']}")
+        raise AssertionError("not reached: fail() exits") from None
+
+
 def register(app: typer.Typer) -> None:
     @app.command("export-guild")
     def export_guild_command(
@@ -62,6 +75,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Create a new guild from an archive: verified whole before anything is written; all or nothing."""
         from meadhall.porting.archive.restore import import_guild
+
+        if name is not None:
+            name = _guild_name(name)
 
         async def action(rt: Runtime) -> dict[str, Any]:
             return await _guarded(import_guild(rt, src, owner_email=owner_email, name=name, map_users=map_users),

@@ -418,6 +418,8 @@ async def test_mapped_users_are_the_local_accounts(client, accounts, rt, meadhal
                  if m["user"]["display_name"] == "owner" and m["user"]["id"] != owner.id]
     assert len(old_owner) == 1 and "imported" in old_owner[0]["user"]["badges"]
 
+    bad_name = await meadhall("import-guild", str(out), "--owner-email", "heir@example.com", "--name", "x\nHall")
+    assert bad_name.error["code"] == "validation.failed" and "--name" in bad_name.error["message"]
     unknown = tmp_path / "unknown.csv"
     unknown.write_text(f"{bob.id},nobody_here\n")
     ran = await meadhall("import-guild", str(out), "--owner-email", "heir@example.com", "--map-users", str(unknown))
