@@ -44,7 +44,7 @@ class HistoryIds:
     """Ids for messages of one import, in the order `next` is called."""
 
     def __init__(self, conn: AsyncConnection) -> None:
-        self._conn = conn
+        self.conn = conn
         self._last = -1
         self._taken: deque[int] = deque()  # ids already in `messages` at or after the last one, ascending
         self._taken_until = -1  # `_taken` holds every existing id in (_last, _taken_until]
@@ -66,7 +66,7 @@ class HistoryIds:
         return candidate
 
     async def _read_from(self, start: int) -> None:
-        rows = (await self._conn.execute(
+        rows = (await self.conn.execute(
             select(messages.c.id).where(messages.c.id >= start).order_by(messages.c.id).limit(_CHUNK))).all()
         self._taken.extend(int(r[0]) for r in rows)
         if len(rows) < _CHUNK:

@@ -4,7 +4,7 @@ written in large statements inside the caller's transaction, without a service c
 It is generic: the Discord importer (porting/discord/) and the guild-archive importer (porting/archive/)
 both drive it. It never authorises (operator commands run as the system actor), never emits events (an
 imported guild appears in READY), and never commits: the caller's unit of work does, once, so a failure
-anywhere leaves nothing behind (docs/migrating.md, "If an import fails").
+anywhere leaves nothing behind (docs/migrating.md, "Safety").
 
     writer = await BatchWriter.new_guild(rt, uow, owner_id=owner, name="Old server")   # or .existing(...)
     role_id = await writer.role("Moderators", color=0x3498DB, position=2)
@@ -23,6 +23,7 @@ Message ids come from the source time (porting/history_ids.py), so history sorts
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -85,6 +86,17 @@ class MessageSpec:
 
 
 @dataclass
+class Created:
+    guild: bool = False
+    users: list[int] = field(default_factory=list)
+    rooms: list[int] = field(default_factory=list)
+    roles: list[int] = field(default_factory=list)
+    emojis: list[int] = field(default_factory=list)
+    members: list[int] = field(default_factory=list)  # memberships added to an existing guild
+    messages: array[int] = field(default_factory=lambda: array("q"))
+
+
+@dataclass
 class Counts:
     messages: int = 0
     reactions: int = 0
@@ -102,6 +114,8 @@ class BatchWriter:
         self.conn: AsyncConnection = uow.conn
         self.guild_id = guild_id
         self.default_role_id = default_role_id
+        self.owner_id = 0
+        self.owner_role = 0
         self.counts = Counts()
         self._ids = HistoryIds(uow.conn)
         self._messages: list[dict[str, Any]] = []
@@ -112,26 +126,41 @@ class BatchWriter:
         self._links: list[dict[str, Any]] = []
         self._files: list[local_files.Pending] = []
         self.stored_files: list[int] = []  # content put in the file store by this import
+        # What this writer created, for `porting/undo.py` when an import committed in batches fails.
+        self.created = Created()
 
     # ---- the guild and its structure --------------------------------------------------------------
 
     @classmethod
     async def new_guild(cls, rt: Runtime, uow: UnitOfWork, *, owner_id: int, name: str,
-                        description: str | None = None) -> BatchWriter:
+                        description: str | None = None, owner_joins: bool = True) -> BatchWriter:
         """A new guild owned by `owner_id`, as bootstrap makes one: the default role (`User`, the default
         permission set), `Administrator` (every permission, position 1) held by the owner. Rooms and the system
-        room come after (`room`, `set_system_room`)."""
+        room come after (`room`, `set_system_room`). `owner_joins=False` leaves the owner out until
+        `add_owner` (an import committed in batches: nobody sees the guild before it is whole)."""
         guild_id = uow.next_id()
         await uow.conn.execute(insert(guilds).values(
             id=guild_id, name=name, name_norm=norm(name), description=description, icon_file_id=None,
             banner_file_id=None, splash_file_id=None, owner_id=owner_id, member_count=1, system_channel_id=None,
             public=False, public_invite_code=None, is_main=False, created_at=uow.now))
         writer = cls(rt, uow, guild_id, guild_id)
+        writer.created.guild = True
+        writer.owner_id = owner_id
         await writer._insert_role(guild_id, DEFAULT_ROLE_NAME, 0, 0, int(perms.DEFAULT))
-        admin_role = await writer.role(OWNER_ROLE_NAME, color=0, position=1, permissions=int(perms.ALL))
-        await writer.members([(owner_id, None)])
-        await writer.member_roles([(owner_id, admin_role)])
+        writer.owner_role = await writer.role(OWNER_ROLE_NAME, color=0, position=1, permissions=int(perms.ALL))
+        if owner_joins:
+            await writer.add_owner()
         return writer
+
+    async def add_owner(self) -> None:
+        await self.members([(self.owner_id, None)])
+        await self.member_roles([(self.owner_id, self.owner_role)])
+
+    def switch(self, uow: UnitOfWork) -> None:
+        """Continue in another transaction (the caller committed the previous one after a `flush`)."""
+        self.uow = uow
+        self.conn = uow.conn
+        self._ids.conn = uow.conn
 
     @classmethod
     async def existing(cls, rt: Runtime, uow: UnitOfWork, guild_id: int) -> BatchWriter:
@@ -146,6 +175,7 @@ class BatchWriter:
     async def role(self, name: str, *, color: int, position: int, permissions: int = 0) -> int:
         role_id = self.uow.next_id()
         await self._insert_role(role_id, name, color, position, permissions)
+        self.created.roles.append(role_id)
         return role_id
 
     async def top_role_position(self) -> int:
@@ -158,6 +188,7 @@ class BatchWriter:
         row = channel_row(self.uow, self.guild_id, name=name, type_=type_, topic=topic, position=position,
                           parent_id=parent_id)
         await self.conn.execute(insert(channels).values(row))
+        self.created.rooms.append(int(row["id"]))
         return int(row["id"])
 
     async def set_system_room(self, channel_id: int) -> None:
@@ -169,13 +200,21 @@ class BatchWriter:
     async def imported_authors(self, specs: Sequence[AuthorSpec]) -> list[int]:
         """New imported authors (users.imported), in the order given; they are made members too."""
         ids = await author_rows.insert_imported_authors(self.rt, self.uow, specs)
+        self.created.users.extend(ids)
         await self.members([(i, None) for i in ids])
         return ids
 
     async def members(self, pairs: Iterable[tuple[int, str | None]]) -> None:
         """(user id, nickname) pairs; an existing member stays as it is."""
+        wanted = dict(pairs)
+        if not self.created.guild and wanted:
+            held: set[int] = set()
+            for chunk in _chunks(list(wanted), _LINK_CHUNK):
+                held.update((await self.conn.execute(select(members.c.user_id).where(
+                    members.c.guild_id == self.guild_id, members.c.user_id.in_(chunk)))).scalars())
+            self.created.members.extend(u for u in wanted if u not in held)
         rows = [{"guild_id": self.guild_id, "user_id": u, "nick": nick, "nick_norm": norm(nick) if nick else None,
-                 "joined_at": self.uow.now, "timeout_until": None} for u, nick in pairs]
+                 "joined_at": self.uow.now, "timeout_until": None} for u, nick in wanted.items()]
         for chunk in _chunks(rows, _LINK_CHUNK):
             await self.conn.execute(dialect.insert_ignore(self.conn, members, chunk))
 
@@ -203,6 +242,7 @@ class BatchWriter:
             self._mentions.extend({"user_id": m, "channel_id": spec.channel_id, "message_id": message_id}
                                   for m in dict.fromkeys(spec.mentions) if m != spec.author_id)
         self.counts.messages += 1
+        self.created.messages.append(message_id)
         if len(self._messages) >= BATCH:
             await self.flush()
         return message_id
@@ -253,6 +293,7 @@ class BatchWriter:
             "id": emoji_id, "guild_id": self.guild_id, "name": chosen, "name_norm": norm(chosen),
             "file_id": pending.new.id, "animated": pending.new.checked.content_type == "image/gif",
             "creator_id": None, "created_at": self.uow.now})
+        self.created.emojis.append(emoji_id)
         return emoji_id, chosen
 
     async def emoji_name(self, emoji_id: int) -> str | None:

@@ -5,7 +5,7 @@ system messages, and the count of everything left out by reason."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import datetime
 from itertools import islice
 from pathlib import Path
@@ -37,7 +37,8 @@ class History:
         self.counts = writer.counts
         self._here: dict[str, int] = {}  # source message id -> local id, within the current chunk
 
-    async def write(self, bar: Bar) -> None:
+    async def write(self, bar: Bar, checkpoint: Callable[[], Awaitable[None]] | None = None) -> None:
+        """`checkpoint` runs after each chunk (the importer commits there)."""
         for chunk in _chunks(self.scan.in_time_order(), CHUNK):
             known = await self.writer.linked("message", [m.source_id for m in chunk])
             wanted = [m.body["r"] for m in chunk if m.body["r"] and m.body["r"] not in known]
@@ -48,6 +49,8 @@ class History:
                     self.counts.skip("already_imported")
                     continue
                 await self._one(message, known)
+            if checkpoint is not None:
+                await checkpoint()
             bar.advance(len(chunk))
 
     def _target(self, source_id: str | None, known: dict[str, int]) -> int | None:

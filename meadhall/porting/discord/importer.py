@@ -1,12 +1,8 @@
 """`meadhall import-discord`: read the exports (a first streaming pass), then write the guild, its people
-and its history in ONE transaction of the runtime's unit of work. One transaction is the guarantee that an
-import failing part-way (a bad file found late, a full disk, a kill) leaves no guild behind and, with
-`--into`, leaves the existing guild exactly as it was; the content of files it stored is removed again.
-No event is queued: the guild appears in READY.
-
-On SQLite that transaction holds the write lock while it runs (about a tenth of a second per thousand
-messages here, docs/benchmarks.md): the running service keeps reading, and its writes wait for the lock
-(docs/migrating.md, "While it runs").
+and its history, committed every few thousand messages (porting/transactions.py says why). An import failing
+part-way (a bad file found late, an unknown mapped account, a full disk) is undone: no guild is left behind
+and, with `--into`, the existing guild is left as it was; the content of files it stored is removed again.
+No event is queued: the guild appears in READY once its owner joins it, in the last transaction.
 """
 
 from __future__ import annotations
@@ -27,6 +23,7 @@ from meadhall.porting.discord.reader import DiscordImportError, export_files
 from meadhall.porting.discord.scan import Scan, open_files
 from meadhall.porting.discord.structure import Built, build_emojis, build_people, build_roles, build_rooms
 from meadhall.porting.progress import progress
+from meadhall.porting.transactions import Batches, undo
 from meadhall.porting.writer import BatchWriter
 from meadhall.runtime import Runtime
 
@@ -104,35 +101,46 @@ async def import_discord(rt: Runtime, options: Options) -> dict[str, Any]:
 
 async def _write(rt: Runtime, options: Options, scan: Scan, roots: list[Path], name: str | None,
                  wanted_map: dict[str, str]) -> dict[str, Any]:
+    batches = Batches(rt)
     writer: BatchWriter | None = None
     try:
-        async with rt.uow() as uow:
-            owner = await _owner(rt, uow, options.owner_email)
-            if options.into is not None:
-                if await guild_queries.select_guild(uow.conn, options.into) is None:
-                    raise DiscordImportError("import.not_found", f"no server {options.into}")
-                writer = await BatchWriter.existing(rt, uow, options.into)
-            else:
-                assert name is not None
-                writer = await BatchWriter.new_guild(rt, uow, owner_id=int(owner["id"]), name=name)
-            mapped = await _mapped(uow, wanted_map)
-            built = Built()
-            role_ids = await build_roles(writer, scan, fresh=options.into is None)
-            built.rooms = await build_rooms(writer, scan)
-            await build_people(writer, scan, mapped, role_ids, built)
-            dropped = await build_emojis(writer, scan, roots, built)
-            if dropped:
-                writer.counts.skip("custom_emoji", dropped)
-            with progress("Importing messages", total=scan.total) as bar:
-                await History(writer, scan, built, roots).write(bar)
-            await writer.finish(readers=[int(owner["id"]), *(user_id for user_id, _ in mapped.values())])
-            result = _result(writer, built)
-            await record(uow, "guild.import", actor_id=None, target_type="guild", target_id=writer.guild_id,
-                         guild_id=writer.guild_id, data={"source": "discord", **{k: v for k, v in result.items()
-                                                                                   if k != "guild_id"}})
-            uow.events = []
-    except BaseException:
+        uow = await batches.begin()
+        owner = await _owner(rt, uow, options.owner_email)
+        if options.into is not None:
+            if await guild_queries.select_guild(uow.conn, options.into) is None:
+                raise DiscordImportError("import.not_found", f"no server {options.into}")
+            writer = await BatchWriter.existing(rt, uow, options.into)
+        else:
+            assert name is not None
+            writer = await BatchWriter.new_guild(rt, uow, owner_id=int(owner["id"]), name=name, owner_joins=False)
+        mapped = await _mapped(uow, wanted_map)
+        built = Built()
+        role_ids = await build_roles(writer, scan, fresh=options.into is None)
+        built.rooms = await build_rooms(writer, scan)
+        await build_people(writer, scan, mapped, role_ids, built)
+        dropped = await build_emojis(writer, scan, roots, built)
+        if dropped:
+            writer.counts.skip("custom_emoji", dropped)
+
+        async def checkpoint() -> None:
+            assert writer is not None
+            await writer.flush()
+            writer.switch(await batches.next())
+
+        with progress("Importing messages", total=scan.total) as bar:
+            await History(writer, scan, built, roots).write(bar, checkpoint)
+        if options.into is None:
+            await writer.add_owner()
+        await writer.finish(readers=[int(owner["id"]), *(user_id for user_id, _ in mapped.values())])
+        result = _result(writer, built)
+        await record(writer.uow, "guild.import", actor_id=None, target_type="guild", target_id=writer.guild_id,
+                     guild_id=writer.guild_id, data={"source": "discord", **{k: v for k, v in result.items()
+                                                                                if k != "guild_id"}})
+        await batches.commit()
+    except BaseException as error:
+        await batches.abort(error)
         if writer is not None:
+            await undo(rt, writer)
             await writer.discard_stored()
         raise
     return result
