@@ -107,3 +107,89 @@ async def test_a_failure_after_the_guild_was_begun_leaves_no_guild_authors_or_fi
     refused(await meadhall("import-discord", str(hall.folder), "--owner-email", "boss@example.com",
                            "--map-users", str(mapping)), "validation.failed")
     assert await totals(rt) == before
+
+
+def filler(channel: Channel, author: dict[str, Any], count: int) -> None:
+    """Enough messages before the last one that the import has committed batches when it reaches it."""
+    for i in range(count):
+        channel.say(author, f"filler {i}", after=1.0)
+
+
+def break_file_store(settings: Any) -> Path:
+    """A file where the file store's folder was: storing any content now fails (even for root)."""
+    root = Path(settings.DATA_DIR) / "files"
+    aside = root.with_name("files-aside")
+    if root.exists():
+        root.rename(aside)
+    root.write_text("not a folder")
+    return aside
+
+
+def repair_file_store(settings: Any, aside: Path) -> None:
+    root = Path(settings.DATA_DIR) / "files"
+    root.unlink()
+    if aside.exists():
+        aside.rename(root)
+
+
+async def test_a_failure_after_committed_batches_is_undone(client: Any, accounts: Any, meadhall: Any, rt: Any,
+                                                           settings: Any, tmp_path: Path) -> None:
+    owner = await accounts.register("boss")
+    before = await totals(rt)
+    folder = tmp_path / "big"
+    folder.mkdir()
+    general = Channel("301", "general")
+    ann = user("201", "ann")
+    filler(general, ann, 4500)  # past two checkpoints
+    (folder / "general.json_Files").mkdir()
+    (folder / "general.json_Files" / "a.txt").write_text("an attachment")
+    general.say(ann, "with a file", attachments=[{"id": "1", "url": "general.json_Files/a.txt", "fileName": "a.txt",
+                                                  "fileSizeBytes": 13}])
+    general.write(folder / "general.json", guild())
+    aside = break_file_store(settings)
+    try:
+        refused_with = await meadhall("import-discord", str(folder), "--owner-email", "boss@example.com")
+    finally:
+        repair_file_store(settings, aside)
+    assert refused_with[0] == 1 and refused_with[1].strip() == ""
+    assert "NotADirectoryError" in refused_with[2]  # the file store, at the last message
+    assert await totals(rt) == before
+    assert (await Api(client).get("/users/@me/guilds", owner))["guilds"] == []
+
+
+async def test_a_failed_import_into_a_guild_leaves_it_as_it_was(client: Any, accounts: Any, meadhall: Any,
+                                                                rt: Any, settings: Any, tmp_path: Path) -> None:
+    api = Api(client)
+    owner = await accounts.register("boss")
+    hall = hall_export(tmp_path / "export", "http://127.0.0.1:9")
+    code, stdout, stderr = await meadhall("import-discord", str(hall.folder), "--owner-email", "boss@example.com")
+    assert code == 0, stderr
+    guild_id = json.loads(stdout.strip().splitlines()[-1])["guild_id"]
+
+    async def seen() -> Any:
+        rooms = (await api.get(f"/guilds/{guild_id}/channels", owner))["channels"]
+        people = (await api.get(f"/guilds/{guild_id}/members", owner, params={"limit": 100}))["members"]
+        roles = (await api.get(f"/guilds/{guild_id}/roles", owner))["roles"]
+        general = next(c["id"] for c in rooms if c["name"] == "general")
+        history = (await api.get(f"/channels/{general}/messages", owner, params={"limit": 100}))["messages"]
+        return sorted(c["id"] for c in rooms), sorted(m["user"]["id"] for m in people), \
+            sorted(r["id"] for r in roles), [m["id"] for m in history], await totals(rt)
+
+    was = await seen()
+    later = tmp_path / "later"
+    later.mkdir()
+    general = hall.channels["general"]
+    filler(general, user("207", "gudrun"), 4500)
+    (later / "general.json_Files").mkdir()
+    (later / "general.json_Files" / "b.txt").write_text("late file")
+    general.say(hall.people["ann"], "late", attachments=[{"id": "9", "url": "general.json_Files/b.txt",
+                                                          "fileName": "b.txt", "fileSizeBytes": 9}])
+    Channel("309", "brand-new").write(later / "brand-new.json", guild())
+    general.write(later / "general.json", guild())
+    aside = break_file_store(settings)
+    try:
+        failed = await meadhall("import-discord", str(later), "--owner-email", "boss@example.com", "--into", guild_id)
+    finally:
+        repair_file_store(settings, aside)
+    assert failed[0] == 1 and "NotADirectoryError" in failed[2]
+    assert await seen() == was

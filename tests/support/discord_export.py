@@ -235,7 +235,8 @@ def hall_export(folder: Path, canary_url: str, *, guild_id: str = "111") -> Hall
 
 def import_command(settings: Any) -> Any:
     """`meadhall ...` in-process (Typer's runner, in a thread) on the test's database and data directory:
-    an awaitable giving (exit code, stdout, stderr)."""
+    an awaitable giving (exit code, stdout, stderr); an exception that ended the command is added to stderr,
+    as the traceback a real run prints."""
     import asyncio
 
     from typer.testing import CliRunner
@@ -247,6 +248,7 @@ def import_command(settings: Any) -> Any:
 
     async def invoke(*args: str) -> tuple[int, str, str]:
         result = await asyncio.to_thread(CliRunner().invoke, cli_app, list(args), env=env)
-        return result.exit_code, result.stdout, result.stderr
+        crashed = result.exception if not isinstance(result.exception, SystemExit) else None
+        return result.exit_code, result.stdout, result.stderr + ("" if crashed is None else repr(crashed))
 
     return invoke
