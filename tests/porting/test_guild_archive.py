@@ -425,3 +425,41 @@ async def test_mapped_users_are_the_local_accounts(client, accounts, rt, meadhal
     ran = await meadhall("import-guild", str(out), "--owner-email", "heir@example.com", "--map-users", str(unknown))
     assert ran.error["code"] == "user.not_found"
     assert len((await api.get("/users/@me/guilds", heir))["guilds"]) == 1
+
+
+async def test_the_export_is_one_consistent_read(client, accounts, rt, meadhall, tmp_path, monkeypatch):
+    """What is written while the export runs (a message, a member, a reaction) is not in the archive, and
+    the archive agrees with itself: the manifest's counts are its lines and its users are those it names."""
+    from meadhall.porting.archive import export_read
+
+    owner = await accounts.register("owner")
+    late = await accounts.register("late")
+    guild = await make_guild(client, owner)
+    general = guild["system_channel_id"]
+    first = await post(client, owner, general, "before the export")
+    loop = asyncio.get_running_loop()
+    real = export_read.count_messages
+
+    async def meanwhile() -> None:
+        await add_member(rt, guild["id"], late)
+        await post(client, late, general, "written during the export")
+        await react(client, late, general, first["id"], "👍")
+
+    async def count_after_a_write(*args: Any) -> Any:
+        # The guild is read, its messages not yet: the service writes now, on the test's own loop (the
+        # command runs on a thread of its own), and then the export goes on reading.
+        await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(meanwhile(), loop))
+        return await real(*args)
+
+    monkeypatch.setattr(export_read, "count_messages", count_after_a_write)
+    out = tmp_path / "a.tar.gz"
+    exported = (await meadhall("export-guild", "--guild", guild["id"], "--out", str(out))).json
+    members = members_of(out)
+    lines = [json.loads(x) for x in members[f"messages/{general}.ndjson"].splitlines()]
+    assert "written during the export" not in [m["content"] for m in lines]
+    assert [m for m in lines if m["id"] == first["id"]][0]["reactions"] == []
+    assert exported["messages"] == len(lines) == json.loads(members["manifest.json"])["counts"]["messages"]
+    people = json.loads(members["users.json"])["users"]
+    assert [p["username"] for p in people] == ["owner"]
+    assert [m["user_id"] for m in json.loads(members["guild.json"])["members"]] == [owner.id]
+    assert len(await all_messages(client, owner, general)) == len(lines) + 2  # the write itself succeeded

@@ -4,7 +4,6 @@ member names, and the shapes the import checks before it writes anything."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 FORMAT = "meadhall-guild"
 VERSION = 1
@@ -45,9 +44,3 @@ def file_member(file_id: int) -> str:
 def member_id(name: str) -> int:
     """The id a `messages/<id>.ndjson` or `files/<id>` member is named by."""
     return int(name.split("/", 1)[1].removesuffix(".ndjson"))
-
-
-def dumps_line(value: Any) -> bytes:
-    import orjson
-
-    return orjson.dumps(value) + b"\n"
