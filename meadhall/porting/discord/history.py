@@ -11,6 +11,9 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import select
+
+from meadhall.db.schema.imports import import_links
 from meadhall.porting.discord.content import rewrite_mentions, split_content
 from meadhall.porting.discord.media import local_path
 from meadhall.porting.discord.scan import Scan, Spilled, from_ms
@@ -18,7 +21,8 @@ from meadhall.porting.discord.structure import Built
 from meadhall.porting.progress import Bar
 from meadhall.porting.writer import BatchWriter, MessageSpec
 
-CHUNK = 2000  # spilled messages per step: one lookup of earlier imports and reply targets each
+CHUNK = 2000  # spilled messages per step (and per transaction): one lookup of earlier messages and reply targets
+EARLIER_CHUNK = 10_000
 WRITTEN_TYPES = {"Default", "Reply"}
 JOIN_TEXT = "{name} joined the server."
 
@@ -39,19 +43,34 @@ class History:
 
     async def write(self, bar: Bar, checkpoint: Callable[[], Awaitable[None]] | None = None) -> None:
         """`checkpoint` runs after each chunk (the importer commits there)."""
+        if not self.writer.created.guild:
+            await self._earlier_links()
         for chunk in _chunks(self.scan.in_time_order(), CHUNK):
-            known = await self.writer.linked("message", [m.source_id for m in chunk])
-            wanted = [m.body["r"] for m in chunk if m.body["r"] and m.body["r"] not in known]
-            known.update(await self.writer.linked("message", wanted))
+            known = self.scan.known([m.source_id for m in chunk] + [m.body["r"] for m in chunk if m.body["r"]])
             self._here = {}
             for message in chunk:
                 if message.source_id in known or message.source_id in self._here:
                     self.counts.skip("already_imported")
                     continue
                 await self._one(message, known)
+            self.scan.remember(list(self._here.items()))
             if checkpoint is not None:
                 await checkpoint()
             bar.advance(len(chunk))
+
+    async def _earlier_links(self) -> None:
+        """The messages an earlier import into this guild wrote, copied into the scan's lookup table."""
+        after = ""
+        while True:
+            rows = (await self.writer.conn.execute(
+                select(import_links.c.source_id, import_links.c.local_id)
+                .where(import_links.c.guild_id == self.writer.guild_id, import_links.c.kind == "message",
+                       import_links.c.source_id > after)
+                .order_by(import_links.c.source_id).limit(EARLIER_CHUNK))).all()
+            if not rows:
+                return
+            self.scan.remember([(str(s), int(v)) for s, v in rows])
+            after = str(rows[-1][0])
 
     def _target(self, source_id: str | None, known: dict[str, int]) -> int | None:
         if not source_id:

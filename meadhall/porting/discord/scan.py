@@ -78,6 +78,10 @@ class Scan:
         self._db.execute("PRAGMA synchronous=OFF")
         self._db.execute("CREATE TABLE m (ts INTEGER, seq INTEGER, channel TEXT, folder INTEGER, source_id TEXT, "
                          "body BLOB)")
+        # Which source message became which local one (this import's and, with --into, the earlier ones'):
+        # replies and "already imported" are looked up here, not in the database, whose planner knows
+        # nothing yet of a table that grows by a million rows during the import.
+        self._db.execute("CREATE TABLE links (source_id TEXT PRIMARY KEY, local_id INTEGER) WITHOUT ROWID")
 
     def close(self) -> None:
         self._db.close()
@@ -169,6 +173,18 @@ class Scan:
         if at is None:
             raise DiscordImportError("import.unsupported", f"message {message.get('id')} has no timestamp")
         return (at, self.total, channel, folder, str(message.get("id")), orjson.dumps(body))
+
+    def remember(self, pairs: list[tuple[str, int]]) -> None:
+        self._db.executemany("INSERT OR REPLACE INTO links VALUES (?, ?)", pairs)
+
+    def known(self, source_ids: list[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for start in range(0, len(source_ids), 500):
+            chunk = source_ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(self._db.execute(f"SELECT source_id, local_id FROM links WHERE source_id IN ({marks})",  # noqa: S608
+                                          chunk).fetchall())
+        return found
 
     # ---- reading back ------------------------------------------------------------------------------------
 
