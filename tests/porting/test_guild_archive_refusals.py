@@ -268,13 +268,15 @@ async def test_a_constraint_failing_at_the_end_leaves_nothing_behind(meadhall, r
     from meadhall.porting.archive import history
 
     before = await snapshot(rt, settings)
-    real = history.insert_file
+    real = history._file_row
+    made: list[int] = []
 
-    async def twice(conn: Any, row: Any) -> None:
-        await real(conn, row)
-        await real(conn, row)  # the same primary key again: the database refuses it
+    def same_id(*args: Any) -> dict[str, Any]:
+        row = real(*args)
+        made.append(row["id"])
+        return {**row, "id": made[0]}  # every file row takes the first one's key: the database refuses it
 
-    monkeypatch.setattr(history, "insert_file", twice)
+    monkeypatch.setattr(history, "_file_row", same_id)
     ran = await meadhall("import-guild", str(exported.path), "--owner-email", "heir@example.com")
     assert ran.error["code"] == "internal.error" and "IntegrityError" in ran.error["message"]
     assert await snapshot(rt, settings) == before

@@ -16,9 +16,9 @@ from typing import IO, Any
 from sqlalchemy import insert
 
 from meadhall.core.text import norm
+from meadhall.db.schema import files
 from meadhall.db.schema.messages import everyone_mentions
 from meadhall.db.uow import UnitOfWork
-from meadhall.files.queries import insert_file
 from meadhall.messages.queries import mention_rows
 from meadhall.porting.archive import shapes
 from meadhall.porting.archive.format import corrupt, member_id
@@ -29,6 +29,7 @@ from meadhall.porting.writer import BATCH, BatchWriter
 from meadhall.runtime import Runtime
 
 _CHUNK = 1024 * 1024
+FILE_ROWS_PER_STATEMENT = 1000
 
 
 class ArchiveWriter(BatchWriter):
@@ -106,8 +107,8 @@ async def write_history(writer: ArchiveWriter, src: Path, verified: Verified, id
         if digest.hexdigest() != verified.digests[name]:
             raise corrupt(f"member {name!r} changed while it was imported")
     await writer.flush()  # the messages exist before the files that name them
-    for row in rows:
-        await insert_file(writer.conn, row)  # type: ignore[arg-type]  # every column of `files`
+    for start in range(0, len(rows), FILE_ROWS_PER_STATEMENT):
+        await writer.conn.execute(insert(files), rows[start:start + FILE_ROWS_PER_STATEMENT])
     return len(rows)
 
 
