@@ -3,8 +3,11 @@ written in large statements inside the caller's transaction, without a service c
 
 It is generic: the Discord importer (porting/discord/) and the guild-archive importer (porting/archive/)
 both drive it. It never authorises (operator commands run as the system actor), never emits events (an
-imported guild appears in READY), and never commits: the caller's unit of work does, once, so a failure
-anywhere leaves nothing behind (docs/migrating.md, "Safety").
+imported guild appears in READY), and never commits: the caller does, either once at the end (one unit of
+work: a failure anywhere leaves nothing behind), or after a `flush` every few thousand messages, continuing
+with `switch(next_uow)`; the writer records what it created (`created`) so that porting/transactions.py can
+undo committed batches when the import fails later (docs/migrating.md, "Safety"). PostgreSQL needs the
+second way for large imports: porting/transactions.py says why.
 
     writer = await BatchWriter.new_guild(rt, uow, owner_id=owner, name="Old server")   # or .existing(...)
     role_id = await writer.role("Moderators", color=0x3498DB, position=2)
@@ -14,7 +17,7 @@ anywhere leaves nothing behind (docs/migrating.md, "Safety").
     await writer.members([(user_id, None)]); await writer.member_roles([(user_id, role_id)])
     message_id = await writer.message(MessageSpec(room_id, author_id, "hi", created_at=...))
     writer.reaction(message_id, "👍", user_id, at); writer.pin(message_id, at)
-    await writer.attach(message_id, room_id, position, path, name)                    # porting/local_files.py
+    await writer.attach(message_id, room_id, position, path, name, author_id)         # porting/local_files.py
     writer.link("message", source_id, message_id)      # import_links, for a later import --into
     await writer.finish(readers=[owner])               # flushes, member_count, read marks
 

@@ -121,6 +121,7 @@ def break_file_store(settings: Any) -> Path:
     aside = root.with_name("files-aside")
     if root.exists():
         root.rename(aside)
+    root.parent.mkdir(parents=True, exist_ok=True)
     root.write_text("not a folder")
     return aside
 
