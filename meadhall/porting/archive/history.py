@@ -41,7 +41,7 @@ class ArchiveWriter(BatchWriter):
 
     async def archived(self, room_id: int, m: shapes.Message, ids: IdMap) -> int:
         message_id = await self._ids.next(m.created_at)
-        ids.set(m.id, message_id)
+        ids.set_message(m.id, message_id, keep=bool(m.attachment_ids))
         event = None if m.system_event is None else {
             "type": m.system_event.type, "user_id": _sid(ids.maybe(m.system_event.user_id)),
             "actor_id": _sid(ids.maybe(m.system_event.actor_id)), "via": m.system_event.via}
@@ -93,6 +93,7 @@ async def write_history(writer: ArchiveWriter, src: Path, verified: Verified, id
         if name.startswith("messages/"):
             digest = hashlib.sha256()
             room_id = ids.new(str(member_id(name)))
+            ids.next_room()
             for line in message_lines(handle, digest):
                 await writer.archived(room_id, parse_message(line), ids)
                 bar.advance()
