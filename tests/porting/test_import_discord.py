@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from meadhall.cli.main import app as cli_app
+from meadhall.db.schema import event_outbox
 from tests.support.discord_export import EMOJI_PNG, LONG_TEXT, Hall, hall_export
 from tests.support.files import fetch
 from tests.support.http import Api
@@ -89,9 +91,12 @@ async def all_messages(api: Api, who: Any, channel_id: str) -> list[dict[str, An
 
 
 async def test_the_guild_has_the_exports_rooms_categories_threads_roles_and_authors(
-        client: Any, accounts: Any, meadhall: Any, canary: Canary, tmp_path: Path) -> None:
+        client: Any, accounts: Any, meadhall: Any, canary: Canary, tmp_path: Path, rt: Any) -> None:
     done = await imported_hall(tmp_path, accounts, meadhall, canary)
     api = Api(client)
+    # Nothing of the import is sent to clients: the CLI's events would wait in the outbox; there are none.
+    async with rt.engine.connect() as conn:
+        assert (await conn.execute(select(func.count()).select_from(event_outbox))).scalar_one() == 0
     assert done.result["rooms"] == 4
     assert done.result["authors"] == {"mapped": 0, "imported": 5}
     guilds = await api.get("/users/@me/guilds", done.owner)
@@ -125,6 +130,12 @@ async def test_the_guild_has_the_exports_rooms_categories_threads_roles_and_auth
     assert by_user["ann"]["roles"] == [roles["Elder"]["id"]]
     assert by_user["bjrn"]["roles"] == [roles["Skald"]["id"]]
     assert by_user["boss"]["roles"] == [roles["Administrator"]["id"]]
+
+    audit = await api.get(f"/guilds/{done.guild_id}/audit-logs", done.owner)
+    [entry] = [e for e in audit["audit_entries"] if e["action"] == "guild.import"]
+    assert entry["actor_id"] is None and entry["target_id"] == done.guild_id
+    assert entry["data"]["source"] == "discord" and entry["data"]["messages"] == done.result["messages"]
+    assert entry["data"]["skipped"] == done.result["skipped"]
     assert canary.connections == 0
 
 
