@@ -9,7 +9,9 @@ from pathlib import Path
 
 from sqlalchemy import update
 
+from meadhall.core.limits import EMOJIS_PER_GUILD
 from meadhall.db.schema import roles
+from meadhall.guilds.emojis import queries as emoji_queries
 from meadhall.messages.emoji import custom_token
 from meadhall.porting.discord.media import local_path
 from meadhall.porting.discord.scan import ChannelInfo, Scan
@@ -125,20 +127,22 @@ async def build_people(writer: BatchWriter, scan: Scan, mapped: dict[str, tuple[
 
 
 async def build_emojis(writer: BatchWriter, scan: Scan, roots: list[Path], built: Built) -> int:
-    """Custom emojis whose image is a local file of the export; the others are dropped (their reactions
-    too). Returns how many were dropped."""
+    """Custom emojis whose image is a local file of the export, up to the guild's limit of EMOJIS_PER_GUILD; the
+    others are dropped (their reactions too). Returns how many were dropped."""
     linked = await writer.linked("emoji", list(scan.emojis))
+    room = EMOJIS_PER_GUILD - await emoji_queries.count_emojis(writer.conn, writer.guild_id)
     dropped = 0
     for source, emoji in scan.emojis.items():
         name = (_EMOJI_NAME.sub("_", emoji.name).strip("_") or "emoji")[:32].ljust(2, "_")
         local_id = linked.get(source)
         if local_id is None:
             path, _reason = local_path(emoji.image_url, scan.folders[emoji.folder], roots)
-            made = None if path is None else await writer.emoji(name, path, path.name)
+            made = None if path is None or room <= 0 else await writer.emoji(name, path, path.name)
             if made is None:
                 dropped += 1
                 continue
             local_id, name = made
+            room -= 1
             writer.link("emoji", source, local_id)
         else:
             name = await writer.emoji_name(local_id) or name
