@@ -257,7 +257,10 @@ async def assert_same_history(client: Any, old_who: Any, new_who: Any, old_room:
     return new
 
 
-async def test_a_round_trip_keeps_the_whole_guild(client, accounts, rt, meadhall, tmp_path):
+async def test_a_round_trip_keeps_the_whole_guild(client, accounts, rt, meadhall, tmp_path, monkeypatch):
+    from meadhall.porting.archive import history
+
+    monkeypatch.setattr(history, "COMMIT_EVERY", 3)  # several transactions, as a large import has
     src = await build_source(client, accounts, rt, meadhall)
     api = Api(client)
     out = tmp_path / "exports" / "hall.tar.gz"
@@ -463,3 +466,43 @@ async def test_the_export_is_one_consistent_read(client, accounts, rt, meadhall,
     assert [p["username"] for p in people] == ["owner"]
     assert [m["user_id"] for m in json.loads(members["guild.json"])["members"]] == [owner.id]
     assert len(await all_messages(client, owner, general)) == len(lines) + 2  # the write itself succeeded
+
+
+async def test_nobody_sees_the_guild_before_it_is_whole(client, accounts, rt, meadhall, tmp_path, monkeypatch):
+    """The import commits in batches; between them the new guild is in nobody's list, not even its owner's
+    or a mapped member's, and then it is in both."""
+    from meadhall.porting import transactions
+    from meadhall.porting.archive import history
+
+    api = Api(client)
+    owner = await accounts.register("owner")
+    bob = await accounts.register("bob")
+    guild = await make_guild(client, owner)
+    await add_member(rt, guild["id"], bob)
+    for i in range(6):
+        await post(client, bob, guild["system_channel_id"], f"line {i}")
+    out = tmp_path / "a.tar.gz"
+    await meadhall("export-guild", "--guild", guild["id"], "--out", str(out))
+    heir = await accounts.register("heir")
+    mapping = tmp_path / "map.csv"
+    mapping.write_text(f"{bob.id},bob\n")
+    monkeypatch.setattr(history, "COMMIT_EVERY", 2)
+    loop = asyncio.get_running_loop()
+    seen: list[tuple[int, int]] = []
+    real_next = transactions.Batches.next
+
+    async def lists() -> tuple[int, int]:
+        return (len((await api.get("/users/@me/guilds", heir))["guilds"]),
+                len((await api.get("/users/@me/guilds", bob))["guilds"]))
+
+    async def looking_next(self: Any) -> Any:
+        seen.append(await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(lists(), loop)))
+        return await real_next(self)
+
+    monkeypatch.setattr(transactions.Batches, "next", looking_next)
+    result = (await meadhall("import-guild", str(out), "--owner-email", "heir@example.com", "--map-users",
+                             str(mapping))).json
+    assert len(seen) >= 3 and set(seen) == {(0, 1)}, seen  # bob sees only the old guild meanwhile
+    assert await lists() == (1, 2)
+    assert result["messages"] == len(await all_messages(client, heir, (await api.get(
+        f"/guilds/{result['guild_id']}/channels", heir))["channels"][0]["id"]))

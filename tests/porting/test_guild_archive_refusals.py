@@ -243,7 +243,16 @@ async def test_the_untouched_archive_imports(meadhall, rt, settings, exported, c
     assert [g["id"] for g in guilds_of_heir] == [result["guild_id"]]
 
 
-async def test_a_full_disk_part_way_leaves_nothing_behind(meadhall, rt, settings, exported, client, monkeypatch):
+@pytest.fixture
+def small_batches(monkeypatch: Any) -> None:
+    """A commit every two messages, so that a failure comes after committed batches, which must be undone."""
+    from meadhall.porting.archive import history
+
+    monkeypatch.setattr(history, "COMMIT_EVERY", 2)
+
+
+async def test_a_full_disk_part_way_leaves_nothing_behind(meadhall, rt, settings, exported, client, monkeypatch,
+                                                           small_batches):
     before = await snapshot(rt, settings)
     put = LocalFileStore.put
     calls = 0
@@ -264,7 +273,7 @@ async def test_a_full_disk_part_way_leaves_nothing_behind(meadhall, rt, settings
 
 
 async def test_a_constraint_failing_at_the_end_leaves_nothing_behind(meadhall, rt, settings, exported, client,
-                                                                     monkeypatch):
+                                                                     monkeypatch, small_batches):
     from meadhall.porting.archive import history
 
     before = await snapshot(rt, settings)

@@ -10,6 +10,7 @@ whole rows into the writer's own batches, with the mention rows every message wr
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -30,6 +31,7 @@ from meadhall.runtime import Runtime
 
 _CHUNK = 1024 * 1024
 FILE_ROWS_PER_STATEMENT = 1000
+COMMIT_EVERY = 2000  # messages per transaction (porting/transactions.py says why not one)
 
 
 class ArchiveWriter(BatchWriter):
@@ -84,8 +86,9 @@ def _sid(value: int | None) -> str | None:
 
 
 async def write_history(writer: ArchiveWriter, src: Path, verified: Verified, ids: IdMap, bar: Bar,
-                        skip_files: set[str]) -> int:
-    """Messages and files, member by member; returns the number of files stored."""
+                        skip_files: set[str], checkpoint: Callable[[], Awaitable[None]]) -> int:
+    """Messages and files, member by member, `checkpoint` (a commit) every COMMIT_EVERY messages; returns
+    the number of files stored. The file rows come last, in the last transaction."""
     stored_files = {f.id: f for f in verified.guild.files}
     rows: list[dict[str, Any]] = []
     for info, handle in open_members(src):
@@ -97,6 +100,8 @@ async def write_history(writer: ArchiveWriter, src: Path, verified: Verified, id
             for line in message_lines(handle, digest):
                 await writer.archived(room_id, parse_message(line), ids)
                 bar.advance()
+                if writer.counts.messages % COMMIT_EVERY == 0:
+                    await checkpoint()
         elif name.startswith("files/"):
             stored = stored_files[str(member_id(name))]
             if stored.id in skip_files:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import bindparam, delete, insert, update
@@ -110,31 +111,37 @@ async def people(writer: BatchWriter, users_doc: shapes.UsersDoc, ids: IdMap, ma
     return len(created)
 
 
-async def memberships(writer: BatchWriter, doc: shapes.GuildDoc, ids: IdMap, owner_id: int) -> None:
-    """The source's members with their nicknames, join times and roles; the new owner is a member too. An
-    imported author the source had banned, and who was no member there, is no member here either."""
-    guild_id = writer.guild_id
-    await writer.members([(ids.new(m.user_id), m.nick) for m in doc.members] + [(owner_id, None)])
-    if doc.members:
-        await writer.conn.execute(
-            update(members).where(members.c.guild_id == guild_id, members.c.user_id == bindparam("uid"))
-            .values(nick=bindparam("nick"), nick_norm=bindparam("nick_norm"), joined_at=bindparam("joined"),
-                    timeout_until=bindparam("until")),
-            [{"uid": ids.new(m.user_id), "nick": m.nick, "nick_norm": norm(m.nick) if m.nick else None,
-              "joined": m.joined_at, "until": m.timeout_until} for m in doc.members])
-    await writer.member_roles((ids.new(m.user_id), ids.new(r)) for m in doc.members for r in m.role_ids
+async def memberships(writer: BatchWriter, doc: shapes.GuildDoc, ids: IdMap, wanted: Callable[[int], bool]) -> None:
+    """The source's members whose new account `wanted` says, with their nicknames, join times and roles.
+    Imported authors join with the structure; local accounts only in the import's last transaction, so that
+    nobody sees the guild before it is whole."""
+    chosen = [m for m in doc.members if wanted(ids.new(m.user_id))]
+    if not chosen:
+        return
+    await writer.members([(ids.new(m.user_id), m.nick) for m in chosen])
+    await writer.conn.execute(
+        update(members).where(members.c.guild_id == writer.guild_id, members.c.user_id == bindparam("uid"))
+        .values(nick=bindparam("nick"), nick_norm=bindparam("nick_norm"), joined_at=bindparam("joined"),
+                timeout_until=bindparam("until")),
+        [{"uid": ids.new(m.user_id), "nick": m.nick, "nick_norm": norm(m.nick) if m.nick else None,
+          "joined": m.joined_at, "until": m.timeout_until} for m in chosen])
+    await writer.member_roles((ids.new(m.user_id), ids.new(r)) for m in chosen for r in m.role_ids
                               if r != doc.guild.id)
+
+
+async def bans(writer: BatchWriter, doc: shapes.GuildDoc, ids: IdMap, owner_id: int) -> None:
+    """The bans; an imported author the source had banned, and who was no member there, is no member here
+    either (imported authors are made members when they are made)."""
     source_members = {m.user_id for m in doc.members}
-    outcasts = [ids.new(b.user_id) for b in doc.bans if b.user_id not in source_members]
-    outcasts = [u for u in outcasts if u != owner_id]
+    outcasts = [u for u in (ids.new(b.user_id) for b in doc.bans if b.user_id not in source_members) if u != owner_id]
     if outcasts:
-        await writer.conn.execute(delete(members).where(members.c.guild_id == guild_id,
+        await writer.conn.execute(delete(members).where(members.c.guild_id == writer.guild_id,
                                                         members.c.user_id.in_(outcasts)))
-    if doc.bans:
+    kept = [b for b in doc.bans if ids.new(b.user_id) != owner_id]
+    if kept:
         await writer.conn.execute(insert(guild_bans), [{
-            "guild_id": guild_id, "user_id": ids.new(b.user_id), "reason": b.reason,
-            "author_id": ids.known(b.author_id), "created_at": b.created_at}
-            for b in doc.bans if ids.new(b.user_id) != owner_id])
+            "guild_id": writer.guild_id, "user_id": ids.new(b.user_id), "reason": b.reason,
+            "author_id": ids.known(b.author_id), "created_at": b.created_at} for b in kept])
 
 
 async def room_webhooks(uow: UnitOfWork, doc: shapes.GuildDoc, ids: IdMap, guild_id: int, owner_id: int) -> None:
