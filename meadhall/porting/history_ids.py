@@ -15,6 +15,7 @@ same era), read in ordered chunks beside the generator, so memory stays bounded.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from datetime import datetime
 
@@ -30,8 +31,9 @@ _CHUNK = 4096
 
 
 def base_id(at: datetime) -> int:
-    """The smallest id a message of source time `at` may take."""
-    ms = int(at.timestamp() * 1000)
+    """The smallest id a message of source time `at` may take. A time in the future (a clock that was wrong)
+    counts as a second ago: the ids made here from now on must stay above every imported one."""
+    ms = min(int(at.timestamp() * 1000), int(time.time() * 1000) - 1000)
     if ms >= EPOCH_MS + SQUEEZED_MS:
         return min((ms - EPOCH_MS) << 22, MAX_ID)
     if ms >= EPOCH_MS:
