@@ -74,7 +74,7 @@ _MESSAGES = insert(messages).returning(messages.c.id)
 
 @dataclass(frozen=True)
 class MessageSpec:
-    """One message to write. `kind` is `default` or `system` (then `system_event` is set, author None)."""
+    """One message to write. `kind` is `normal` or `system` (then `system_event` is set, author None)."""
 
     channel_id: int
     author_id: int | None
@@ -84,7 +84,7 @@ class MessageSpec:
     reply_to_id: int | None = None
     pinned_at: datetime | None = None
     mentions: Sequence[int] = ()
-    kind: str = "default"
+    kind: str = "normal"
     system_event: dict[str, Any] | None = None
 
 

@@ -156,6 +156,7 @@ async def test_history_keeps_order_times_edits_pins_replies_mentions_and_joins(
     assert stamp(welcome["created_at"]) == stamp(said["welcome"]["timestamp"])
     assert stamp(welcome["edited_at"]) == stamp(said["welcome"]["timestampEdited"])
     assert welcome["pinned"] is True and welcome["author"]["username"] == "ann"
+    assert {m["kind"] for m in got if m is not join} == {"normal"}  # the kinds of 2.x, as a send writes them
     ann_id = welcome["author"]["id"]
     assert thanks["content"] == f"Thanks <@{ann_id}>!" and thanks["mentions"] == [ann_id]
     assert thanks["reply_to_id"] == welcome["id"]
