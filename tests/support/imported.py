@@ -60,7 +60,7 @@ async def authored_message(rt: Any, channel_id: str | int, author_id: str | int,
                                        )).scalar_one()
         await conn.execute(insert(messages).values(
             id=message_id, channel_id=int(channel_id), guild_id=guild_id, author_id=int(author_id),
-            content=content, content_norm=norm(content), kind="default", mentions=[], mention_channels=[],
+            content=content, content_norm=norm(content), kind="normal", mentions=[], mention_channels=[],
             mention_everyone=False, suppress_embeds=False, pinned=False, created_at=rt.clock.now()))
     return message_id
 
