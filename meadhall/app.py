@@ -130,6 +130,7 @@ GC_YOUNG_THRESHOLD = 20_000
 DRAIN_GATEWAY_WITHIN = 2.5
 DRAIN_CLOSE_WAIT = 1.0
 DRAIN_PRESENCE_WITHIN = 1.5
+LEASE_RELEASE_WITHIN = 0.3  # seconds for giving the NODE_ID back (realtime/node_lease.py)
 
 
 async def take_node_id(rt: Runtime) -> NodeLease | None:
@@ -212,9 +213,10 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
             await drain()
             await rt.run_stop_hooks()
             await rt.jobs.stop()
-            if lease is not None:
-                with contextlib.suppress(Exception):  # unreachable Redis: the lease lapses by itself
-                    await lease.release()
+            if lease is not None:  # bounded: a hung Redis must not hold the stop; the lease then lapses by itself
+                with contextlib.suppress(Exception):
+                    async with asyncio.timeout(LEASE_RELEASE_WITHIN):
+                        await lease.release()
             if owns_runtime:
                 await rt.close()
                 log.info("stopped")

@@ -98,13 +98,26 @@ async def unit_of_work(
 
 # The engines of this process whose refused events wait in the outbox. Until a drain of this process finds it
 # empty, the events of later changes join them there instead of going to the bus at once, which would let them
-# overtake the earlier ones (an older USER_UPDATE arriving last would win in every client).
-_WAITING: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+# overtake the earlier ones (an older USER_UPDATE arriving last would win in every client). Per engine: how many
+# refused batches are being written to the outbox right now, and how many were ever (a generation).
+_WAITING: weakref.WeakKeyDictionary[Any, list[int]] = weakref.WeakKeyDictionary()
 
 
-def outbox_drained(engine: AsyncEngine) -> None:
-    """The outbox was found empty (realtime/outbox.py): changes publish their events at once again."""
-    _WAITING.pop(engine.sync_engine, None)
+def outbox_mark(engine: AsyncEngine) -> int | None:
+    """Taken by a drain before it looks at the outbox: the generation of refused batches, or None while one is
+    still being written (its row may not be visible yet: this drain must not end the waiting)."""
+    state = _WAITING.get(engine.sync_engine)
+    if state is None:
+        return 0
+    return None if state[0] else state[1]
+
+
+def outbox_drained(engine: AsyncEngine, mark: int | None) -> None:
+    """The outbox was found empty after `mark` was taken: unless a batch was refused since, changes publish their
+    events at once again."""
+    state = _WAITING.get(engine.sync_engine)
+    if state is not None and mark is not None and not state[0] and state[1] == mark:
+        del _WAITING[engine.sync_engine]
 
 
 async def _keep_for_later(engine: AsyncEngine, clock: Clock, ids: SnowflakeGenerator, bus: Publisher,
@@ -112,9 +125,13 @@ async def _keep_for_later(engine: AsyncEngine, clock: Clock, ids: SnowflakeGener
     """`events` carry the ids the bus gave them before it failed, if it did part of its work (realtime/bus.py):
     published again, they are numbered once per session."""
     log.warning("event publish failed; the events wait in the outbox", count=len(events), exc_info=True)
-    _WAITING[engine.sync_engine] = True
+    state = _WAITING.setdefault(engine.sync_engine, [0, 0])
+    state[0] += 1
+    state[1] += 1
     try:
         async with unit_of_work(engine, clock, ids, bus, outbox=True) as later:
             later.emit(*events)
     except Exception:
         log.exception("event publish failed and the events could not be kept", count=len(events))
+    finally:
+        state[0] -= 1

@@ -82,6 +82,15 @@ async def _refuse(websocket: WebSocket, err: AppError) -> None:
         await websocket.close()
 
 
+def _log_failed_step(what: str, exc: Exception) -> None:
+    """An outage is logged in one line: rendering its trace took over a second of the event loop, which every
+    connection of the node waited out (a close during an outage is when every connection fails this way)."""
+    if outage(exc) is not None:
+        log.warning(what, error=repr(exc))
+    else:
+        log.warning(what, exc_info=exc)
+
+
 class FrameRate:
     """At most FRAMES_PER_WINDOW client frames in any FRAME_WINDOW_S (a sliding window)."""
 
@@ -114,6 +123,7 @@ class GatewayReader:
         self.task = asyncio.current_task()
         self.conn = Connection(self._send, self._close, self.timing.max_queued_frames, self._overflow)
         self.conn_id = new_session_id()  # what the per-user connection cap counts (gateway/caps.py)
+        self.retrying = False
 
     async def _send(self, frame: str) -> None:
         await self.ws.send_text(frame)
@@ -148,6 +158,9 @@ class GatewayReader:
                     break
                 if self.gs is not None and self.gs.state is not State.PENDING:
                     deadline = self.last_heartbeat + self.timing.heartbeat_timeout
+                elif self.retrying:  # told to RESUME again: a long outage must not end in 4003 (a fresh IDENTIFY)
+                    deadline = loop.time() + self.timing.identify_deadline
+                    self.retrying = False
         except asyncio.CancelledError:
             if not self.conn.overflowed:
                 raise
@@ -168,12 +181,12 @@ class GatewayReader:
         if gs is not None:
             try:
                 await self.hub.detach(gs, self.conn)
-            except Exception:  # the session then expires with its last refresh instead
-                log.warning("gateway session not kept for resume", exc_info=True)
+            except Exception as exc:  # the session then expires with its last refresh instead
+                _log_failed_step("gateway session not kept for resume", exc)
         try:
             await self.hub.release(self.conn_id)
-        except Exception:  # a shared store outage: the entry goes stale without heartbeats instead
-            log.warning("gateway connection cap entry not released", exc_info=True)
+        except Exception as exc:  # a shared store outage: the entry goes stale without heartbeats instead
+            _log_failed_step("gateway connection cap entry not released", exc)
         await self.conn.finish()
 
     async def _handle(self, message: Mapping[str, Any], now: float) -> int | None:
@@ -217,9 +230,10 @@ class GatewayReader:
             return None
         if gs is not None:
             self.hub.forget(gs)
-            self.gs = self.who = None
+            self.gs = None  # `who` stays: the connection's presence entry, if made, is removed at its close
         if op == p.OP_RESUME:
             self.conn.send(p.invalid_session("retry", True))
+            self.retrying = True  # the identify deadline counts again from here
             return None
         return p.CLOSE_UNKNOWN_ERROR
 
@@ -250,8 +264,8 @@ class GatewayReader:
             return
         try:
             await client_closed(self.rt, self.who.user_id, self.conn_id)
-        except Exception:  # a shared store outage: the entry lapses at its safety expiry instead
-            log.warning("gateway connection not removed from presence", exc_info=True)
+        except Exception as exc:  # a shared store outage: the entry lapses at its safety expiry instead
+            _log_failed_step("gateway connection not removed from presence", exc)
 
     async def _count(self, gs: GatewaySession) -> None:
         """Count this identified connection against its user's cap; over it, the user's oldest

@@ -227,19 +227,36 @@ class Hub:
 
     async def on_events(self, batch: list[tuple[str, Event]]) -> None:
         """The log's handler: the entries (position, event) of one read, numbered in one store call. Under
-        load most of the bus's work here was one Redis round trip per event, behind which everything waited."""
+        load most of the bus's work here was one Redis round trip per event, behind which everything waited.
+
+        Whatever fails part-way, the read is over for this hub (the bus moves on): the sessions the entries not yet
+        handled target are let go as in `_append_or_let_go`, so no later event raises their position past them."""
         run: list[tuple[str, Event]] = []
-        for pos, ev in batch:
-            if ev.type in _NODE_MESSAGES:
-                await self._deliver_run(run)
-                run = []
-                await self.on_event(ev)
-            elif self._has_receiver_here(ev):
-                run.append((pos, ev))
-                if ev.type == EventType.SESSION_INVALIDATED:  # its sessions end before anything later
+        handled = 0  # the entries before this index are handled
+        try:
+            for i, (pos, ev) in enumerate(batch):
+                if ev.type in _NODE_MESSAGES:
                     await self._deliver_run(run)
-                    run = []
-        await self._deliver_run(run)
+                    run, handled = [], i
+                    await self.on_event(ev)
+                    handled = i + 1
+                elif self._has_receiver_here(ev):
+                    run.append((pos, ev))
+                    if ev.type == EventType.SESSION_INVALIDATED:  # its sessions end before anything later
+                        await self._deliver_run(run)
+                        run, handled = [], i + 1
+                elif not run:
+                    handled = i + 1
+            await self._deliver_run(run)
+        except Exception as exc:
+            await self._let_go([ev for _, ev in batch[handled:]], exc)
+
+    async def _let_go(self, events: list[Event], exc: Exception) -> None:
+        lost = [gs for ev in events if ev.type not in _NODE_MESSAGES for gs in self._targets(ev)]
+        lost = [gs for gs in dict.fromkeys(lost) if self.sessions.get(gs.id) is gs]
+        log.warning("gateway delivery failed part-way; closing the sessions concerned to resume", count=len(lost),
+                    error=repr(exc))
+        await self._end(lost, protocol.CLOSE_UNKNOWN_ERROR, drop=False)
 
     async def _deliver_run(self, run: list[tuple[str, Event]]) -> None:
         if not run:
@@ -323,8 +340,11 @@ class Hub:
             if gs.conn is not None:
                 gs.conn.close(close_code)
             self.forget(gs)
-        if drop:
-            await self.store.drop([gs.id for gs in targets])
+        if drop and targets:
+            try:
+                await self.store.drop([gs.id for gs in targets])
+            except Exception as exc:  # their state expires by itself; this must not stop the read it is part of
+                log.warning("gateway sessions not dropped from the store", count=len(targets), error=repr(exc))
 
     # ---- session flow --------------------------------------------------------------------------
 
@@ -480,7 +500,12 @@ class Hub:
         conn = gs.conn
         if conn is None or upto <= conn.last_seq:
             return 0
-        replay = await self.store.replay(gs.id, conn.last_seq, self.clock.timestamp())
+        try:
+            replay = await self.store.replay(gs.id, conn.last_seq, self.clock.timestamp())
+        except Exception as exc:  # the client resumes, and the replay is read then
+            log.warning("gateway gap not filled; closing to resume", session_id=gs.id, error=repr(exc))
+            conn.close(protocol.CLOSE_UNKNOWN_ERROR)
+            return 0
         if replay is None or replay.frames is None:
             log.warning("gateway session lost dispatches; closing", session_id=gs.id)
             conn.close(protocol.CLOSE_UNKNOWN_ERROR)  # the client resumes, or identifies again

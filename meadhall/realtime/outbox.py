@@ -18,7 +18,7 @@ from meadhall.core.clock import Clock, as_utc
 from meadhall.core.ids import SnowflakeGenerator
 from meadhall.db import dialect
 from meadhall.db.schema.outbox import event_outbox
-from meadhall.db.uow import Publisher, outbox_drained, unit_of_work
+from meadhall.db.uow import Publisher, outbox_drained, outbox_mark, unit_of_work
 from meadhall.realtime.events import Event
 
 # A command's effect may take 2 seconds to reach the connections (docs/operations.md); an idle poll is one
@@ -46,6 +46,16 @@ def _fresh(created_at: datetime, cutoff: datetime) -> bool:
     return created is not None and created >= cutoff
 
 
+def _decoded(body: str) -> Event | None:
+    """A row that does not decode (written by another version during an upgrade, say) is dropped: rolled back
+    again and again, it would hold every later row, and this process's changes queued behind them."""
+    try:
+        return Event.from_json(body)
+    except Exception:
+        log.error("undecodable outbox row dropped")
+        return None
+
+
 class OutboxDrain:
     def __init__(self, engine: AsyncEngine, clock: Clock, ids: SnowflakeGenerator, bus: Publisher) -> None:
         self.engine = engine
@@ -71,10 +81,11 @@ class OutboxDrain:
     async def drain(self) -> int:
         """Publish and delete the waiting rows, oldest first; returns how many events were published."""
         published = 0
+        mark = outbox_mark(self.engine)
         while await self._pending():  # until empty (another node may have claimed the rest meanwhile)
             _claimed, sent = await self._publish_batch()
             published += sent
-        outbox_drained(self.engine)  # this process's changes publish at once again
+        outbox_drained(self.engine, mark)  # this process's changes publish at once again
         return published
 
     async def _pending(self) -> bool:
@@ -87,9 +98,10 @@ class OutboxDrain:
         async with unit_of_work(self.engine, self.clock, self.ids, self.bus) as uow:
             rows = sorted((await uow.conn.execute(_CLAIM)).all())
             cutoff = uow.now - timedelta(seconds=STALE_AFTER)
-            events = [Event.from_json(row.body) for row in rows if _fresh(row.created_at, cutoff)]
-            if len(events) < len(rows):
-                log.info("stale outbox rows dropped", count=len(rows) - len(events), older_than_seconds=STALE_AFTER)
+            fresh = [row.body for row in rows if _fresh(row.created_at, cutoff)]
+            if len(fresh) < len(rows):
+                log.info("stale outbox rows dropped", count=len(rows) - len(fresh), older_than_seconds=STALE_AFTER)
+            events = [ev for ev in map(_decoded, fresh) if ev is not None]
             if events:
                 # Inside the claim's transaction, on purpose: these changes committed long ago; what must not
                 # commit before the bus has the events is the deletion of their rows.

@@ -4,6 +4,7 @@ commit, and a rolled-back block drops them together with its writes (audit inclu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -249,6 +250,54 @@ async def test_while_refused_events_wait_later_changes_queue_behind_them_in_comm
         uow.emit(event("USER_UPDATE", {"v": 3}, [1]))
     await wait_for(lambda: len(delivered) == 3)
     assert len(spy.batches) == 3  # the refused one, the drain's, this one
+    async with rt.engine.connect() as conn:
+        assert (await conn.execute(select(func.count()).select_from(event_outbox))).scalar_one() == 0
+
+
+async def test_a_drain_while_a_refused_batch_is_still_being_kept_does_not_end_the_waiting(rt, monkeypatch, delivered):
+    """The drain finds the outbox empty while a refused batch is still on its way into it: later changes must
+    still queue behind that batch, or they overtake it."""
+    from meadhall.db import uow as uow_module
+
+    spy = Spy(rt, fail=True)
+    monkeypatch.setattr(rt.bus, "publish", spy)
+    entered, go_on = asyncio.Event(), asyncio.Event()
+    real = uow_module.unit_of_work
+
+    @contextlib.asynccontextmanager
+    async def slow_keep(*args, **kwargs):
+        entered.set()
+        await go_on.wait()  # held before its transaction: nothing of it is in the outbox yet
+        async with real(*args, **kwargs) as later:
+            yield later
+
+    async def first_change() -> None:
+        async with rt.uow() as uow:
+            uow.emit(event("USER_UPDATE", {"v": 1}, [1]))
+
+    monkeypatch.setattr(uow_module, "unit_of_work", slow_keep)
+    writer = asyncio.create_task(first_change())
+    await entered.wait()
+    monkeypatch.setattr(uow_module, "unit_of_work", real)
+    spy.fail = False
+    assert await OutboxDrain(rt.engine, rt.clock, rt.ids, rt.bus).drain() == 0  # empty, for now
+    go_on.set()
+    await writer
+    async with rt.uow() as uow:  # after the refused one: it must queue behind it
+        uow.emit(event("USER_UPDATE", {"v": 2}, [1]))
+    assert await OutboxDrain(rt.engine, rt.clock, rt.ids, rt.bus).drain() == 2
+    await wait_for(lambda: len(delivered) == 2)
+    assert [ev.data for ev in delivered] == [{"v": 1}, {"v": 2}]
+
+
+async def test_an_undecodable_outbox_row_is_dropped_and_holds_nothing_up(rt, delivered):
+    async with rt.engine.begin() as conn:
+        await conn.execute(event_outbox.insert().values(created_at=rt.clock.now(), body="{not an event"))
+        await conn.execute(event_outbox.insert().values(created_at=rt.clock.now(),
+                                                        body=event("GUILD_UPDATE", {"id": "1"}, [1]).to_json()))
+    assert await OutboxDrain(rt.engine, rt.clock, rt.ids, rt.bus).drain() == 1
+    await wait_for(lambda: len(delivered) == 1)
+    assert delivered[0].data == {"id": "1"}
     async with rt.engine.connect() as conn:
         assert (await conn.execute(select(func.count()).select_from(event_outbox))).scalar_one() == 0
 

@@ -12,8 +12,9 @@ import pytest
 from meadhall.gateway import protocol
 from meadhall.gateway.hub import NodeMessage, State
 from meadhall.realtime.events import Event
-from tests.gateway.test_resume_log import (
+from tests.support.resume_nodes import (
     AUTH,
+    OTHER,
     TEST_REDIS_URL,
     USER,
     Sink,
@@ -147,3 +148,28 @@ async def test_a_session_that_missed_more_than_its_buffer_holds_is_not_resumable
     assert await node_b.resume(gs.id, 1, second) is None  # the endpoint answers session_expired
     assert second.dispatches() == []
     assert gs.id not in node_b.hub.sessions
+    meta = await node_b.hub.store.peek(gs.id, node_b.hub.clock.timestamp())
+    assert meta is not None and meta.last_seq == 1  # given up before numbering a thousand events for nothing
+
+
+async def test_a_store_failure_ending_one_session_does_not_cost_the_others_the_rest_of_the_read(cluster):
+    """A revocation and another user's message in one read; dropping the revoked session's state fails (Redis
+    away for a moment): the revoked session still ends, and the other still gets its message."""
+    node = await cluster()
+    revoked_sink, other_sink = Sink(), Sink()
+    revoked = await node.identify(revoked_sink)
+    await node.identify(other_sink, user=OTHER, auth=80)
+
+    async def failing_drop(session_ids):
+        raise ConnectionError("redis went away")
+
+    node.hub.store.drop = failing_drop
+    invalidated = Event("SESSION_INVALIDATED", {"reason": "admin_action"}, (USER,), sessions=(AUTH,), id="si-1")
+    async with node.client.pipeline(transaction=True) as pipe:  # one read: both visible at once
+        for ev in (invalidated, message(1, user=OTHER)._replace(id="m-1")):
+            pipe.xadd(node.bus.channel, {"e": ev.to_json()})
+        await pipe.execute()
+    await wait_until(lambda: revoked_sink.closed == protocol.CLOSE_INVALIDATED)
+    await wait_until(lambda: other_sink.messages() == [1])
+    assert revoked.id not in node.hub.sessions
+    assert other_sink.closed is None

@@ -18,6 +18,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
+from meadhall.gateway.protocol import Timing
 from tests.support.gateway import GatewayServer
 from tests.support.guilds import make_guild
 from tests.support.messages import history, post
@@ -27,6 +28,7 @@ from tests.support.redis_server import PrivateRedis
 from tests.support.served import served
 
 POOL = 4
+IDENTIFY_DEADLINE = 3.0  # seconds; the retries below span more than this
 # The client timeouts (runtime.py) bound an unreachable Redis at a few seconds; this is the test's margin.
 PROMPT = 9.0
 RECOVERY = 5.0
@@ -210,6 +212,7 @@ async def test_a_resume_or_identify_during_an_outage_is_told_to_try_again(
     """A RESUME that cannot reach Redis gets INVALID_SESSION `retry` (resumable) and its connection stays open for
     the next attempt; an IDENTIFY's connection closes as a passing error (4000), for the client to connect again."""
     alice = await accounts.register("alice")
+    app.state.gateway_timing = Timing(identify_deadline=IDENTIFY_DEADLINE)
     async with served(app) as port:
         gateway = GatewayServer(f"ws://127.0.0.1:{port}", app)
         first = await gateway.identified(alice["token"])
@@ -220,11 +223,19 @@ async def test_a_resume_or_identify_during_an_outage_is_told_to_try_again(
             for ws in (resuming, identifying):
                 await ws.recv()  # HELLO
             redis_server.stop()
+            # Both in flight at once: each connection's identify deadline counts from its HELLO.
             await resuming.send(6, {"token": alice["token"], "session_id": session_id, "seq": 1})
+            await identifying.send(2, {"token": alice["token"]})
             invalid = await resuming.recv_until(lambda f: f["op"] == 9, wait=PROMPT)
             assert invalid["d"] == {"reason": "retry", "resumable": True}
+            # Retrying for longer than the identify deadline since HELLO: still open (not 4003, which would make
+            # the client give up its session and IDENTIFY afresh).
+            for _ in range(4):
+                await asyncio.sleep(IDENTIFY_DEADLINE / 3)
+                await resuming.send(6, {"token": alice["token"], "session_id": session_id, "seq": 1})
+                again = await resuming.recv_until(lambda f: f["op"] == 9, wait=PROMPT)
+                assert again["d"] == {"reason": "retry", "resumable": True}
             assert resuming.closed_code is None
-            await identifying.send(2, {"token": alice["token"]})
             assert await identifying.wait_closed(wait=PROMPT) == 4000
 
             redis_server.start()  # empty: the session is gone, which the next attempt is told
