@@ -7,7 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from meadhall.core.errors import AppError
+from meadhall.db.schema import users
 
 
 def refuse_imported(row: Mapping[str, Any] | None) -> None:
@@ -15,3 +19,9 @@ def refuse_imported(row: Mapping[str, Any] | None) -> None:
     imported author; nothing for a local account or no row (the caller answers its own not-found)."""
     if row is not None and row["imported"]:
         raise AppError("user.imported")
+
+
+async def refuse_imported_id(conn: AsyncConnection, user_id: int) -> None:
+    """`refuse_imported` for a user known by id only (the recipient of a private message in a room)."""
+    imported = (await conn.execute(select(users.c.imported).where(users.c.id == user_id))).scalar_one_or_none()
+    refuse_imported({"imported": bool(imported)})

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
 
+from meadhall.accounts.imported import refuse_imported_id
 from meadhall.audit.record import record
 from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
@@ -122,6 +123,7 @@ async def _check_draft(uow: UnitOfWork, room: MessageRoom, principal: Principal,
             raise validation_error("content", "a private message needs another recipient")
         if parsed.recipient_id is None or not await room.can_view(uow.conn, uow.now, parsed.recipient_id):
             raise validation_error("content", "the recipient cannot view this room")
+        await refuse_imported_id(uow.conn, parsed.recipient_id)  # a private message to nobody who can read it
     if draft.attachment_ids:
         room.require(P.ATTACH_FILES)
         await check_attachments(uow.conn, room, principal.user_id, draft.attachment_ids)

@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import insert, select
@@ -27,6 +28,9 @@ from meadhall.runtime import Runtime
 NO_PASSWORD = "!"  # noqa: S105 - not a password: no hash ever equals it, so no password verifies
 _NOT_ALLOWED = re.compile(r"[^A-Za-z0-9_.]+")
 _LOOKUP_CHUNK = 500
+
+# An imported author was never here: not online, not active in any period of the instance's statistics.
+NEVER_SEEN = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -87,7 +91,7 @@ async def insert_imported_authors(rt: Runtime, uow: UnitOfWork, specs: Sequence[
             "email_index": f"imported:{user_id}", "password_hash": NO_PASSWORD,
             "display_name": shown, "display_name_norm": norm(shown), "bio": "", "status": "invisible",
             "locale": "en", "timezone": "UTC", "totp_enabled": False, "is_instance_admin": False, "imported": True,
-            "password_reset_required": False, "last_seen_at": uow.now, "created_at": uow.now,
+            "password_reset_required": False, "last_seen_at": NEVER_SEEN, "created_at": uow.now,
         })
     for start in range(0, len(rows), _LOOKUP_CHUNK):
         await uow.conn.execute(insert(users), rows[start:start + _LOOKUP_CHUNK])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
+from meadhall.admin.stats.queries import select_user_counts
 from meadhall.cli.main import app as cli_app
 from meadhall.db.schema import event_outbox
 from tests.support.discord_export import EMOJI_PNG, LONG_TEXT, Hall, hall_export
@@ -97,6 +98,10 @@ async def test_the_guild_has_the_exports_rooms_categories_threads_roles_and_auth
     # Nothing of the import is sent to clients: the CLI's events would wait in the outbox; there are none.
     async with rt.engine.connect() as conn:
         assert (await conn.execute(select(func.count()).select_from(event_outbox))).scalar_one() == 0
+        # Imported authors are accounts, never online nor active in the instance's statistics: only the owner is.
+        now = rt.clock.now()
+        counts = await select_user_counts(conn, now, now - timedelta(minutes=2))
+        assert (counts.online_now, counts.active_1d, counts.active_30d) == (1, 1, 1), counts
     assert done.result["rooms"] == 4
     assert done.result["authors"] == {"mapped": 0, "imported": 5}
     guilds = await api.get("/users/@me/guilds", done.owner)

@@ -14,6 +14,7 @@ from meadhall.db.schema import sessions
 from tests.support.accounts import enable_2fa, login
 from tests.support.admin import admin_account, user_url
 from tests.support.conversations import add_recipient, group, open_dm
+from tests.support.factories import add_member
 from tests.support.guilds import make_guild
 from tests.support.http import assert_error
 from tests.support.imported import authored_message, imported_author, make_imported, meadhall
@@ -125,6 +126,21 @@ async def test_direct_conversations_refuse_an_imported_author(api, accounts, rt)
     c = await accounts.register("carol")
     assert c.id in {p["id"] for p in (await add_recipient(api, me, conversation, c))["members"]}
     assert [x["id"] for x in (await api.get("/users/@me/channels", me))["channels"]].count(conversation["id"]) == 1
+
+
+async def test_a_private_message_in_a_room_to_an_imported_author_is_refused(api, client, accounts, rt):
+    owner = await accounts.register("owner")
+    guild = await make_guild(client, owner)
+    member = await accounts.register("member")
+    await add_member(rt, guild["id"], member)
+    ghost = await imported_author(rt, "old_timer", guild["id"])
+    room = guild["system_channel_id"]
+    r = await client.post(f"/api/v1/channels/{room}/messages", headers=owner.headers,
+                          json={"content": f"/ls <@{ghost.id}> are you there?"})
+    assert r.status_code == 403, r.text
+    refused(r.json())
+    sent = await api.post(f"/channels/{room}/messages", owner, json={"content": f"/ls <@{member.id}> you are"}, expect=201)
+    assert sent["message"]["kind"] == "private" and sent["message"]["recipient_id"] == member.id
 
 
 # ---- instance administration ----------------------------------------------------------------------------
