@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from sqlalchemy.exc import SQLAlchemyError
 
 from meadhall.cli.output import emit, fail
 from meadhall.cli.settings import DataDir, settings_for
@@ -54,5 +55,7 @@ def register(app: typer.Typer) -> None:
             fail(err.code, err.message)
         except ConfigError as err:
             fail("validation.failed", str(err))
+        except (OSError, SQLAlchemyError) as err:  # a disk or the database failing part-way: undone (porting/transactions.py)
+            fail("internal.error", f"the import failed and was undone: {type(err).__name__}: {err}".splitlines()[0])
         else:
             emit(result)

@@ -153,7 +153,8 @@ async def test_a_failure_after_committed_batches_is_undone(client: Any, accounts
     finally:
         repair_file_store(settings, aside)
     assert refused_with[0] == 1 and refused_with[1].strip() == ""
-    assert "NotADirectoryError" in refused_with[2]  # the file store, at the last message
+    error = json.loads(refused_with[2].strip().splitlines()[-1])["error"]  # the envelope, not a trace
+    assert error["code"] == "internal.error" and "NotADirectoryError" in error["message"]  # the file store
     assert await totals(rt) == before
     assert (await Api(client).get("/users/@me/guilds", owner))["guilds"] == []
 
