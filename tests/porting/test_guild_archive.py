@@ -16,9 +16,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import select
-from typer.testing import CliRunner
 
-from meadhall.cli.main import app as cli_app
 from meadhall.db.schema import users
 from tests.support.customisation import upload_cosmetic, upload_emoji, upload_sound, wav
 from tests.support.factories import add_member, audit_rows
@@ -30,39 +28,9 @@ from tests.support.messages import edit_message, history, pin, post, react
 TOTP_EMAIL = "alice@example.com"
 
 
-@dataclass
-class Ran:
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def json(self) -> dict[str, Any]:
-        assert self.code == 0, self.stderr
-        return json.loads(self.stdout.strip().splitlines()[-1])
-
-    @property
-    def error(self) -> dict[str, Any]:
-        assert self.code == 1, (self.code, self.stdout, self.stderr)
-        return json.loads(self.stderr.strip().splitlines()[-1])["error"]
-
-
 @pytest.fixture
 def settings_overrides() -> dict[str, Any]:
     return {"RATE_LIMITS": {"messages.send": "10000/60", "reactions": "10000/60"}}
-
-
-@pytest.fixture
-def meadhall(settings: Any, rt: Any) -> Any:
-    """The `meadhall` command in-process, on the test's database and data directory."""
-    env = {"DATA_DIR": str(settings.DATA_DIR), "DATABASE_URL": settings.DATABASE_URL,
-           "SECRET_KEY": settings.SECRET_KEY, "DOMAIN": settings.DOMAIN, "REDIS_URL": ""}
-
-    async def invoke(*args: str) -> Ran:
-        result = await asyncio.to_thread(CliRunner().invoke, cli_app, list(args), env=env)
-        return Ran(result.exit_code, result.stdout, result.stderr)
-
-    return invoke
 
 
 @dataclass

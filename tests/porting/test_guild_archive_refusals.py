@@ -6,7 +6,6 @@ and no stored file."""
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import gzip
 import hashlib
@@ -20,9 +19,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import func, select
-from typer.testing import CliRunner
 
-from meadhall.cli.main import app as cli_app
 from meadhall.db.schema import channels, files, guilds, messages, users
 from meadhall.filestore import LocalFileStore
 from tests.support.factories import add_member
@@ -30,35 +27,6 @@ from tests.support.files import attached
 from tests.support.guilds import make_guild
 from tests.support.http import Api
 from tests.support.messages import post
-
-
-@dataclass
-class Ran:
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def json(self) -> dict[str, Any]:
-        assert self.code == 0, self.stderr
-        return json.loads(self.stdout.strip().splitlines()[-1])
-
-    @property
-    def error(self) -> dict[str, Any]:
-        assert self.code == 1, (self.code, self.stdout, self.stderr)
-        return json.loads(self.stderr.strip().splitlines()[-1])["error"]
-
-
-@pytest.fixture
-def meadhall(settings: Any, rt: Any) -> Any:
-    env = {"DATA_DIR": str(settings.DATA_DIR), "DATABASE_URL": settings.DATABASE_URL,
-           "SECRET_KEY": settings.SECRET_KEY, "DOMAIN": settings.DOMAIN, "REDIS_URL": ""}
-
-    async def invoke(*args: str) -> Ran:
-        result = await asyncio.to_thread(CliRunner().invoke, cli_app, list(args), env=env)
-        return Ran(result.exit_code, result.stdout, result.stderr)
-
-    return invoke
 
 
 @dataclass

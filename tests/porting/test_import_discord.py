@@ -5,56 +5,19 @@ attachments; the search index; read marks; what was left out and why; and no URL
 
 from __future__ import annotations
 
-import asyncio
-import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
 from sqlalchemy import func, select
-from typer.testing import CliRunner
 
 from meadhall.admin.stats.queries import select_user_counts
-from meadhall.cli.main import app as cli_app
 from meadhall.db.schema import event_outbox
 from tests.support.discord_export import EMOJI_PNG, LONG_TEXT, Hall, hall_export
 from tests.support.files import fetch
 from tests.support.http import Api
 from tests.support.outbound import Canary
-
-
-@dataclass
-class Ran:
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def json(self) -> dict[str, Any]:
-        assert self.code == 0, (self.stdout, self.stderr)
-        return json.loads(self.stdout.strip().splitlines()[-1])
-
-
-@pytest.fixture
-def meadhall(settings: Any, rt: Any) -> Any:
-    env = {"DATA_DIR": str(settings.DATA_DIR), "DATABASE_URL": settings.DATABASE_URL,
-           "SECRET_KEY": settings.SECRET_KEY, "DOMAIN": settings.DOMAIN, "REDIS_URL": ""}
-
-    async def invoke(*args: str) -> Ran:
-        result = await asyncio.to_thread(CliRunner().invoke, cli_app, list(args), env=env)
-        return Ran(result.exit_code, result.stdout, result.stderr)
-
-    return invoke
-
-
-@pytest.fixture
-async def canary() -> Any:
-    listener = Canary()
-    await listener.start()
-    yield listener
-    await listener.stop()
 
 
 @dataclass

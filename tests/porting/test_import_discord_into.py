@@ -8,24 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.support.discord_export import guild, hall_export, import_command, user
+from tests.support.discord_export import guild, hall_export, user
 from tests.support.http import Api
 from tests.support.outbound import Canary
-
-
-@pytest.fixture
-def meadhall(settings: Any, rt: Any) -> Any:
-    return import_command(settings)
-
-
-@pytest.fixture
-async def canary() -> Any:
-    listener = Canary()
-    await listener.start()
-    yield listener
-    await listener.stop()
 
 
 def answer(ran: tuple[int, str, str]) -> dict[str, Any]:

@@ -9,18 +9,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from sqlalchemy import func, select
 
 from meadhall.db.schema import guilds, messages, users
 from meadhall.db.schema.imports import import_links
-from tests.support.discord_export import Channel, guild, hall_export, import_command, user
+from tests.support.discord_export import Channel, guild, hall_export, user
 from tests.support.http import Api
-
-
-@pytest.fixture
-def meadhall(settings: Any, rt: Any) -> Any:
-    return import_command(settings)
 
 
 def refused(ran: tuple[int, str, str], code: str) -> str:

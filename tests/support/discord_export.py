@@ -234,21 +234,7 @@ def hall_export(folder: Path, canary_url: str, *, guild_id: str = "111") -> Hall
 
 
 def import_command(settings: Any) -> Any:
-    """`meadhall ...` in-process (Typer's runner, in a thread) on the test's database and data directory:
-    an awaitable giving (exit code, stdout, stderr); an exception that ended the command is added to stderr,
-    as the traceback a real run prints."""
-    import asyncio
+    """`meadhall ...` in-process on the test's database and data directory (tests/support/cli_runs.py)."""
+    from tests.support.cli_runs import cli_runner
 
-    from typer.testing import CliRunner
-
-    from meadhall.cli.main import app as cli_app
-
-    env = {"DATA_DIR": str(settings.DATA_DIR), "DATABASE_URL": settings.DATABASE_URL,
-           "SECRET_KEY": settings.SECRET_KEY, "DOMAIN": settings.DOMAIN, "REDIS_URL": ""}
-
-    async def invoke(*args: str) -> tuple[int, str, str]:
-        result = await asyncio.to_thread(CliRunner().invoke, cli_app, list(args), env=env)
-        crashed = result.exception if not isinstance(result.exception, SystemExit) else None
-        return result.exit_code, result.stdout, result.stderr + ("" if crashed is None else repr(crashed))
-
-    return invoke
+    return cli_runner(settings)

@@ -4,17 +4,14 @@ membership in a guild. The importers are the real writers; this is for tests tha
 
 from __future__ import annotations
 
-import asyncio
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import insert, select, update
-from typer.testing import CliRunner
 
-from meadhall.cli.main import app as cli_app
 from meadhall.core.crypto import encrypt
 from meadhall.core.text import norm
 from meadhall.db.schema import channels, guild_bans, guilds, member_roles, members, messages, reactions, users
+from tests.support.cli_runs import Ran, cli_runner
 
 
 class Imported(dict[str, Any]):
@@ -89,20 +86,10 @@ async def history_rows(rt: Any, *, guild_id: str | int, user_id: str | int, role
                                                          reason="imported ban", author_id=None, created_at=now))
 
 
-@dataclass
-class CliAnswer:
-    exit_code: int
-    stdout: str
-    stderr: str
-
-
-async def meadhall(settings: Any, *args: str) -> CliAnswer:
-    """Run one `meadhall` command in-process (Typer's runner) against the test's database and data directory;
-    its events go to the outbox, which a served test app drains."""
-    env = {"DATA_DIR": str(settings.DATA_DIR), "DATABASE_URL": settings.DATABASE_URL,
-           "SECRET_KEY": settings.SECRET_KEY, "DOMAIN": settings.DOMAIN, "REDIS_URL": ""}
-    result = await asyncio.to_thread(CliRunner().invoke, cli_app, list(args), env=env)
-    return CliAnswer(result.exit_code, result.stdout, result.stderr)
+async def meadhall(settings: Any, *args: str) -> Ran:
+    """Run one `meadhall` command in-process against the test's database and data directory; its events go to
+    the outbox, which a served test app drains."""
+    return await cli_runner(settings)(*args)
 
 
 # The tooltip of the client's `Imported` badge (web/src/lib/profileCard.svelte.ts), checked by the browser tests.
