@@ -58,6 +58,7 @@ SHIPPED = {
     "0028_notification_settings.py": "2501800d9297e41d1725f845279e1b28fd1053d3826b59a5f31176733b4809d5",
     "0029_message_nonces.py": "8e14653c04eae9dafe360a81f9a9d4770a91ffecbe1d5a782646ad3434ed42ff",
     "0030_push_outbox.py": "8289b2c4d8c3303fd956a6e44c3d8224c348eaf834992e54bfbe3f25241ef818",
+    "0031_imports.py": "77d151c1db79ffd3ae48e525b794f540d8a0e6458b3c504bb6bd39d97f24d96b",
 }
 
 FILE_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.py$")
