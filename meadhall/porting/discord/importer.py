@@ -83,8 +83,9 @@ async def _mapped(uow: UnitOfWork, wanted: dict[str, str]) -> dict[str, tuple[in
 
 
 async def import_discord(rt: Runtime, options: Options) -> dict[str, Any]:
-    files, roots = export_files(options.paths)
-    headers = open_files(files)
+    found = export_files(options.paths)
+    roots = found.roots
+    headers = open_files(found.files)
     guild_ids = {str(h.guild["id"]) for h in headers}
     if len(guild_ids) > 1:
         raise DiscordImportError("import.mixed_guilds", "the exports come from more than one server")
@@ -94,13 +95,13 @@ async def import_discord(rt: Runtime, options: Options) -> dict[str, Any]:
         with progress("Reading exports") as bar:
             scan.read(headers, bar.advance)
         name = _guild_name(options.name, scan) if options.into is None else None
-        return await _write(rt, options, scan, roots, name, wanted_map)
+        return await _write(rt, options, scan, roots, name, wanted_map, found.outside)
     finally:
         scan.close()
 
 
 async def _write(rt: Runtime, options: Options, scan: Scan, roots: list[Path], name: str | None,
-                 wanted_map: dict[str, str]) -> dict[str, Any]:
+                 wanted_map: dict[str, str], outside: int = 0) -> dict[str, Any]:
     batches = Batches(rt)
     writer: BatchWriter | None = None
     try:
@@ -115,6 +116,8 @@ async def _write(rt: Runtime, options: Options, scan: Scan, roots: list[Path], n
             writer = await BatchWriter.new_guild(rt, uow, owner_id=int(owner["id"]), name=name, owner_joins=False)
         mapped = await _mapped(uow, wanted_map)
         built = Built()
+        if outside:
+            writer.counts.skip("export_outside_folder", outside)
         role_ids = await build_roles(writer, scan, fresh=options.into is None)
         built.rooms = await build_rooms(writer, scan)
         await build_people(writer, scan, mapped, role_ids, built)

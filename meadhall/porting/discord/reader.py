@@ -30,26 +30,45 @@ class ExportFile:
     path: Path
     guild: dict[str, Any]
     channel: dict[str, Any]
+    # The folder its attachment paths are relative to: where it was given (or found), never where a link
+    # to it points, so a link cannot widen what may be read.
+    folder: Path
 
 
-def export_files(paths: list[Path]) -> tuple[list[Path], list[Path]]:
-    """(the JSON files, the folders attachments may come from). A folder gives the JSON files directly in
-    it (its media folders hold the files, not exports); a file gives itself and its folder."""
-    found: list[Path] = []
+@dataclass(frozen=True)
+class Found:
+    files: list[tuple[Path, Path]]  # (the JSON file, resolved; its folder as given, resolved)
+    roots: list[Path]  # the folders attachments may come from
+    outside: int  # JSON files of a folder that are links pointing out of it: skipped
+
+
+def export_files(paths: list[Path]) -> Found:
+    """The JSON files and the folders attachments may come from. A folder gives the JSON files directly in
+    it (its media folders hold the files, not exports), except links pointing out of it; a file gives itself
+    and the folder it was named in (`given.absolute().parent`: a link named directly is read, but its
+    target's folder is not a root)."""
+    found: list[tuple[Path, Path]] = []
     roots: list[Path] = []
+    outside = 0
     for given in paths:
         if not given.exists():
             raise DiscordImportError("import.not_found", f"{given} does not exist")
         if given.is_dir():
-            roots.append(given.resolve())
-            found.extend(sorted(p for p in given.iterdir() if p.suffix.lower() == ".json" and p.is_file()))
+            root = given.resolve()
+            roots.append(root)
+            for path in sorted(p for p in given.iterdir() if p.suffix.lower() == ".json" and p.is_file()):
+                if path.resolve().is_relative_to(root):
+                    found.append((path.resolve(), root))
+                else:
+                    outside += 1
         else:
-            roots.append(given.resolve().parent)
-            found.append(given)
-    unique = list(dict.fromkeys(p.resolve() for p in found))
+            root = given.absolute().parent.resolve()
+            roots.append(root)
+            found.append((given.resolve(), root))
+    unique = list(dict((path, (path, folder)) for path, folder in found).values())
     if not unique:
         raise DiscordImportError("import.not_found", "no JSON export found in the given paths")
-    return unique, roots
+    return Found(unique, roots, outside)
 
 
 def _first(path: Path, prefix: str) -> Any:
@@ -60,13 +79,13 @@ def _first(path: Path, prefix: str) -> Any:
             raise DiscordImportError("import.unsupported", f"{path.name} is not JSON: {err}") from None
 
 
-def read_header(path: Path) -> ExportFile:
+def read_header(path: Path, folder: Path) -> ExportFile:
     guild, channel = _first(path, "guild"), _first(path, "channel")
     if not isinstance(guild, dict) or not isinstance(channel, dict) or "id" not in guild or "type" not in channel:
         raise DiscordImportError("import.unsupported", f"{path.name} is not a DiscordChatExporter JSON export")
     if channel["type"] in DM_TYPES or str(guild.get("id")) == "0":
         raise DiscordImportError("import.unsupported", f"{path.name} is a direct-message export")
-    return ExportFile(path, guild, channel)
+    return ExportFile(path, guild, channel, folder)
 
 
 def messages(path: Path) -> Iterator[dict[str, Any]]:

@@ -93,7 +93,7 @@ class Scan:
         for export in files:
             self._take_header(export)
             folder = len(self.folders)
-            self.folders.append(export.path.resolve().parent)
+            self.folders.append(export.folder)
             channel = str(export.channel["id"])
             pending: list[tuple[Any, ...]] = []
             for message in messages(export.path):
@@ -216,5 +216,6 @@ def from_ms(ms: int) -> datetime:
     return datetime.fromtimestamp(ms / 1000, UTC)
 
 
-def open_files(paths: list[Path]) -> list[ExportFile]:
-    return [read_header(p) for p in paths]
+def open_files(files: list[tuple[Path, Path]]) -> list[ExportFile]:
+    """(file, folder) pairs as `reader.export_files` finds them."""
+    return [read_header(path, folder) for path, folder in files]
