@@ -49,29 +49,38 @@ async def claim_imported(rt: Runtime, raw_user_id: str, email: str) -> dict[str,
         author_id, target_id = author["id"], target["id"]
         guild_ids = await q.select_guild_ids(uow.conn, author_id)
         already = set(await q.select_guild_ids(uow.conn, target_id))
-        joined = [g for g in guild_ids if g not in already]
+        # A guild that banned the person keeps them out: the history moves, the membership does not.
+        banned = await q.select_banned_guild_ids(uow.conn, target_id)
+        joined = [g for g in guild_ids if g not in already and g not in banned]
         merged = [g for g in guild_ids if g in already]
+        left = [g for g in guild_ids if g in banned and g not in already]
         moved_messages = await q.move_messages(uow.conn, author_id, target_id)
         await q.move_mentions(uow.conn, author_id, target_id)
+        await q.move_own_mentions(uow.conn, author_id, target_id)
+        await q.move_system_events(uow.conn, author_id, target_id, guild_ids)
         moved_reactions = await q.move_reactions(uow.conn, author_id, target_id)
-        await q.move_memberships(uow.conn, author_id, target_id, joined, merged)
+        await q.move_memberships(uow.conn, author_id, target_id, joined, merged, left)
+        await q.move_member_overrides(uow.conn, author_id, target_id)
         await q.move_bans(uow.conn, author_id, target_id)
         await q.move_read_states(uow.conn, author_id, target_id)
         await q.move_authorship(uow.conn, author_id, target_id)
         await q.delete_user(uow.conn, author_id)
         await record(uow, "instance.user_claim", actor_id=None, target_type="user", target_id=target_id,
                      data={"imported_user_id": str(author_id), "messages": moved_messages,
-                           "reactions": moved_reactions, "memberships": len(guild_ids)})
-        await _announce(uow, author, target, joined, merged)
-    return {"user_id": str(target_id),
-            "moved": {"messages": moved_messages, "reactions": moved_reactions, "memberships": len(guild_ids)}}
+                           "reactions": moved_reactions, "memberships": len(joined) + len(merged)})
+        await _announce(uow, author, target, joined, merged, left)
+    return {"user_id": str(target_id), "moved": {"messages": moved_messages, "reactions": moved_reactions,
+                                                 "memberships": len(joined) + len(merged)}}
 
 
-async def _announce(uow: UnitOfWork, author: UserRow, target: UserRow, joined: list[int], merged: list[int]) -> None:
+async def _announce(uow: UnitOfWork, author: UserRow, target: UserRow, joined: list[int], merged: list[int],
+                    left: list[int]) -> None:
     """In every guild of the author: MEMBER_REMOVE of the author, and MEMBER_ADD of the account (with
-    GUILD_CREATE to it) where it is new, MEMBER_UPDATE (its merged roles) where it was a member already.
-    Messages already on screen keep showing the author until their room is loaded again."""
+    GUILD_CREATE to it) where it is new, MEMBER_UPDATE (its merged roles) where it was a member already, nothing
+    more where it is banned. Messages already on screen keep showing the author until their room is loaded again."""
     gone = user_summary(author, uow.now)
+    for guild_id in left:
+        uow.emit(notify_member_remove(guild_id, gone, await guild_members(uow.conn, guild_id)))
     for guild_id in [*joined, *merged]:
         audience = await guild_members(uow.conn, guild_id)
         uow.emit(notify_member_remove(guild_id, gone, audience))

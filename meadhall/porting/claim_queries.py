@@ -5,6 +5,8 @@ moved, so that no unique key can fail the claim. Never commits."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy import (
     BigInteger,
     RowMapping,
@@ -29,6 +31,7 @@ from meadhall.db.schema import (
     member_roles,
     members,
     messages,
+    permission_overrides,
     reactions,
     read_states,
     sounds,
@@ -65,6 +68,27 @@ async def move_mentions(conn: AsyncConnection, author: int, target: int) -> None
     named = select(user_mentions.c.message_id).where(user_mentions.c.user_id == author).scalar_subquery()
     rows = (await conn.execute(select(messages.c.id, messages.c.content, messages.c.content_norm,
                                       messages.c.mentions).where(messages.c.id.in_(named)))).mappings().all()
+    await _rename_in(conn, rows, author, target)
+    theirs = user_mentions.alias("theirs")
+    named_twice = exists(select(theirs.c.user_id).where(theirs.c.user_id == target,
+                                                        theirs.c.message_id == user_mentions.c.message_id))
+    own_message = exists(select(messages.c.id).where(messages.c.id == user_mentions.c.message_id,
+                                                     messages.c.author_id == target))
+    await conn.execute(delete(user_mentions).where(user_mentions.c.user_id == author, or_(named_twice, own_message)))
+    await conn.execute(update(user_mentions).where(user_mentions.c.user_id == author).values(user_id=target))
+
+
+async def move_own_mentions(conn: AsyncConnection, author: int, target: int) -> None:
+    """The author's own messages naming the author (no mention row: nobody is told of their own message) name
+    the target; call after `move_messages`."""
+    old = f"<@{author}>"
+    rows = (await conn.execute(select(messages.c.id, messages.c.content, messages.c.content_norm, messages.c.mentions)
+                               .where(messages.c.author_id == target, messages.c.content.contains(old, autoescape=True))
+                               )).mappings().all()
+    await _rename_in(conn, rows, author, target)
+
+
+async def _rename_in(conn: AsyncConnection, rows: Sequence[RowMapping], author: int, target: int) -> None:
     old, new = f"<@{author}>", f"<@{target}>"
     changed = [{"message_id": r["id"], "content": r["content"].replace(old, new),
                 "content_norm": r["content_norm"].replace(old, new),
@@ -74,13 +98,40 @@ async def move_mentions(conn: AsyncConnection, author: int, target: int) -> None
         await conn.execute(update(messages).where(messages.c.id == bindparam("message_id"))
                            .values(content=bindparam("content"), content_norm=bindparam("content_norm"),
                                    mentions=bindparam("mentions")), changed)
-    theirs = user_mentions.alias("theirs")
-    named_twice = exists(select(theirs.c.user_id).where(theirs.c.user_id == target,
-                                                        theirs.c.message_id == user_mentions.c.message_id))
-    own_message = exists(select(messages.c.id).where(messages.c.id == user_mentions.c.message_id,
-                                                     messages.c.author_id == target))
-    await conn.execute(delete(user_mentions).where(user_mentions.c.user_id == author, or_(named_twice, own_message)))
-    await conn.execute(update(user_mentions).where(user_mentions.c.user_id == author).values(user_id=target))
+
+
+async def move_system_events(conn: AsyncConnection, author: int, target: int, guild_ids: list[int]) -> None:
+    """System messages of the author's guilds that name the author (a join, a kick...) name the target."""
+    if not guild_ids:
+        return
+    rows = (await conn.execute(select(messages.c.id, messages.c.system_event).where(
+        messages.c.guild_id.in_(guild_ids), messages.c.kind == "system"))).mappings().all()
+    mine, theirs = str(author), str(target)
+    changed = []
+    for r in rows:
+        event = dict(r["system_event"] or {})
+        if mine in (event.get("user_id"), event.get("actor_id")):
+            event.update({k: theirs for k in ("user_id", "actor_id") if event.get(k) == mine})
+            changed.append({"message_id": r["id"], "system_event": event})
+    if changed:
+        await conn.execute(update(messages).where(messages.c.id == bindparam("message_id"))
+                           .values(system_event=bindparam("system_event")), changed)
+
+
+async def move_member_overrides(conn: AsyncConnection, author: int, target: int) -> None:
+    """Per-member permission overrides of the author become the target's where the target has none."""
+    theirs = permission_overrides.alias("theirs")
+    await conn.execute(delete(permission_overrides).where(
+        permission_overrides.c.target_id == author, permission_overrides.c.kind == "member",
+        exists(select(theirs.c.target_id).where(theirs.c.channel_id == permission_overrides.c.channel_id,
+                                                theirs.c.target_id == target))))
+    await conn.execute(update(permission_overrides).where(permission_overrides.c.target_id == author,
+                                                          permission_overrides.c.kind == "member")
+                       .values(target_id=target))
+
+
+async def select_banned_guild_ids(conn: AsyncConnection, user_id: int) -> set[int]:
+    return set((await conn.execute(select(guild_bans.c.guild_id).where(guild_bans.c.user_id == user_id))).scalars())
 
 
 async def move_reactions(conn: AsyncConnection, author: int, target: int) -> int:
@@ -101,7 +152,7 @@ async def select_guild_ids(conn: AsyncConnection, user_id: int) -> list[int]:
 
 
 async def move_memberships(conn: AsyncConnection, author: int, target: int, joined: list[int],
-                           merged: list[int]) -> None:
+                           merged: list[int], left: Sequence[int] = ()) -> None:
     """Memberships of `joined` guilds become the target's (nickname, join time, timeout kept); in `merged`
     guilds the target keeps their own membership and gains the author's roles. Written as new rows, then
     the author's removed: the role rows hang on the membership's key (and the permission cache is told by
@@ -114,14 +165,15 @@ async def move_memberships(conn: AsyncConnection, author: int, target: int, join
             ["guild_id", "user_id", "nick", "nick_norm", "joined_at", "timeout_until"], copied))
     held = member_roles.alias("held")
     missing = select(member_roles.c.guild_id, literal(target, BigInteger),
-                     member_roles.c.role_id).where(member_roles.c.user_id == author, ~exists(
+                     member_roles.c.role_id).where(member_roles.c.user_id == author,
+                                                   member_roles.c.guild_id.in_([*joined, *merged]), ~exists(
                          select(held.c.role_id).where(held.c.guild_id == member_roles.c.guild_id,
                                                       held.c.user_id == target,
                                                       held.c.role_id == member_roles.c.role_id)))
     await conn.execute(insert(member_roles).from_select(["guild_id", "user_id", "role_id"], missing))
     await conn.execute(delete(members).where(members.c.user_id == author))
-    if merged:
-        await conn.execute(update(guilds).where(guilds.c.id.in_(merged))
+    if merged or left:  # one member fewer where the person was one already, or is banned (`left`)
+        await conn.execute(update(guilds).where(guilds.c.id.in_([*merged, *left]))
                            .values(member_count=guilds.c.member_count - 1))
 
 

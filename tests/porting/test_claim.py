@@ -10,7 +10,8 @@ from typing import Any
 from sqlalchemy import select
 
 from meadhall.db.schema import audit_log, guilds
-from tests.support.guilds import accept_invite, make_guild, make_invite, make_role
+from meadhall.messages.system import post_system_message
+from tests.support.guilds import accept_invite, make_guild, make_invite, make_role, override
 from tests.support.imported import authored_message, history_rows, imported_author, make_imported, meadhall
 from tests.support.messages import post
 
@@ -105,6 +106,53 @@ async def test_a_ban_of_the_author_becomes_the_accounts(api, client, accounts, r
     ban = (await api.get(f"/guilds/{strict['id']}/bans/{out['user_id']}", owner))["ban"]
     assert ban["reason"] == "imported ban"
     await api.get(f"/guilds/{strict['id']}/bans/{ghost.id}", owner, expect=404)
+
+
+async def test_a_guild_that_banned_the_person_gets_the_history_but_not_the_member(api, client, accounts, rt,
+                                                                                  settings):
+    owner = await accounts.register("owner")
+    alice = await accounts.register("alice")
+    guild = await make_guild(client, owner)
+    room = guild["system_channel_id"]
+    await api.put(f"/guilds/{guild['id']}/bans/{alice.id}", owner, json={"reason": "spam"}, expect=204)
+    ghost = await imported_author(rt, "old_alice", guild["id"])
+    said = await authored_message(rt, room, ghost.id, "from the old place")
+    before = await member_count(rt, guild["id"])
+
+    out = answer(await meadhall(settings, "claim-imported", "--user", ghost.id, "--email", "alice@example.com"))
+    assert out["moved"] == {"messages": 1, "reactions": 0, "memberships": 0}
+    listed = [m["user"]["id"] for m in (await api.get(f"/guilds/{guild['id']}/members", owner))["members"]]
+    assert alice.id not in listed and ghost.id not in listed
+    assert await member_count(rt, guild["id"]) == before - 1
+    assert (await api.get(f"/guilds/{guild['id']}/bans/{alice.id}", owner))["ban"]["reason"] == "spam"
+    history = {m["id"]: m for m in (await api.get(f"/channels/{room}/messages", owner))["messages"]}
+    assert history[str(said)]["author"]["id"] == alice.id
+    await api.get(f"/channels/{room}/messages", alice, expect=404)  # still out
+
+
+async def test_every_trace_of_the_author_names_the_person(api, client, accounts, rt, settings):
+    """Its own messages naming itself, the system messages about it, its per-member overrides."""
+    owner = await accounts.register("owner")
+    alice = await accounts.register("alice")
+    guild = await make_guild(client, owner)
+    room = guild["system_channel_id"]
+    ghost = await imported_author(rt, "old_alice", guild["id"])
+    own = await authored_message(rt, room, ghost.id, f"I am <@{ghost.id}>")
+    async with rt.uow() as uow:
+        await post_system_message(uow, guild_id=int(guild["id"]), channel_id=int(room), type_="member_join",
+                                  user_id=int(ghost.id), display_name="old_alice", via="invite")
+    await override(client, owner, room, ghost.id, "member", deny="SEND_MESSAGES")
+    answer(await meadhall(settings, "claim-imported", "--user", ghost.id, "--email", "alice@example.com"))
+
+    history = (await api.get(f"/channels/{room}/messages", owner))["messages"]
+    mine = next(m for m in history if m["id"] == str(own))
+    assert mine["content"] == f"I am <@{alice.id}>"
+    joins = [m for m in history if m["kind"] == "system" and m["system_event"]["type"] == "member_join"]
+    assert str(ghost.id) not in {j["system_event"]["user_id"] for j in joins}
+    assert alice.id in {j["system_event"]["user_id"] for j in joins}
+    channel = await api.get(f"/channels/{room}", owner)
+    overrides = channel.get("channel", channel)["permission_overrides"]
+    assert [o["id"] for o in overrides if o["type"] == "member"] == [alice.id]
 
 
 async def test_the_claim_is_audited_without_an_actor(accounts, rt, settings):
