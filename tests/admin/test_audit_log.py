@@ -31,7 +31,7 @@ message.unpin emoji.create emoji.update emoji.delete sound.create sound.update s
 cosmetic.update cosmetic.delete webhook.create webhook.update webhook.delete webhook.token_reset
 webhook.avatar_update voice.mute voice.deafen voice.move voice.disconnect template.create instance.user_ban
 instance.user_unban instance.user_session_revoke instance.user_reset_2fa instance.user_temp_password
-instance.user_logout_all instance.user_delete instance.admin_grant instance.admin_revoke instance.guild_update
+instance.user_logout_all instance.user_delete instance.user_claim guild.import instance.admin_grant instance.admin_revoke instance.guild_update
 instance.guild_delete instance.settings_update limits.bypass
 """.split()
 

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import insert, select, text
+from sqlalchemy import column, insert, select, table, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from meadhall.db.engine import create_engine
 from meadhall.db.migrate import migrate
-from meadhall.db.schema import messages, users
+from meadhall.db.schema import messages
 from meadhall.db.schema.messages import everyone_mentions, user_mentions
 from tests.support.migrations import BACKENDS, empty_database, upgrade_to
 
@@ -42,7 +42,13 @@ def user(user_id: int) -> dict[str, Any]:
     now = datetime(2026, 1, 1, tzinfo=UTC)
     return {"id": user_id, "username": f"u{user_id}", "username_norm": f"u{user_id}", "email_enc": b"x",
             "email_index": f"e{user_id}", "password_hash": "x", "display_name": f"U{user_id}",
-            "display_name_norm": f"u{user_id}", "last_seen_at": now, "created_at": now}
+            "display_name_norm": f"u{user_id}", "last_seen_at": now, "created_at": now, "bio": "", "status": "online",
+            "locale": "en", "timezone": "UTC", "totp_enabled": False, "is_instance_admin": False,
+            "password_reset_required": False}
+
+
+# `users` as it was at revision 0025: the schema module's table has columns added since (a later migration's).
+USERS_0025 = table("users", *(column(name) for name in user(0)))
 
 
 def message(message_id: int, author_id: int | None, mentions: list[int], *, kind: str = "normal",
@@ -63,7 +69,7 @@ async def mention_tables(engine: AsyncEngine) -> tuple[set[tuple[int, int, int]]
 async def test_0026_fills_the_mention_tables_from_existing_messages_once(engine: AsyncEngine) -> None:
     await upgrade_to(engine, "0025_cli_outbox")
     async with engine.begin() as conn:
-        await conn.execute(insert(users), [user(1), user(2), user(3)])
+        await conn.execute(insert(USERS_0025), [user(1), user(2), user(3)])
         await conn.execute(text("INSERT INTO channels (id, type, position, slowmode_seconds, created_at) "
                                 "VALUES (:id, 'text', 0, 0, '2026-01-01')"), {"id": ROOM})
         await conn.execute(insert(messages), [
