@@ -33,7 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import Table, delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.core import permissions as perms
@@ -41,6 +41,7 @@ from meadhall.core.text import norm
 from meadhall.db import dialect
 from meadhall.db.schema import (
     channels,
+    emojis,
     guilds,
     member_roles,
     members,
@@ -48,6 +49,7 @@ from meadhall.db.schema import (
     reactions,
     read_states,
     roles,
+    users,
 )
 from meadhall.db.schema.imports import import_links
 from meadhall.db.schema.messages import user_mentions
@@ -66,6 +68,9 @@ OWNER_ROLE_NAME = "Administrator"
 _LINK_CHUNK = 500  # source ids per lookup statement (well under every parameter limit)
 
 AuthorSpec = author_rows.AuthorSpec
+# Where the local row of each kind of link lives (`message` links are checked by the importer's history).
+_LINKED_TABLES: dict[str, Table] = {"room": channels, "category": channels, "role": roles, "user": users,
+                                    "emoji": emojis}
 # With RETURNING, SQLAlchemy sends a list of rows as multi-row INSERT statements (its "insertmanyvalues"
 # batches) instead of one statement per row: the per-row triggers on `messages` (search index, room version,
 # room days) then run inside a few large statements, which on SQLite is about 3 times faster.
@@ -321,7 +326,24 @@ class BatchWriter:
                 import_links.c.guild_id == self.guild_id, import_links.c.kind == kind,
                 import_links.c.source_id.in_(chunk)))
             found.update({str(s): int(v) for s, v in rows})
-        return found
+        return await self._drop_stale(kind, found)
+
+    async def _drop_stale(self, kind: str, found: dict[str, int]) -> dict[str, int]:
+        """Links whose local row was deleted since (a room, role or category removed in the guild) are
+        forgotten, so the caller makes the row again instead of pointing at nothing (a FOREIGN KEY error)."""
+        table = _LINKED_TABLES.get(kind)
+        if table is None or not found:
+            return found
+        alive: set[int] = set()
+        for chunk in _chunks(list(set(found.values())), _LINK_CHUNK):
+            alive.update(int(i) for i in (await self.conn.execute(select(table.c.id).where(
+                table.c.id.in_(chunk)))).scalars())
+        stale = [source for source, local in found.items() if local not in alive]
+        for chunk in _chunks(stale, _LINK_CHUNK):
+            await self.conn.execute(delete(import_links).where(
+                import_links.c.guild_id == self.guild_id, import_links.c.kind == kind,
+                import_links.c.source_id.in_(chunk)))
+        return {source: local for source, local in found.items() if local in alive}
 
     # ---- flushing ------------------------------------------------------------------------------------------
 

@@ -11,8 +11,9 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
+from meadhall.db.schema import messages
 from meadhall.db.schema.imports import import_links
 from meadhall.porting.discord.content import rewrite_mentions, split_content
 from meadhall.porting.discord.media import local_path
@@ -59,7 +60,12 @@ class History:
             bar.advance(len(chunk))
 
     async def _earlier_links(self) -> None:
-        """The messages an earlier import into this guild wrote, copied into the scan's lookup table."""
+        """The messages an earlier import into this guild wrote and that are still there, copied into the
+        scan's lookup table. A message deleted since (its room deleted with it) is written again, into the
+        room made anew, and is no reply target (a reply to it would name a row that is gone)."""
+        gone = ~select(messages.c.id).where(messages.c.id == import_links.c.local_id).exists()
+        await self.writer.conn.execute(delete(import_links).where(
+            import_links.c.guild_id == self.writer.guild_id, import_links.c.kind == "message", gone))
         after = ""
         while True:
             rows = (await self.writer.conn.execute(
