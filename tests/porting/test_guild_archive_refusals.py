@@ -258,3 +258,67 @@ async def test_a_constraint_failing_at_the_end_leaves_nothing_behind(meadhall, r
     assert ran.error["code"] == "internal.error" and "IntegrityError" in ran.error["message"]
     assert await snapshot(rt, settings) == before
     assert (await Api(client).get("/users/@me/guilds", exported.heir))["guilds"] == []
+
+
+# Decompression bombs: a few kilobytes of gzip that would expand without a bound are refused as soon as a limit
+# is passed, before anything is written.
+
+@pytest.mark.parametrize(("member", "body", "words"), [
+    ("messages/", b"a" * (9 * 1024 * 1024), "longer than"),  # one line, no newline
+    ("guild.json", b" " * (64 * 1024 * 1024 + 1), "too large"),
+    ("users.json", b" " * (64 * 1024 * 1024 + 1), "too large"),
+    ("manifest.json", b" " * (64 * 1024 * 1024 + 1), "too large"),
+])
+async def test_a_member_too_large_to_hold_is_refused(meadhall, rt, settings, exported, tmp_path, member, body, words):
+    archive = rewrite(exported, tmp_path / "bomb.tar.gz", replace(exported.member(member), body))
+    assert archive.stat().st_size < 512 * 1024
+    await refused(meadhall, rt, settings, exported, archive, "import.corrupt", words)
+
+
+async def test_too_many_members_are_refused(meadhall, rt, settings, exported, tmp_path, monkeypatch):
+    """The limit is far above a real archive's members; lowered here rather than writing a million headers."""
+    from meadhall.porting.archive import verify
+
+    monkeypatch.setattr(verify, "MEMBER_LIMIT", len(exported.members) - 1)
+    await refused(meadhall, rt, settings, exported, exported.path, "import.corrupt", "more than")
+
+
+async def test_a_large_extension_header_is_refused(meadhall, rt, settings, exported, tmp_path):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo("guild.json")
+        info.pax_headers = {"comment": "x" * (1024 * 1024)}
+        tar.addfile(info, io.BytesIO(b""))
+    archive = tmp_path / "pax.tar.gz"
+    archive.write_bytes(gzip.compress(buffer.getvalue()))
+    await refused(meadhall, rt, settings, exported, archive, "import.corrupt", "extension header")
+
+
+async def test_a_member_name_ending_in_a_newline_is_refused(meadhall, rt, settings, exported, tmp_path):
+    name = exported.member("messages/") + "\n"
+    archive = rewrite(exported, tmp_path / "newline.tar.gz", add(name, b""), digests=True)
+    await refused(meadhall, rt, settings, exported, archive, "import.corrupt", "not part of")
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    (add("files/123456789"), "appeared"),
+    (lambda members: drop(next(i.name for i, _ in members if i.name.startswith("files/")))(members), "disappeared"),
+])
+async def test_an_archive_changed_between_the_passes_is_refused(meadhall, rt, settings, exported, tmp_path,
+                                                                  monkeypatch, change, words):
+    """The archive is swapped once the first pass has verified it: the second pass finds a member it did not
+    verify, or misses one it did."""
+    from meadhall.porting.archive import restore
+
+    checked = restore.verify_archive
+    swapped = rewrite(exported, tmp_path / "swapped.tar.gz", change)  # the manifest as it was
+
+    def verify_then_swap(path: Path, advance: Any = None) -> Any:
+        verified = checked(path, advance)
+        path.write_bytes(swapped.read_bytes())
+        return verified
+
+    monkeypatch.setattr(restore, "verify_archive", verify_then_swap)
+    archive = tmp_path / "original.tar.gz"
+    archive.write_bytes(exported.path.read_bytes())
+    await refused(meadhall, rt, settings, exported, archive, "import.corrupt", words)

@@ -12,8 +12,9 @@ GUILD = "guild.json"
 USERS = "users.json"
 
 # Every member an archive may hold; anything else (an absolute path, `..`, another folder) is refused.
-_MEMBER = re.compile(r"^(?:manifest\.json|guild\.json|users\.json|messages/[1-9][0-9]{0,18}\.ndjson|"
-                     r"files/[1-9][0-9]{0,18})$")
+# Matched whole (`fullmatch`): with `$`, a name ending in a newline would pass and then fail as an id.
+_MEMBER = re.compile(r"(?:manifest\.json|guild\.json|users\.json|messages/[1-9][0-9]{0,18}\.ndjson|"
+                     r"files/[1-9][0-9]{0,18})")
 
 
 class ArchiveError(Exception):
@@ -30,7 +31,7 @@ def corrupt(message: str) -> ArchiveError:
 
 
 def is_member_name(name: str) -> bool:
-    return bool(_MEMBER.match(name))
+    return _MEMBER.fullmatch(name) is not None
 
 
 def messages_member(room_id: int) -> str:

@@ -36,7 +36,16 @@ from meadhall.porting.archive.format import (
     messages_member,
 )
 
-SMALL_MEMBER_LIMIT = 512 * 1024 * 1024  # guild.json and users.json are read whole
+# Limits against a decompression bomb: a few kilobytes of gzip can expand to terabytes, so nothing read from
+# the archive may grow without a bound before it is checked.
+SMALL_MEMBER_LIMIT = 64 * 1024 * 1024  # manifest.json, guild.json and users.json are each read whole
+# A message is at most 4000 characters (under 24 KiB as escaped JSON) plus its reactions; a longer line is
+# not one a Meadhall export writes, and the line is held in memory until its newline.
+LINE_LIMIT = 8 * 1024 * 1024
+# tarfile parses a header per member; an archive holds rooms + files + 3 members, far below this.
+MEMBER_LIMIT = 1_000_000
+# pax and GNU long-name headers are read whole by tarfile; the exporter writes plain ustar, so none is needed.
+EXTENSION_HEADER_LIMIT = 64 * 1024
 _CHUNK = 1024 * 1024
 # What a damaged archive raises while it is read (a cut gzip stream, a bad header, a bad checksum).
 UNREADABLE = (tarfile.TarError, EOFError, OSError, zlib.error)
@@ -73,8 +82,12 @@ def open_members(path: Path) -> Iterator[tuple[tarfile.TarInfo, IO[bytes]]]:
         raise ArchiveError("import.not_found", f"{path} is not a file")
     names: set[str] = set()
     try:
-        with tarfile.open(path, mode="r|gz") as tar:
-            for info in tar:
+        with tarfile.open(path, mode="r|gz", tarinfo=_BoundedTarInfo) as tar:
+            while (info := tar.next()) is not None:
+                # tarfile keeps every TarInfo it reads; a stream never needs the earlier ones again.
+                tar.members = []  # type: ignore[attr-defined]  # a private list of tarfile
+                if len(names) >= MEMBER_LIMIT:
+                    raise corrupt(f"the archive holds more than {MEMBER_LIMIT} members")
                 if not info.isreg():
                     raise corrupt(f"member {info.name!r} is not a regular file")
                 if not is_member_name(info.name):
@@ -132,9 +145,25 @@ def message_lines(handle: IO[bytes], digest: Any) -> Iterator[bytes]:
         digest.update(chunk)
         lines = (rest + chunk).split(b"\n")
         rest = lines.pop()
+        # Checked each chunk, so an unending line costs at most LINE_LIMIT of memory, not quadratic copying.
+        if len(rest) > LINE_LIMIT or any(len(line) > LINE_LIMIT for line in lines):
+            raise corrupt(f"a line of a messages member is longer than {LINE_LIMIT} bytes")
         yield from lines
     if rest:
         yield rest
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """Refuses an extension header (pax, GNU long name) tarfile would otherwise read whole, however large."""
+
+    def _proc_member(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.type in _EXTENSIONS and self.size > EXTENSION_HEADER_LIMIT:
+            raise corrupt(f"an extension header of {self.size} bytes")
+        return super()._proc_member(tarfile_)  # type: ignore[misc]
+
+
+_EXTENSIONS = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE, tarfile.GNUTYPE_LONGNAME,
+               tarfile.GNUTYPE_LONGLINK)
 
 
 def parse_message(line: bytes) -> shapes.Message:
