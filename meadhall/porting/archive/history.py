@@ -25,6 +25,7 @@ from meadhall.porting.archive import shapes
 from meadhall.porting.archive.format import corrupt, member_id
 from meadhall.porting.archive.idmap import IdMap
 from meadhall.porting.archive.verify import Verified, message_lines, open_members, parse_message
+from meadhall.porting.history_ids import HistoryIds
 from meadhall.porting.progress import Bar
 from meadhall.porting.writer import BATCH, BatchWriter
 from meadhall.runtime import Runtime
@@ -74,6 +75,13 @@ class ArchiveWriter(BatchWriter):
             await self.flush()
         return message_id
 
+    async def next_room(self) -> None:
+        """Ids for another room's history, from its own source times: a generator shared by all rooms would
+        put each room's messages after the previous room's last id (its +1 rule), whatever their times. What
+        is buffered is written first, so that the new generator sees, and skips, the ids taken so far."""
+        await self.flush()
+        self._ids = HistoryIds(self.conn)
+
     async def flush(self) -> None:
         await super().flush()
         if self._everyone:
@@ -91,12 +99,19 @@ async def write_history(writer: ArchiveWriter, src: Path, verified: Verified, id
     the number of files stored. The file rows come last, in the last transaction."""
     stored_files = {f.id: f for f in verified.guild.files}
     rows: list[dict[str, Any]] = []
+    # The archive may change between the passes: every member must be one the first pass verified, and
+    # every verified member must come back, or the import would write what was never checked, or miss data.
+    unread = set(verified.digests)
     for info, handle in open_members(src):
         name = info.name
+        if name not in unread:
+            raise corrupt(f"member {name!r} appeared while the archive was imported")
+        unread.discard(name)
         if name.startswith("messages/"):
             digest = hashlib.sha256()
             room_id = ids.new(str(member_id(name)))
             ids.next_room()
+            await writer.next_room()
             for line in message_lines(handle, digest):
                 await writer.archived(room_id, parse_message(line), ids)
                 bar.advance()
@@ -112,6 +127,8 @@ async def write_history(writer: ArchiveWriter, src: Path, verified: Verified, id
             digest = hashlib.sha256(handle.read())
         if digest.hexdigest() != verified.digests[name]:
             raise corrupt(f"member {name!r} changed while it was imported")
+    if unread:
+        raise corrupt(f"member {sorted(unread)[0]!r} disappeared while the archive was imported")
     await writer.flush()  # the messages exist before the files that name them
     for start in range(0, len(rows), FILE_ROWS_PER_STATEMENT):
         await writer.conn.execute(insert(files), rows[start:start + FILE_ROWS_PER_STATEMENT])
