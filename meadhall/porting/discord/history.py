@@ -159,12 +159,16 @@ class History:
         return kept
 
     def _reactions(self, message_id: int, reactions: list[Any], at: datetime) -> None:
+        # Several source users mapped to one account (`--map-users`) react once: a reaction is unique per
+        # (message, emoji, user).
+        seen: set[tuple[str, int]] = set()
         for emoji_id, name, users in reactions:
             key = self.built.emojis.get(emoji_id) if emoji_id else name
             if not key:
                 self.counts.skip("reaction_custom_emoji")
                 continue
-            for user in dict.fromkeys(users):
+            for user in users:
                 local = self.built.people.get(user)
-                if local is not None:
+                if local is not None and (key, local) not in seen:
+                    seen.add((key, local))
                     self.writer.reaction(message_id, key, local, at)

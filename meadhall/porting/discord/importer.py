@@ -21,7 +21,14 @@ from meadhall.guilds import queries as guild_queries
 from meadhall.porting.discord.history import History
 from meadhall.porting.discord.reader import DiscordImportError, export_files
 from meadhall.porting.discord.scan import Scan, open_files
-from meadhall.porting.discord.structure import Built, build_emojis, build_people, build_roles, build_rooms
+from meadhall.porting.discord.structure import (
+    Built,
+    build_emojis,
+    build_people,
+    build_roles,
+    build_rooms,
+    join_mapped,
+)
 from meadhall.porting.progress import progress
 from meadhall.porting.transactions import Batches, undo
 from meadhall.porting.writer import BatchWriter
@@ -132,6 +139,7 @@ async def _write(rt: Runtime, options: Options, scan: Scan, roots: list[Path], n
 
         with progress("Importing messages", total=scan.total) as bar:
             await History(writer, scan, built, roots).write(bar, checkpoint)
+        await join_mapped(writer, built)
         if options.into is None:
             await writer.add_owner()
         await writer.finish(readers=[int(owner["id"]), *(user_id for user_id, _ in mapped.values())])

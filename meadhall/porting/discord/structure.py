@@ -27,6 +27,7 @@ class Built:
     people: dict[str, int] = field(default_factory=dict)  # source user id -> local user id
     shown: dict[str, str] = field(default_factory=dict)  # source user id -> display name at import
     emojis: dict[str, str] = field(default_factory=dict)  # source emoji id -> reaction key `<:name:id>`
+    joining: dict[int, list[int]] = field(default_factory=dict)  # mapped account -> its roles, joined last
     mapped: int = 0
     imported: int = 0
 
@@ -102,7 +103,8 @@ async def build_rooms(writer: BatchWriter, scan: Scan) -> dict[str, int]:
 
 async def build_people(writer: BatchWriter, scan: Scan, mapped: dict[str, tuple[int, str]],
                        role_ids: dict[str, int], built: Built) -> None:
-    """Mapped accounts (made members) and imported authors (reused when imported here before)."""
+    """Mapped accounts (members once `join_mapped` runs) and imported authors (reused when imported here
+    before)."""
     linked = await writer.linked("user", [s for s in scan.people if s not in mapped])
     new: list[str] = []
     for source, person in scan.people.items():
@@ -121,9 +123,26 @@ async def build_people(writer: BatchWriter, scan: Scan, mapped: dict[str, tuple[
         built.shown[source] = scan.people[source].nickname or scan.people[source].name
         writer.link("user", source, user_id)
         built.imported += 1
-    await writer.members([(built.people[s], None) for s in mapped if s in built.people])
-    await writer.member_roles([(built.people[s], role_ids[r]) for s, person in scan.people.items()
-                               for r in sorted(person.roles) if r in role_ids and s in built.people])
+    # Imported authors get their roles now; mapped accounts join (with theirs) only in the last transaction
+    # (`join_mapped`), so no real account sees the guild while it is half written.
+    now: list[tuple[int, int]] = []
+    for source, person in scan.people.items():
+        local = built.people.get(source)
+        if local is None:
+            continue
+        held = [role_ids[r] for r in sorted(person.roles) if r in role_ids]
+        if source in mapped:
+            roles_held = built.joining.setdefault(local, [])
+            roles_held.extend(r for r in held if r not in roles_held)
+        else:
+            now.extend((local, r) for r in held)
+    await writer.member_roles(now)
+
+
+async def join_mapped(writer: BatchWriter, built: Built) -> None:
+    """The mapped accounts become members with their roles: in the last transaction, with the owner."""
+    await writer.members([(user_id, None) for user_id in built.joining])
+    await writer.member_roles([(user_id, role_id) for user_id, held in built.joining.items() for role_id in held])
 
 
 async def build_emojis(writer: BatchWriter, scan: Scan, roots: list[Path], built: Built) -> int:
