@@ -79,8 +79,14 @@ class NodeLease:
             await asyncio.sleep(POLL_S)
 
     async def renew(self) -> None:
-        """The periodic job. Losing the id to another process cannot be undone here: said loudly, once."""
-        if await self._renew(keys=[self.key], args=[self.token, int(LEASE_S * 1000)]):
+        """The periodic job. Losing the id to another process cannot be undone here: said loudly, once. Redis
+        away is said in one line (a job's failure is logged with its trace, which holds the event loop)."""
+        try:
+            held = await self._renew(keys=[self.key], args=[self.token, int(LEASE_S * 1000)])
+        except Exception as exc:
+            log.warning("NODE_ID lease not renewed", node_id=self.node_id, error=repr(exc))
+            return
+        if held:
             self.warned = False
         elif not self.warned:
             log.error("another process took this node's NODE_ID: the two mint the same ids", node_id=self.node_id)
