@@ -322,3 +322,13 @@ async def test_an_archive_changed_between_the_passes_is_refused(meadhall, rt, se
     archive = tmp_path / "original.tar.gz"
     archive.write_bytes(exported.path.read_bytes())
     await refused(meadhall, rt, settings, exported, archive, "import.corrupt", words)
+
+
+async def test_messages_naming_more_than_an_archive_can_hold_are_refused(meadhall, rt, settings, exported,
+                                                                          monkeypatch):
+    """Named ids are held until users.json is read; the limit (what 64 MiB of users.json could list) is lowered
+    here to what this archive names less one."""
+    from meadhall.porting.archive import verify
+
+    monkeypatch.setattr(verify, "NAMED_LIMIT", 0)
+    await refused(meadhall, rt, settings, exported, exported.path, "import.corrupt", "names more users")

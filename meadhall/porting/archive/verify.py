@@ -46,6 +46,10 @@ LINE_LIMIT = 8 * 1024 * 1024
 MEMBER_LIMIT = 1_000_000
 # pax and GNU long-name headers are read whole by tarfile; the exporter writes plain ustar, so none is needed.
 EXTENSION_HEADER_LIMIT = 64 * 1024
+# The messages come before users.json and guild.json, so the ids they name are held until those are read. Each
+# named user needs an entry of users.json and each pin one of guild.json, at least 48 bytes each within
+# SMALL_MEMBER_LIMIT, and each attachment a member: more is refused before it fills the memory.
+NAMED_LIMIT = SMALL_MEMBER_LIMIT // 48
 _CHUNK = 1024 * 1024
 # What a damaged archive raises while it is read (a cut gzip stream, a bad header, a bad checksum).
 UNREADABLE = (tarfile.TarError, EOFError, OSError, zlib.error)
@@ -193,6 +197,8 @@ def _check_messages(name: str, handle: IO[bytes], seen: _Seen) -> str:
         seen.attachment_ids.update(message.attachment_ids)
         if message.pinned:
             seen.pinned.add((room, message.id))
+        if max(len(seen.user_ids), len(seen.pinned)) > NAMED_LIMIT or len(seen.attachment_ids) > MEMBER_LIMIT:
+            raise corrupt(f"{name} names more users, pins or files than an archive can hold")
     seen.messages_per_room[int(room)] = count
     if seen.advance is not None:
         seen.advance(count % 1000)
