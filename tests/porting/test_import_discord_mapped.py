@@ -10,8 +10,15 @@ from typing import Any
 
 import pytest
 
-from tests.porting.test_import_discord_refusals import break_file_store, filler, repair_file_store
-from tests.support.discord_export import Channel, guild, short, user
+from tests.support.discord_export import (
+    Channel,
+    break_file_store,
+    filler,
+    guild,
+    repair_file_store,
+    short,
+    user,
+)
 from tests.support.http import Api
 
 

@@ -13,7 +13,15 @@ from sqlalchemy import func, select
 
 from meadhall.db.schema import guilds, messages, users
 from meadhall.db.schema.imports import import_links
-from tests.support.discord_export import Channel, guild, hall_export, user
+from tests.support.discord_export import (
+    Channel,
+    break_file_store,
+    filler,
+    guild,
+    hall_export,
+    repair_file_store,
+    user,
+)
 from tests.support.http import Api
 
 
@@ -101,30 +109,6 @@ async def test_a_failure_after_the_guild_was_begun_leaves_no_guild_authors_or_fi
     refused(await meadhall("import-discord", str(hall.folder), "--owner-email", "boss@example.com",
                            "--map-users", str(mapping)), "validation.failed")
     assert await totals(rt) == before
-
-
-def filler(channel: Channel, author: dict[str, Any], count: int) -> None:
-    """Enough messages before the last one that the import has committed batches when it reaches it."""
-    for i in range(count):
-        channel.say(author, f"filler {i}", after=1.0)
-
-
-def break_file_store(settings: Any) -> Path:
-    """A file where the file store's folder was: storing any content now fails (even for root)."""
-    root = Path(settings.DATA_DIR) / "files"
-    aside = root.with_name("files-aside")
-    if root.exists():
-        root.rename(aside)
-    root.parent.mkdir(parents=True, exist_ok=True)
-    root.write_text("not a folder")
-    return aside
-
-
-def repair_file_store(settings: Any, aside: Path) -> None:
-    root = Path(settings.DATA_DIR) / "files"
-    root.unlink()
-    if aside.exists():
-        aside.rename(root)
 
 
 async def test_a_failure_after_committed_batches_is_undone(client: Any, accounts: Any, meadhall: Any, rt: Any,

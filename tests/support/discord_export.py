@@ -238,3 +238,29 @@ def import_command(settings: Any) -> Any:
     from tests.support.cli_runs import cli_runner
 
     return cli_runner(settings)
+
+
+# ---- failing part-way: enough history for committed batches, and a file store that refuses -------------
+
+def filler(channel: Channel, author: dict[str, Any], count: int) -> None:
+    """Enough messages before the last one that the import has committed batches when it reaches it."""
+    for i in range(count):
+        channel.say(author, f"filler {i}", after=1.0)
+
+
+def break_file_store(settings: Any) -> Path:
+    """A file where the file store's folder was: storing any content now fails (even for root)."""
+    root = Path(settings.DATA_DIR) / "files"
+    aside = root.with_name("files-aside")
+    if root.exists():
+        root.rename(aside)
+    root.parent.mkdir(parents=True, exist_ok=True)
+    root.write_text("not a folder")
+    return aside
+
+
+def repair_file_store(settings: Any, aside: Path) -> None:
+    root = Path(settings.DATA_DIR) / "files"
+    root.unlink()
+    if aside.exists():
+        aside.rename(root)
