@@ -10,7 +10,9 @@ messages on 2024-01-01.
 
 Ids are unique without a lock: each id is at least the previous one plus one (so one import never repeats an
 id, whatever order it is fed in), and the walk skips every id already in `messages` (an earlier import of the
-same era), read in ordered chunks beside the generator, so memory stays bounded.
+same era), read in ordered chunks beside the generator, so memory stays bounded. The +1 rule holds within one
+`HistoryIds`: a caller starting another for the same import (a room of its own, so that rooms do not follow
+each other in id order) writes what it holds first, so that the new one finds those ids and skips them.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ is read and checked before anything is written. Refused with `import.unsupported
 Refused with `import.corrupt`: a member that is not a regular file (links, devices, folders: a tar-slip), a
 name outside the archive's layout (absolute, `..`, unknown), a member twice, a member missing or not listed in
 the manifest, a digest that differs, JSON of the wrong shape, a reference (author, attachment, role, room, pin)
-that resolves to nothing, counts that disagree.
+that resolves to nothing, counts that disagree, and anything over the limits below (a decompression bomb).
 
 Memory holds the small members (manifest, guild, users) and sets of ids; messages are checked a line at a time.
 """
