@@ -332,3 +332,22 @@ async def test_messages_naming_more_than_an_archive_can_hold_are_refused(meadhal
 
     monkeypatch.setattr(verify, "NAMED_LIMIT", 0)
     await refused(meadhall, rt, settings, exported, exported.path, "import.corrupt", "names more users")
+
+
+@pytest.mark.parametrize("sparse", [
+    {"GNU.sparse.major": "1", "GNU.sparse.minor": "0", "GNU.sparse.name": "guild.json",
+     "GNU.sparse.realsize": "10"},
+    {"GNU.sparse.size": "10", "GNU.sparse.numblocks": "1", "GNU.sparse.offset": "0", "GNU.sparse.numbytes": "10"},
+    {"GNU.sparse.map": "0,10", "GNU.sparse.size": "10"},
+])
+async def test_a_sparse_member_is_refused(meadhall, rt, settings, exported, tmp_path, sparse):
+    """tarfile reads a sparse member's map into a list of any length; the exporter never writes one."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo("guild.json")
+        info.pax_headers = sparse
+        info.size = 512
+        tar.addfile(info, io.BytesIO(b"1\n0\n10\n".ljust(512, b"\0")))
+    archive = tmp_path / "sparse.tar.gz"
+    archive.write_bytes(gzip.compress(buffer.getvalue()))
+    await refused(meadhall, rt, settings, exported, archive, "import.corrupt", "sparse")

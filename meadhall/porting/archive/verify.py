@@ -158,12 +158,20 @@ def message_lines(handle: IO[bytes], digest: Any) -> Iterator[bytes]:
 
 
 class _BoundedTarInfo(tarfile.TarInfo):
-    """Refuses an extension header (pax, GNU long name) tarfile would otherwise read whole, however large."""
+    """Refuses an extension header (pax, GNU long name) tarfile would otherwise read whole, however large, and
+    sparse members, whose maps tarfile reads into lists of any length (the exporter writes neither)."""
 
     def _proc_member(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
         if self.type in _EXTENSIONS and self.size > EXTENSION_HEADER_LIMIT:
             raise corrupt(f"an extension header of {self.size} bytes")
+        if self.type == tarfile.GNUTYPE_SPARSE:
+            raise corrupt("a sparse member")
         return super()._proc_member(tarfile_)  # type: ignore[misc]
+
+    def _sparse(self, *args: Any) -> None:
+        raise corrupt("a sparse member")
+
+    _proc_gnusparse_00 = _proc_gnusparse_01 = _proc_gnusparse_10 = _sparse
 
 
 _EXTENSIONS = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE, tarfile.GNUTYPE_LONGNAME,
