@@ -134,6 +134,7 @@ class BatchWriter:
         self._links: list[dict[str, Any]] = []
         self._files: list[local_files.Pending] = []
         self.stored_files: list[int] = []  # content put in the file store by this import
+        self._written: dict[int, int] = {}  # room id -> the newest message id this run wrote there
         # What this writer created, for `porting/undo.py` when an import committed in batches fails.
         self.created = Created()
 
@@ -251,6 +252,7 @@ class BatchWriter:
                                   for m in dict.fromkeys(spec.mentions) if m != spec.author_id)
         self.counts.messages += 1
         self.created.messages.append(message_id)
+        self._written[spec.channel_id] = max(message_id, self._written.get(spec.channel_id, 0))
         if len(self._messages) >= BATCH:
             await self.flush()
         return message_id
@@ -375,18 +377,29 @@ class BatchWriter:
             self._links = []
 
     async def finish(self, *, readers: Iterable[int] = ()) -> None:
-        """Flush, count the members, and mark every room read up to its newest message for `readers` (the
-        owner and mapped accounts: imported history is not news to them)."""
+        """Flush, count the members, and mark what this run wrote read for `readers` (the owner and mapped
+        accounts: imported history is not news to them)."""
         await self.flush()
         count = select(func.count()).select_from(members).where(members.c.guild_id == self.guild_id).scalar_subquery()
         await self.conn.execute(update(guilds).where(guilds.c.id == self.guild_id).values(member_count=count))
-        rooms = (await self.conn.execute(select(channels.c.id, channels.c.last_message_id).where(
-            channels.c.guild_id == self.guild_id, channels.c.last_message_id.is_not(None)))).all()
-        for user_id in dict.fromkeys(readers):
-            for room_id, last_id in rooms:
+        await self._mark_read(list(dict.fromkeys(readers)))
+
+    async def _mark_read(self, readers: list[int]) -> None:
+        """Only the rooms this run wrote to, up to the newest message it wrote there: a read mark further on
+        stays, and so does a mention count (imported mentions were never counted in it, and what it counts is
+        not this run's to clear)."""
+        if not readers or not self._written:
+            return
+        held = {(int(u), int(c)): (r, int(n)) for u, c, r, n in (await self.conn.execute(
+            select(read_states.c.user_id, read_states.c.channel_id, read_states.c.last_read_message_id,
+                   read_states.c.mention_count).where(read_states.c.user_id.in_(readers),
+                                                      read_states.c.channel_id.in_(list(self._written))))).all()}
+        for user_id in readers:
+            for room_id, newest in self._written.items():
+                last, mentions = held.get((user_id, room_id), (None, 0))
                 await self.conn.execute(dialect.upsert(self.conn, read_states, {
-                    "user_id": user_id, "channel_id": room_id, "last_read_message_id": last_id, "mention_count": 0,
-                    "updated_at": self.uow.now}, ["user_id", "channel_id"],
+                    "user_id": user_id, "channel_id": room_id, "last_read_message_id": max(newest, last or 0),
+                    "mention_count": mentions, "updated_at": self.uow.now}, ["user_id", "channel_id"],
                     ["last_read_message_id", "mention_count", "updated_at"]))
 
 
