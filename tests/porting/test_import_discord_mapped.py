@@ -13,8 +13,8 @@ import pytest
 from tests.support.discord_export import (
     Channel,
     break_file_store,
-    filler,
     guild,
+    long_export_ending_with_a_file,
     repair_file_store,
     short,
     user,
@@ -62,15 +62,7 @@ async def test_mapped_accounts_are_no_members_before_the_last_transaction(
 
     monkeypatch.setattr("meadhall.porting.discord.importer.undo", killed)
     folder = tmp_path / "big"
-    folder.mkdir()
-    general = Channel("301", "general")
-    ann = user("201", "ann")
-    filler(general, ann, 4500)  # past two checkpoints
-    (folder / "general.json_Files").mkdir()
-    (folder / "general.json_Files" / "a.txt").write_text("an attachment")
-    general.say(ann, "with a file", attachments=[{"id": "1", "url": "general.json_Files/a.txt", "fileName": "a.txt",
-                                                  "fileSizeBytes": 13}])
-    general.write(folder / "general.json", guild())
+    long_export_ending_with_a_file(folder)
     mapping = tmp_path / "map.csv"
     mapping.write_text("201,annhere\n")
     aside = break_file_store(settings)

@@ -19,6 +19,7 @@ from tests.support.discord_export import (
     filler,
     guild,
     hall_export,
+    long_export_ending_with_a_file,
     repair_file_store,
     user,
 )
@@ -116,15 +117,7 @@ async def test_a_failure_after_committed_batches_is_undone(client: Any, accounts
     owner = await accounts.register("boss")
     before = await totals(rt)
     folder = tmp_path / "big"
-    folder.mkdir()
-    general = Channel("301", "general")
-    ann = user("201", "ann")
-    filler(general, ann, 4500)  # past two checkpoints
-    (folder / "general.json_Files").mkdir()
-    (folder / "general.json_Files" / "a.txt").write_text("an attachment")
-    general.say(ann, "with a file", attachments=[{"id": "1", "url": "general.json_Files/a.txt", "fileName": "a.txt",
-                                                  "fileSizeBytes": 13}])
-    general.write(folder / "general.json", guild())
+    long_export_ending_with_a_file(folder)
     aside = break_file_store(settings)
     try:
         refused_with = await meadhall("import-discord", str(folder), "--owner-email", "boss@example.com")

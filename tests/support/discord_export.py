@@ -248,6 +248,20 @@ def filler(channel: Channel, author: dict[str, Any], count: int) -> None:
         channel.say(author, f"filler {i}", after=1.0)
 
 
+def long_export_ending_with_a_file(folder: Path) -> None:
+    """One channel whose last message, past two checkpoints (2,000 messages each), carries an attachment: with the
+    file store broken, the import fails there after committed batches."""
+    folder.mkdir()
+    general = Channel("301", "general")
+    ann = user("201", "ann")
+    filler(general, ann, 4500)
+    (folder / "general.json_Files").mkdir()
+    (folder / "general.json_Files" / "a.txt").write_text("an attachment")
+    general.say(ann, "with a file", attachments=[{"id": "1", "url": "general.json_Files/a.txt", "fileName": "a.txt",
+                                                  "fileSizeBytes": 13}])
+    general.write(folder / "general.json", guild())
+
+
 def break_file_store(settings: Any) -> Path:
     """A file where the file store's folder was: storing any content now fails (even for root)."""
     root = Path(settings.DATA_DIR) / "files"
