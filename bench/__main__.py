@@ -28,6 +28,7 @@ import bench.workloads_import  # noqa: F401 - registers the Discord import workl
 import bench.workloads_messages  # noqa: F401 - registers the message workloads
 import bench.workloads_nodes  # noqa: F401 - registers the multi-node workloads (they skip on one node)
 import bench.workloads_social  # noqa: F401 - registers the friends, conversations and presence workloads
+from bench.drivers import Context, Samples, Skip
 from bench.harness import (
     RssSampler,
     ServerError,
@@ -43,7 +44,7 @@ from bench.harness import (
     snapshot,
     tree_snapshot,
 )
-from bench.workloads import REGISTRY, Context, Samples, Skip, Workload
+from bench.workloads import REGISTRY, Workload
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 BENCH_RATE = "1000000/60"  # every bucket: high enough that the limiter never refuses, still evaluated

@@ -33,9 +33,10 @@ from typing import Any
 import bench.workloads_gateway  # noqa: F401
 import bench.workloads_messages  # noqa: F401
 import bench.workloads_social  # noqa: F401
+from bench.drivers import Context, HttpPool, OpError, Samples, Skip, expect
 from bench.harness import RssSampler, mib, ms, percentile, snapshot
 from bench.seed_admin import SEED_SECRET, ensure_postgres, ensure_sqlite
-from bench.workloads import Context, HttpPool, OpError, Samples, Skip, expect, register
+from bench.workloads import register
 
 API = "/api/v1"
 # Substrings of logins and display names (bench/seed_admin.py builds `first.last<i>` and

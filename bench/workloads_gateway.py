@@ -36,8 +36,9 @@ from typing import Any
 
 import httpx
 
+from bench.drivers import Context, OpError, Samples, Skip, expect
 from bench.harness import CLOCK_TICKS, ServerProcess, mib, ms, percentile, snapshot
-from bench.workloads import Context, OpError, Samples, Skip, expect, register
+from bench.workloads import register
 
 GATEWAY_PATH = "/gateway?v=1&encoding=json"
 CONNECT_CONCURRENCY = 32  # handshakes + IDENTIFY/RESUME in flight while a fleet connects

@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.workloads import Context, OpError, Samples, register
+from bench.drivers import Context, OpError, Samples
+from bench.workloads import register
 from tests.support.discord_export import write_large_export
 
 DEFAULT_MESSAGES = 100_000

@@ -9,8 +9,9 @@ import sys
 import time
 from typing import Any
 
+from bench.drivers import Context, OpError, Samples, Skip, expect
 from bench.harness import ms, percentile
-from bench.workloads import Context, OpError, Samples, Skip, expect, register, seeded_message_row
+from bench.workloads import register, seeded_message_row
 
 SENDERS = 16
 SEED_MESSAGES = 300

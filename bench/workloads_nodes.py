@@ -32,8 +32,9 @@ from typing import Any
 
 import httpx
 
+from bench.drivers import Context, HttpPool, OpError, Samples, Skip
 from bench.harness import ServerProcess, SharedServices, ms, percentile, rnd, snapshot
-from bench.workloads import Context, HttpPool, OpError, Samples, Skip, register
+from bench.workloads import register
 from bench.workloads_gateway import Fleet, LeanGateway, Tracker, _guild_with_members, _probe_gateway
 
 SENDERS = 16

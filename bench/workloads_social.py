@@ -34,8 +34,9 @@ import secrets
 import time
 from typing import Any
 
+from bench.drivers import Context, OpError, Samples, Skip, expect
 from bench.harness import mib, ms, percentile, snapshot
-from bench.workloads import Context, OpError, Samples, Skip, expect, register
+from bench.workloads import register
 from bench.workloads_gateway import (
     CREATE_USERS_LIMIT,
     Fleet,

@@ -16,8 +16,8 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from bench.drivers import Context, Skip
 from bench.harness import PostgresCpu, ServerProcess, database_name, redis_cpu_seconds
-from bench.workloads import Context, Skip
 from bench.workloads_nodes import histogram_quantile, nodes_of
 from tests.support.isolation import TEST_DATABASE_URL, TEST_REDIS_URL, clean_env, fresh_postgres
 
