@@ -33,9 +33,10 @@ from typing import Any
 import httpx
 
 from bench.drivers import Context, HttpPool, OpError, Samples, Skip
+from bench.gateway_client import LeanGateway, Tracker
+from bench.gateway_fleet import Fleet, guild_with_members, probe_gateway
 from bench.harness import ServerProcess, SharedServices, ms, percentile, rnd, snapshot
 from bench.workloads import register
-from bench.workloads_gateway import Fleet, LeanGateway, Tracker, _guild_with_members, _probe_gateway
 
 SENDERS = 16
 FANOUT_SENDERS = 4
@@ -137,7 +138,7 @@ def histogram_quantile(before: dict[float, float], after: dict[float, float], q:
 async def _send_setup(ctx: Context) -> None:
     nodes_of(ctx)
     users = ctx.users()[:SENDERS]
-    await _guild_with_members(ctx, "nodes_send_room", users[0], users[1:], "Nodes hall")
+    await guild_with_members(ctx, "nodes_send_room", users[0], users[1:], "Nodes hall")
 
 
 async def _send(ctx: Context, name: str, *, spread: bool) -> Samples:
@@ -244,8 +245,8 @@ async def _fanout_setup(ctx: Context) -> None:
     senders, receivers = _fanout_users(ctx)
     for node in nodes:
         probe = Context(node, requests=1, concurrency=1, shared=ctx.shared)
-        await _probe_gateway(probe, receivers[0])
-    await _guild_with_members(ctx, "nodes_fanout_room", senders[0], [*senders[1:], *receivers], "Nodes fan-out")
+        await probe_gateway(probe, receivers[0])
+    await guild_with_members(ctx, "nodes_fanout_room", senders[0], [*senders[1:], *receivers], "Nodes fan-out")
 
 
 @register("nodes_fanout", setup=_fanout_setup, needs_users=USERS, metrics=True,
@@ -374,7 +375,7 @@ async def _heartbeat_setup(ctx: Context) -> None:
     nodes = nodes_of(ctx)
     _, receivers = _fanout_users(ctx)
     for node in nodes:
-        await _probe_gateway(Context(node, requests=1, concurrency=1, shared=ctx.shared), receivers[0])
+        await probe_gateway(Context(node, requests=1, concurrency=1, shared=ctx.shared), receivers[0])
 
 
 @register("nodes_heartbeat", setup=_heartbeat_setup, needs_users=USERS,

@@ -35,18 +35,11 @@ import time
 from typing import Any
 
 from bench.drivers import Context, OpError, Samples, Skip, expect
+from bench.gateway_client import LeanGateway, Tracker
+from bench.gateway_fleet import Fleet, guild_with_members, probe_gateway, progress, server_times
 from bench.harness import mib, ms, percentile, snapshot
 from bench.workloads import register
-from bench.workloads_gateway import (
-    CREATE_USERS_LIMIT,
-    Fleet,
-    LeanGateway,
-    Tracker,
-    _guild_with_members,
-    _probe_gateway,
-    _server_times,
-    progress,
-)
+from bench.workloads_gateway import CREATE_USERS_LIMIT
 
 FRIENDS = 1000
 CONVERSATIONS = 300
@@ -104,7 +97,7 @@ async def _social_setup(ctx: Context) -> None:
         return
     users = await _social_users(ctx)
     me, friends = users[0], users[1:FRIENDS + 1]
-    await _probe_gateway(ctx, me)
+    await probe_gateway(ctx, me)
     started = time.perf_counter()
     async with ctx.http_pool(SETUP_CONCURRENCY) as http:
         probe = await http.get("/api/v1/users/@me/relationships", headers=_auth(me))
@@ -235,7 +228,7 @@ async def social_ready(ctx: Context) -> Samples:
     n = min(ctx.requests, 200)
     pid = ctx.server.pid
     timed0 = await _histogram(ctx, READY_SECONDS)
-    cpu0 = sum(_server_times(pid))
+    cpu0 = sum(server_times(pid))
     phase = time.perf_counter()
     for _ in range(n):
         try:
@@ -246,7 +239,7 @@ async def social_ready(ctx: Context) -> Samples:
         samples.latencies.append(elapsed)
         sizes.append(size)
     samples.wall_s = time.perf_counter() - phase
-    server_cpu = sum(_server_times(pid)) - cpu0
+    server_cpu = sum(server_times(pid)) - cpu0
     timed = _since(timed0, await _histogram(ctx, READY_SECONDS))
     if counts and (counts["guilds"] < GUILDS or counts["dm_channels"] < CONVERSATIONS or counts["friends"] < FRIENDS):
         samples.error(f"READY lists too short: {counts}")
@@ -312,7 +305,7 @@ async def _presence_setup(ctx: Context) -> None:
     # The comparison room is owned and written by a friend, and the user whose status changes is not in it: a
     # profile change also reaches the members of the user's own guilds (MEMBER_UPDATE), which would
     # otherwise land on the same connections and be counted against presence.
-    await _guild_with_members(ctx, "social_presence_room", friends[0], friends[1:], "Presence comparison")
+    await guild_with_members(ctx, "social_presence_room", friends[0], friends[1:], "Presence comparison")
 
 
 async def _friends_only_setup(ctx: Context) -> None:
@@ -398,11 +391,11 @@ async def _presence_against_room(ctx: Context, name: str, me: dict[str, Any]) ->
                     tracker = Tracker(len(friends))
                     fleet.track(tracker)
                     await fleet.quiet()
-                    cpu0 = sum(_server_times(ctx.server.pid))
+                    cpu0 = sum(server_times(ctx.server.pid))
                     wall = await _closed_loop(fleet, tracker, per_block, act, into, what)
                     total = totals[what]
                     total[0] += wall
-                    total[1] += sum(_server_times(ctx.server.pid)) - cpu0
+                    total[1] += sum(server_times(ctx.server.pid)) - cpu0
                     total[2] += sum(s.count for s in tracker.messages.values())
             samples.wall_s = totals["presence"][0]
             for what, into in (("presence", samples), ("room", room_samples)):
