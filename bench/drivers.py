@@ -33,6 +33,8 @@ class OpError(Exception):
 
 
 @dataclass
+
+
 class Samples:
     """What one run of a workload produced. Latencies in seconds, successful operations only."""
 

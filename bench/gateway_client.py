@@ -75,6 +75,7 @@ class Tracker:
 
 # ---- the lean client -------------------------------------------------------------------------------
 
+
 def _client_frame(opcode: int, data: bytes) -> bytes:
     """A masked client frame (RFC 6455 5.3); client frames here are small (IDENTIFY, HEARTBEAT, pong)."""
     n = len(data)

@@ -21,63 +21,22 @@ import secrets
 import signal
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from bench.harness import ServerProcess, mib, percentile, run_cli, server_env, snapshot
+from bench.harness import ServerProcess, mib, run_cli, server_env, snapshot
+from bench.soak import say
 from bench.soak.client import GatewayClient, Latencies, Nodes, Senders, request
+from bench.soak.faults import FULL_FAULTS, SHORT_FAULTS, inject, parse_faults
 from bench.soak.infra import InfraError, PostgresProxy, PrivatePostgres, PrivateRedis, SmallDisk
+from bench.soak.report import line, report
 from bench.soak.verdict import HttpTally, Stored, judge, summary
 
 SOAK_RATE = "1000000/60"  # every rate-limit bucket: never refuses, still evaluated (as bench/__main__.py)
-# Both node faults on node 1, so that node 0 runs the whole soak and its memory growth can be judged.
-FULL_FAULTS = "kill@1:60,term@1:180,redis:300,postgres:420"
-SHORT_FAULTS = "kill:20,redis:50"
-GRACE = 5.0  # seconds after a fault's recovery still counted inside its window
-RESUME_P99_LIMIT = 5.0
-TERM_EXIT_LIMIT = 10.0
-BACK_LIMIT = 5.0  # delivery must resume within this long of Redis / PostgreSQL / the disk coming back
-
-
-def say(text: str) -> None:
-    print(f"soak: {text}", file=sys.stderr, flush=True)
-
-
-@dataclass
-class Fault:
-    kind: str  # kill | term | redis | postgres | disk
-    at: float  # seconds after the sending starts
-    node: int | None = None
-    started: float = 0.0  # monotonic
-    returned: float = 0.0  # the node / service is back (monotonic)
-    ended: float = 0.0  # returned + GRACE
-    notes: dict[str, Any] = field(default_factory=dict)
-
-    def covers(self, t: float) -> bool:
-        return bool(self.started) and self.started <= t <= (self.ended or math.inf)
-
-
-def parse_faults(spec: str, nodes: int, sqlite: bool) -> list[Fault]:
-    """`kind[@node]:seconds,...`, e.g. `kill:20,redis:50` or `term@0:80`."""
-    faults: list[Fault] = []
-    for n, part in enumerate(p.strip() for p in spec.split(",") if p.strip()):
-        head, _, at = part.partition(":")
-        kind, _, node = head.partition("@")
-        if kind not in ("kill", "term", "redis", "postgres", "disk") or not at:
-            raise SystemExit(f"bad fault {part!r}: kind[@node]:seconds with kind kill|term|redis|postgres|disk")
-        if sqlite and kind in ("redis", "postgres"):
-            raise SystemExit(f"fault {kind} needs PostgreSQL + Redis (not --sqlite)")
-        if not sqlite and kind == "disk":
-            raise SystemExit("fault disk is for the SQLite variant (--sqlite)")
-        target = int(node) if node else (n + 1) % nodes
-        faults.append(Fault(kind, float(at), target if kind in ("kill", "term") else None))
-    return sorted(faults, key=lambda f: f.at)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -304,71 +263,6 @@ class Soak:
         messages = resp.json().get("messages", []) if resp.status_code == 200 else []
         return int(messages[0]["id"]) if messages else 0
 
-    # ---- faults ---------------------------------------------------------------------------------------
-    async def inject(self, fault: Fault, t0: float) -> None:
-        await asyncio.sleep(max(0.0, t0 + fault.at - time.monotonic()))
-        fault.started = time.monotonic()
-        say(f"fault {fault.kind}" + (f" node {fault.node}" if fault.node is not None else "") +
-            f" at {fault.at:g} s")
-        try:
-            if fault.kind in ("kill", "term"):
-                await self._node_fault(fault)
-            elif fault.kind == "redis":
-                assert self.redis is not None
-                self.redis.kill()
-                await asyncio.sleep(self.args.redis_down)
-                await asyncio.to_thread(self.redis.start)
-            elif fault.kind == "postgres":
-                await self._postgres_fault()
-            elif fault.kind == "disk":
-                assert self.disk is not None
-                fault.notes["ballast_mib"] = mib(await asyncio.to_thread(self.disk.fill) / 1024)
-                await asyncio.sleep(self.args.disk_hold)
-                self.disk.free()
-        except Exception as exc:  # the run goes on; the fault is reported as not made
-            fault.notes["error"] = f"{type(exc).__name__}: {exc}"[:300]
-            say(f"fault {fault.kind} failed: {fault.notes['error']}")
-        fault.returned = time.monotonic()
-        fault.ended = fault.returned + GRACE
-        say(f"fault {fault.kind} over after {fault.returned - fault.started:.1f} s")
-
-    async def _node_fault(self, fault: Fault) -> None:
-        assert fault.node is not None
-        node = self.nodes[fault.node]
-        assert node.proc is not None
-        pid = node.pid
-        fault.notes["rss_before_mib"] = mib(snapshot(pid).rss_kib)
-        if fault.kind == "kill":
-            os.killpg(pid, signal.SIGKILL)
-            await asyncio.to_thread(node.proc.wait)
-            await asyncio.sleep(self.args.kill_down)
-        else:
-            node.proc.send_signal(signal.SIGTERM)
-            began = time.monotonic()
-            try:
-                code = await asyncio.to_thread(node.proc.wait, 30)
-            except subprocess.TimeoutExpired:
-                os.killpg(pid, signal.SIGKILL)
-                code = await asyncio.to_thread(node.proc.wait)
-                fault.notes["killed_after_30s"] = True
-            fault.notes["exit_s"] = round(time.monotonic() - began, 2)
-            fault.notes["exit_code"] = code
-        self.restarted.add(fault.node)
-        node.exit_code = None
-        node.start()
-        await node.wait_ready(120)
-        fault.notes["restart_s"] = round(node.startup_s, 2)
-
-    async def _postgres_fault(self) -> None:
-        if isinstance(self.pg, PrivatePostgres):
-            await asyncio.to_thread(self.pg.pg_stop)
-            await asyncio.sleep(self.args.postgres_down)
-            await asyncio.to_thread(self.pg.pg_start)
-        elif isinstance(self.pg, PostgresProxy):
-            await self.pg.cut()
-            await asyncio.sleep(self.args.postgres_down)
-            await self.pg.restore()
-
     # ---- figures --------------------------------------------------------------------------------------
     def read_memory(self, label: str) -> None:
         for i, node in enumerate(self.nodes):
@@ -482,7 +376,7 @@ class Soak:
             t0 = time.monotonic()
             stop = asyncio.Event()
             send_task = asyncio.create_task(senders.run(stop))
-            fault_tasks = [asyncio.create_task(self.inject(f, t0)) for f in self.faults]
+            fault_tasks = [asyncio.create_task(inject(self, f, t0)) for f in self.faults]
             await asyncio.sleep(max(0.0, t0 + args.warmup - time.monotonic()))
             self.read_memory("after warm-up")
             await send_task
@@ -508,7 +402,7 @@ class Soak:
             await net.close()
         self.t0 = t0
         self.room_of = {send.index: send.room for send in senders.sends}
-        result = self.report(verdict, clients, senders, sent_s)
+        result = report(self, verdict, clients, senders, sent_s)
         result["traces"] = self.traces(clients, verdict)
         return result
 
@@ -527,95 +421,6 @@ class Soak:
             await asyncio.sleep(0.5)
         say(f"settle: {len(pending)} clients still incomplete after {limit:.0f} s")
 
-    def report(self, verdict: Any, clients: list[GatewayClient], senders: Senders, sent_s: float) -> dict[str, Any]:
-        args = self.args
-        # The 5 s promise is for the clients of a node that died or restarted; after a Redis or PostgreSQL
-        # outage the web client's back-off (up to 30 s) decides, so those are reported, not judged.
-        kill_backs = [r for c in clients for r in c.reconnects if r.fault in ("kill", "term")]
-        back = [r.back_s for r in kill_backs if r.back_s is not None]
-        resume = [r.resume_s for r in kill_backs if r.resume_s is not None]
-        never = sum(r.back_s is None for c in clients for r in c.reconnects)
-        how: dict[str, dict[str, int]] = {}
-        back_by: dict[str, list[float]] = {}
-        for c in clients:
-            for r in c.reconnects:
-                kind = r.fault or "no fault"
-                how.setdefault(kind, {})[r.how or "never"] = how.get(kind, {}).get(r.how or "never", 0) + 1
-                if r.back_s is not None:
-                    back_by.setdefault(kind, []).append(r.back_s)
-        invalid: dict[str, int] = {}
-        closes: dict[str, int] = {}
-        for c in clients:
-            for k, v in c.invalid_sessions.items():
-                invalid[k] = invalid.get(k, 0) + v
-            for k, v in c.closes.items():
-                closes[k] = closes.get(k, 0) + v
-        faults = []
-        for f in self.faults:
-            entry = {"kind": f.kind, "at_s": f.at, "node": f.node, "down_s": round(f.returned - f.started, 2),
-                     "delivery_back_s": self.delivery_back(f.returned), **f.notes}
-            faults.append(entry)
-            if f.kind in ("redis", "postgres", "disk") and (entry["delivery_back_s"] or math.inf) > BACK_LIMIT:
-                verdict.failures.append(f"{f.kind}: delivery not back within {BACK_LIMIT:g} s of its return "
-                                        f"({entry['delivery_back_s']})")
-            if f.kind == "term" and (f.notes.get("exit_s") or math.inf) > TERM_EXIT_LIMIT:
-                verdict.failures.append(f"SIGTERM: node exited after {f.notes.get('exit_s')} s "
-                                        f"(limit {TERM_EXIT_LIMIT:g})")
-            if "error" in f.notes:
-                verdict.failures.append(f"fault {f.kind} not made: {f.notes['error']}")
-        back_p99 = percentile(sorted(back), 99)
-        if back_p99 is not None and back_p99 > RESUME_P99_LIMIT:
-            verdict.failures.append(f"back after a fault p99 {back_p99:.2f} s (limit {RESUME_P99_LIMIT:g})")
-        if never:
-            verdict.failures.append(f"{never} lost connections never came back")
-        gaps = sum(c.gaps for c in clients)
-        quiet = summary(list(self.latencies.quiet))
-        faulty = summary(list(self.latencies.faulty))
-        if args.latency_budget_ms and (quiet["p99_ms"] or 0) > args.latency_budget_ms:
-            verdict.failures.append(f"p99 delivery {quiet['p99_ms']} ms outside fault windows "
-                                    f"(budget {args.latency_budget_ms:g})")
-        growth = {}
-        for name, readings in self.memory.items():
-            warm, end = readings[1], readings[-1]
-            if warm and end and int(name[4:]) not in self.restarted:
-                growth[name] = round((end - warm) / warm, 3)
-                if args.memory_budget is not None and growth[name] > args.memory_budget:
-                    verdict.failures.append(f"{name} RSS grew {growth[name]:.1%} after warm-up "
-                                            f"(budget {args.memory_budget:.0%})")
-        return {
-            "ok": verdict.ok,
-            "failures": verdict.failures,
-            "examples": verdict.examples,
-            "setup": {"backend": "sqlite" if args.sqlite else "postgresql+redis",
-                      "postgres": getattr(self.pg, "kind", None), "nodes": args.nodes,
-                      "connections": args.connections, "users": args.users, "senders": args.senders,
-                      "guilds": args.guilds, "rooms_per_guild": args.rooms, "rate": args.rate,
-                      "duration_s": args.duration, "faults": args.faults, "notes": self.notes},
-            "messages": {"sent": verdict.sent, "acknowledged": verdict.acknowledged, "stored": verdict.stored,
-                         "lost": verdict.lost, "duplicated": verdict.duplicated, "gave_up": verdict.gave_up,
-                         "wrong_id": verdict.wrong_id, "retried": senders.retried,
-                         "answered_200_repeat": senders.repeats,
-                         "send_rate": round(verdict.sent / sent_s, 1) if sent_s else None},
-            "missed_by_send_second": self.by_second(verdict.missed),
-            "deliveries": {"dispatched": verdict.deliveries, "filled": verdict.filled, "missed": verdict.misses,
-                           "doubled": verdict.doubles, "clients_missing": verdict.clients_missing,
-                           "clients_doubled": verdict.clients_doubled, "s_gaps": gaps},
-            "http": {"ok": self.tally.ok, "503_in_window": self.tally.in_window_503,
-                     "5xx_in_window": self.tally.in_window_5xx, "network_errors": self.tally.network_errors,
-                     "429": self.tally.rate_limited, "errors": len(self.tally.errors),
-                     "error_examples": self.tally.errors[:5]},
-            "latency_ms": {"outside_faults": quiet, "inside_faults": faulty},
-            "reconnects": {"after_node_fault": len(kill_backs), "how": how, "back_s": summary(back),
-                           "back_s_by_fault": {k: summary(v) for k, v in back_by.items()},
-                           "resume_to_resumed": summary(resume), "never_back": never,
-                           "invalid_session": invalid, "closes": closes,
-                           "reconnect_frames": sum(c.reconnect_frames for c in clients)},
-            "faults": faults,
-            "cpu_during_sending": self.cpu,
-            "memory_mib": {"readings": self.memory, "labels": ["start", "after warm-up", "end"],
-                           "growth_after_warmup": growth, "restarted": sorted(self.restarted)},
-        }
-
 
 def _cpu_self() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -628,21 +433,6 @@ def _rate_limits() -> dict[str, str]:
     except ImportError:
         return {"global": SOAK_RATE}
     return {name: SOAK_RATE for name in BUCKETS}
-
-
-def line(result: dict[str, Any]) -> str:
-    m, d, h, lat, rc = (result["messages"], result["deliveries"], result["http"], result["latency_ms"],
-                        result["reconnects"])
-    s = result["setup"]
-    return (f"soak {'PASS' if result['ok'] else 'FAIL'}: {s['backend']} {s['nodes']} nodes, {s['connections']} "
-            f"connections, {s['senders']} senders at {s['rate']:g}/s for {s['duration_s']:g} s, faults "
-            f"[{s['faults']}] | sent {m['sent']} acked {m['acknowledged']} lost {m['lost']} duplicated "
-            f"{m['duplicated']} gave-up {m['gave_up']} retried {m['retried']} | deliveries {d['dispatched']} "
-            f"filled {d['filled']} missed {d['missed']} doubled {d['doubled']} | 5xx errors {h['errors']} 503 "
-            f"in faults {h['503_in_window']} | p50/p99 {lat['outside_faults']['p50_ms']}/"
-            f"{lat['outside_faults']['p99_ms']} ms (in faults {lat['inside_faults']['p50_ms']}/"
-            f"{lat['inside_faults']['p99_ms']}) | back after node fault p99 {rc['back_s']['p99_ms']} ms "
-            f"| reconnects {rc['how']} | harness cpu {result['cpu_during_sending'].get('harness_core_share')} core | RSS MiB {result['memory_mib']['readings']}")
 
 
 def _interrupt(signum: int, frame: Any) -> None:
