@@ -33,8 +33,6 @@ class OpError(Exception):
 
 
 @dataclass
-
-
 class Samples:
     """What one run of a workload produced. Latencies in seconds, successful operations only."""
 

@@ -42,8 +42,6 @@ def server_times(pid: int) -> tuple[float, float]:
 
 
 @dataclass
-
-
 class FleetCheck:
     """What a run's deliveries looked like, over all connections."""
 

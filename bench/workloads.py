@@ -25,8 +25,6 @@ SetupFn = Callable[[Context], Awaitable[None]]
 
 
 @dataclass(frozen=True)
-
-
 class Workload:
     name: str
     fn: WorkloadFn
@@ -103,8 +101,6 @@ async def _login_setup(ctx: Context) -> None:
 # 4 per second here; 24 per run keeps `--runs 3` of this workload near 20 s.
 @register("login", setup=_login_setup, needs_users=4, max_ops=24,
           description=f"POST {LOGIN} with username + password (argon2 verify, new session), 4 users in turn")
-
-
 async def login(ctx: Context) -> Samples:
     users = ctx.users()
     # One login at a time: this workload measures the latency of a sign-in (the cost of the password
@@ -149,8 +145,6 @@ async def _gateway_setup(ctx: Context) -> None:
 
 @register("gateway_connect", setup=_gateway_setup, needs_users=4,
           description="open /gateway, HELLO, IDENTIFY, READY (latency = connect to READY), close")
-
-
 async def gateway_connect(ctx: Context) -> Samples:
     users = ctx.users()
 
@@ -165,8 +159,6 @@ async def gateway_connect(ctx: Context) -> Samples:
 
 @register("gateway_heartbeat", setup=_gateway_setup, needs_users=4,
           description="HEARTBEAT -> HEARTBEAT_ACK round trips on identified connections (one per worker)")
-
-
 async def gateway_heartbeat(ctx: Context) -> Samples:
     users = ctx.users()
     workers = max(1, min(ctx.concurrency, ctx.requests))
@@ -347,8 +339,6 @@ async def _search_workload(ctx: Context, name: str, groups: dict[str, tuple[str,
 @register("search", setup=_search_setup, needs_users=4, max_ops=600,
           description=f"GET /channels/{{id}}/messages/search in a room of {SEARCH_ROOM_MESSAGES} messages: "
                       "prefix and substring queries (3+ characters per word) in turn, one at a time")
-
-
 async def search(ctx: Context) -> Samples:
     return await _search_workload(ctx, "search", {"prefix": SEARCH_PREFIX_QUERIES,
                                                   "substring": SEARCH_SUBSTRING_QUERIES})
@@ -357,7 +347,5 @@ async def search(ctx: Context) -> Samples:
 @register("search_short", setup=_search_setup, needs_users=4, max_ops=300,
           description=f"as `search`, with words of 1-2 characters (no trigram index: a scan of the room's "
                       f"{SEARCH_ROOM_MESSAGES} messages, newest first, until the page is full)")
-
-
 async def search_short(ctx: Context) -> Samples:
     return await _search_workload(ctx, "search_short", {"short": SEARCH_SHORT_QUERIES})

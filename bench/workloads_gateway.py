@@ -187,8 +187,6 @@ async def _viewers_setup(ctx: Context) -> None:
                       f"`meadhall create-user --count {VIEWERS}`); {VIEWER_SENDERS} senders post "
                       "at GATEWAY_RATE msg/s (default 25, open loop); latency = POST start -> read by the last "
                       "viewer; every viewer must read every message once, in order")
-
-
 async def gateway_viewers_1000(ctx: Context) -> Samples:
     users = await _viewer_users(ctx)
     room = ctx.shared["gw_viewers_room"]
@@ -345,8 +343,6 @@ async def _storm_setup(ctx: Context) -> None:
                       f"--requests messages sent at GATEWAY_STORM_RATE/s (default {STORM_RATE:g}) into a room that {STORM_WATCHERS} other "
                       "connections watch live; latency = POST start -> read by the last watcher; reports the "
                       "watchers' delivery rate, latency and the node's bus lag before and during the storm")
-
-
 async def gateway_resume_storm(ctx: Context) -> Samples:
     sender, watchers, resumers = _storm_users(ctx)
     room = ctx.shared["gw_storm_room"]

@@ -27,8 +27,6 @@ GRACE = 5.0  # seconds after a fault's recovery still counted inside its window
 
 
 @dataclass
-
-
 class Fault:
     kind: str  # kill | term | redis | postgres | disk
     at: float  # seconds after the sending starts
