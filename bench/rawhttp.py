@@ -105,7 +105,8 @@ class Connection:
                 return await self._exchange(payload, request)
             except (ConnectionError, asyncio.IncompleteReadError) as exc:
                 await self.aclose()
-                if not reused or getattr(exc, "partial", b""):
+                partial = exc.partial if isinstance(exc, asyncio.IncompleteReadError) else b""
+                if not reused or partial:
                     raise ClientError(f"{method} {path}: {type(exc).__name__}") from None
             # The server closed the idle keep-alive connection before reading this request: once more.
             await self._connect()
@@ -144,7 +145,7 @@ class Connection:
 
     @staticmethod
     async def _chunked(reader: asyncio.StreamReader) -> bytes:
-        parts = []
+        parts: list[bytes] = []
         while True:
             size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0], 16)
             if size == 0:

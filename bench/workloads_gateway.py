@@ -440,7 +440,7 @@ async def gateway_resume_storm(ctx: Context) -> Samples:
     if storm_gaps or storm_closed:
         samples.error(f"resumed connections: {storm_gaps} gaps in s, closed {storm_closed[:3]}")
 
-    def rate(t0: float, t1: float) -> tuple[float, float]:
+    def delivery_rate(t0: float, t1: float) -> tuple[float, float]:
         """The watchers' deliveries/s over [t0, t1], and the lowest over any 0.5 s within it."""
         points = [(t, n) for t, n in timeline if t0 <= t <= t1]
         if len(points) < 2:
@@ -457,8 +457,8 @@ async def gateway_resume_storm(ctx: Context) -> Samples:
         return f"bus lag p99 {lag_p99(a, b)}"
 
     s0, s1 = storm["start"], storm["end"] + 1.0
-    before, before_low = rate(phase, s0)
-    during, during_low = rate(s0, s1)
+    before, before_low = delivery_rate(phase, s0)
+    during, during_low = delivery_rate(s0, s1)
     resume_s = storm["resume_s"]
     progress(f"gateway_resume_storm pass {run}: {len(resumers)} RESUMEs at once in {s1 - 1.0 - s0:.2f} s "
              f"(each: p50 {ms(percentile(resume_s, 50))} ms, p99 {ms(percentile(resume_s, 99))} ms); "

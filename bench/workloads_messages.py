@@ -25,7 +25,9 @@ def _auth(user: dict[str, Any]) -> dict[str, str]:
 async def _seed_ids(ctx: Context) -> list[str]:
     """The history room's seeded message ids, oldest first (read once per bench run)."""
     if "history_ids" not in ctx.shared:
-        room, owner, ids, before = ctx.shared["history_room"], ctx.users()[0], [], None
+        room, owner = ctx.shared["history_room"], ctx.users()[0]
+        ids: list[str] = []
+        before: str | None = None
         async with ctx.http() as http:
             while True:
                 params = "limit=100" + (f"&before={before}" if before else "")
