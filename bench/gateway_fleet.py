@@ -40,7 +40,6 @@ def server_times(pid: int) -> tuple[float, float]:
     return int(fields[11]) / CLOCK_TICKS, int(fields[12]) / CLOCK_TICKS
 
 
-
 @dataclass
 class FleetCheck:
     """What a run's deliveries looked like, over all connections."""
