@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
-MAX_LINES = 500
+MAX_LINES = 499  # "under 500 lines"
 
 
 def line_counts() -> dict[str, int]:
@@ -20,6 +20,6 @@ def test_bench_modules_exist() -> None:
     assert "bench/soak/run.py" in counts
 
 
-def test_no_bench_module_passes_500_lines() -> None:
+def test_every_bench_module_is_under_500_lines() -> None:
     too_long = {name: n for name, n in line_counts().items() if n > MAX_LINES}
-    assert not too_long, f"bench modules over {MAX_LINES} lines (split them by what they do): {too_long}"
+    assert not too_long, f"bench modules of 500 lines or more (split them by what they do): {too_long}"

@@ -5,8 +5,8 @@
   on purpose) reconnects at once, spread over 250 ms;
 - INVALID_SESSION `resumable: true` waits 1-5 s and RESUMEs again; `session_expired` (or a close after which
   a session cannot resume, 4003 / 4007) IDENTIFYs again and fills the gap from history: each watched room's
-  messages after the newest id the client held when its session was lost (less a few seconds, since ids are taken before commit and
-  two nodes commit out of id order; the overlap is deduplicated by id);
+  messages after the newest id held when its session was lost (less a few seconds: ids are taken before commit
+  and two nodes commit out of id order; the overlap is deduplicated by id);
 - heartbeats as HELLO tells, the first after interval x random; a heartbeat not acknowledged by the next one
   means a dead connection: close and RESUME;
 - 4004, 4010 and 4013 end the client (the web client signs out): a failure of the run.
