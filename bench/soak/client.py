@@ -37,8 +37,7 @@ GATEWAY_PATH = "/gateway?v=1&encoding=json"
 FINAL_CLOSES = {4004: "authentication failed", 4010: "session invalidated", 4013: "replaced"}
 FRESH_CLOSES = {4003, 4007}
 # A MESSAGE_CREATE as meadhall/gateway/protocol.py writes it: {"op":0,"d":{"id":"...",...},"s":N,"t":"..."}.
-# Read with string searches, not json.loads: a thousand clients read thousands of these a second, and the
-# figures must measure the nodes, not this process.
+# Read with string searches, not json.loads: a thousand clients read thousands of these a second.
 MESSAGE_HEAD = '{"op":0,"d":{"id":"'
 MESSAGE_TAIL = ',"t":"MESSAGE_CREATE"}'
 RESTART_CLOSES = {"close 1001", "close 1012", "RECONNECT"}
