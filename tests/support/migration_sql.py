@@ -1,7 +1,8 @@
-"""The SQL every numbered migration emits, upgrading an empty database one revision at a time, as text that
-tests/db/test_migration_sql.py compares with the snapshots committed in tests/db/snapshots/. A shipped revision
-must keep creating exactly what it created (docs/architecture.md, "Migrations"): a change anywhere in what it
-runs (its file, a frozen module it imports, SQLAlchemy's rendering of its operations) shows up here.
+"""The SQL every numbered migration emits, upgrading an empty database one revision at a time, as text
+that tests/db/test_migration_sql.py compares with the snapshots committed in tests/db/snapshots/. A shipped
+revision must keep creating exactly what it created (docs/architecture.md, "Migrations"): a change anywhere
+in what it runs (its file, a frozen module it imports, SQLAlchemy's rendering of its operations) shows up
+here.
 
 Regenerate the snapshots after adding a migration, and read the diff: only the new revision may appear in it.
 
@@ -85,7 +86,8 @@ async def render_migration_sql(url: str) -> str:
         for revision in shipped_revisions():
             async with engine.connect() as conn:
                 statements.clear()
-                await conn.run_sync(lambda sync_conn, rev=revision: command.upgrade(alembic_config(sync_conn), rev))
+                await conn.run_sync(
+                    lambda sync_conn, rev=revision: command.upgrade(alembic_config(sync_conn), rev))
                 await conn.commit()
                 sections.append(f"-- revision {revision}\n" + "\n".join(_normalise(statements)) + "\n")
     finally:
