@@ -18,8 +18,6 @@ _READ_AUTH_EPOCH = "SELECT value FROM auth_epoch WHERE id = 1"
 _EPOCH_READERS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
-
-
 def _sqlite_epoch_reader(engine: AsyncEngine) -> Any:
     sync_engine = engine.sync_engine
     reader = _EPOCH_READERS.get(sync_engine)
@@ -49,5 +47,3 @@ async def auth_epoch(engine: AsyncEngine) -> int:
         async with engine.connect() as conn:
             row = (await conn.execute(text(_READ_AUTH_EPOCH))).first()
     return int(row[0]) if row else 0
-
-

@@ -144,4 +144,3 @@ async def truncate_all(conn: AsyncConnection, tables: list[str]) -> None:
         assert driver is not None
         # asyncpg runs a statement without arguments through the simple protocol, several at once.
         await driver.execute(f"SET LOCAL session_replication_role = replica;{deletes}")
-

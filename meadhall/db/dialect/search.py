@@ -175,5 +175,3 @@ def user_name_contains(conn: AsyncConnection, part: str) -> ColumnElement[bool]:
         return users.c.id.in_(select(fts.c.rowid).where(match))
     pattern = "%" + escape_like(part) + "%"
     return or_(users.c.username_norm.like(pattern, escape="\\"), users.c.display_name_norm.like(pattern, escape="\\"))
-
-

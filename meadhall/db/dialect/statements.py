@@ -93,4 +93,3 @@ class IdsBound:
         if is_sqlite(conn):
             return await conn.execute(self._sqlite, {**(params or {}), self._name: orjson.dumps(list(ids)).decode()})
         return await conn.execute(self._postgres, {**(params or {}), self._name: list(ids)})
-
