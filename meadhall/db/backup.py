@@ -13,7 +13,7 @@ A backup is a directory:
 The database is copied before the files: a file row always finds its content (content written after the
 copy is an orphan in the backup, which the orphan-file job removes after a restore).
 
-The dump is the one place outside db/dialect.py that tells the databases apart: each engine has its own
+The dump is the one place outside db/dialect/ that tells the databases apart: each engine has its own
 dump tool, chosen by the URL scheme, not by a connection.
 """
 

@@ -40,7 +40,7 @@ async def do_edit_message(rt: Runtime, principal: Principal, raw_channel_id: str
             raise AppError("message.edit_window_expired")
         if not content.strip() and not row["has_attachments"]:
             raise validation_error("content", "must not be empty")
-        await queries.lock_channel(uow.conn, room.channel_id)  # room before message (db/dialect.py)
+        await queries.lock_channel(uow.conn, room.channel_id)  # room before message (migration 0010)
         await queries.update_message(uow.conn, room.channel_id, row["id"],
                                      {"content": content, "content_norm": norm(content), "edited_at": uow.now})
         fresh = await queries.select_message(uow.conn, room.channel_id, row["id"])
@@ -60,7 +60,7 @@ async def do_delete_message(rt: Runtime, principal: Principal, raw_channel_id: s
         if not by_author:
             room.require(P.MANAGE_MESSAGES)
         audience = await room.audience(uow.conn, uow.now, row)
-        await queries.lock_channel(uow.conn, room.channel_id)  # room before message (db/dialect.py)
+        await queries.lock_channel(uow.conn, room.channel_id)  # room before message (migration 0010)
         await queries.delete_message(uow.conn, room.channel_id, row["id"])
         await drop_message_files(uow, rt.files, row["id"])
         await drop_mentions(uow, row)

@@ -2,7 +2,7 @@
 
 Opening a room reads its newest page, so many clients read the same few pages. What a page shows that is
 the same for every viewer (messages/hydrate.PageParts) is kept here under the room's `message_version`,
-which triggers raise in the same transaction as any change to the room's messages (db/dialect.py): an
+which triggers raise in the same transaction as any change to the room's messages (migration 0010): an
 entry is used only while the version read with the room is the one it was built at, so an edit, a
 deletion, a pin or a new message on any node is seen by the next request. Authors and reactions are read
 for every request (profiles and reactions change without touching messages).

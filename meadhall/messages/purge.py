@@ -64,7 +64,7 @@ async def do_purge_author(rt: Runtime, uow: UnitOfWork, guild_id: int, user_id: 
         by_room[int(row["channel_id"])].append(row)
     # Read after the ban removed the member: the banned user receives none of these events.
     viewers = await GuildViewers.load(conn, guild_id, uow.now)
-    for channel_id in sorted(by_room):  # rooms in id order: the lock order of every writer (db/dialect.py)
+    for channel_id in sorted(by_room):  # rooms in id order: the lock order of every writer (migration 0010)
         room_rows = by_room[channel_id]
         ids = [int(r["id"]) for r in room_rows]
         await queries.lock_channel(conn, channel_id)

@@ -240,7 +240,7 @@ async def lock_message(conn: AsyncConnection, channel_id: int, message_id: int) 
 
 async def lock_channel(conn: AsyncConnection, channel_id: int) -> None:
     """The room row, taken before any of its message rows by every writer that takes both: message writes
-    update the room row through triggers (db/dialect.py), and one order rules out deadlocks."""
+    update the room row through triggers (migration 0010), and one order rules out deadlocks."""
     await conn.execute(select(channels.c.id).where(channels.c.id == channel_id).with_for_update())
 
 

@@ -4,7 +4,7 @@ docs/reference/limits.md, docs/search.md).
 Every word of the query must occur in the message (AND); the last word matches as a prefix, the others as
 whole words through the full-text index or as substrings through the substring path, and both results are
 merged without duplicates. Since a whole word and a prefix are substrings as well, the merged result is
-"every word occurs as a substring": that is what db/dialect.py computes, with the indexes of each database.
+"every word occurs as a substring": that is what db/dialect/search.py computes, with the indexes of each database.
 Matching is on `content_norm` (NFKC + casefold) with the query normalised the same way, so case does not
 matter in any script. Words are data, never syntax: no LIKE wildcard or FTS operator in them has effect.
 
@@ -84,8 +84,9 @@ def check_query(request: SearchRequest) -> SearchQuery:
 async def search_page(conn: AsyncConnection, channel_id: int, viewer_id: int, query: SearchQuery
                       ) -> tuple[list[MessageRow], bool]:
     """(matching messages newest first, has_more); `private` messages only for their two parties."""
-    rows = await dialect.search_messages(conn, channel_id, query.words, visible=queries.visible_to(viewer_id),
-                                         before=query.before, limit=query.limit + 1)
+    rows = await dialect.select_messages_containing(conn, channel_id, query.words,
+                                                    visible=queries.visible_to(viewer_id), before=query.before,
+                                                    limit=query.limit + 1)
     return cast("list[MessageRow]", rows[:query.limit]), len(rows) > query.limit
 
 
@@ -126,8 +127,9 @@ async def search_guild_messages(rt: Runtime, principal: Principal, raw_guild_id:
         visible = queries.visible_to(principal.user_id)
         if author_id is not None:
             visible = and_(visible, messages.c.author_id == author_id)
-        found = await dialect.search_messages(uow.conn, rooms[0] if len(rooms) == 1 else rooms, query.words,
-                                              visible=visible, before=query.before, limit=query.limit + 1)
+        found = await dialect.select_messages_containing(uow.conn, rooms[0] if len(rooms) == 1 else rooms,
+                                                         query.words, visible=visible, before=query.before,
+                                                         limit=query.limit + 1)
         rows = cast("list[MessageRow]", found[:query.limit])
         return {"messages": await hydrate(uow.conn, rows, principal.user_id, uow.now),
                 "has_more": len(found) > query.limit}

@@ -70,7 +70,7 @@ async def do_send_message(rt: Runtime, principal: Principal, raw_channel_id: str
         await queries.insert_message(uow.conn, row)
         if draft.attachment_ids:
             await do_bind_attachments(uow.conn, room, principal.user_id, draft.attachment_ids, row["id"])
-        # The insert trigger moves the room's `last_message_id` (db/dialect.py).
+        # The insert trigger moves the room's `last_message_id` (migration 0010).
         notified = await _notified(uow, room, row)
         await bump_mentions(uow, room.channel_id, notified)
         for limit in bypassed:

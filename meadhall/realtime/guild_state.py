@@ -1,5 +1,5 @@
 """Everything that decides permissions in one guild, loaded in five queries and cached per process
-under the guild's `perm_version` (kept current by database triggers, see db/dialect.py).
+under the guild's `perm_version` (kept current by database triggers, see migration 0007).
 
 A cached state is used only while the version read in the current transaction equals the one it was
 loaded under, so a change made by any node or process invalidates it at once. States are stored only

@@ -26,18 +26,22 @@ VERSIONS_DIR = MIGRATIONS_DIR / "versions"
 
 # sha256 of every shipped migration. A shipped migration is never rewritten (docs/architecture.md): add a
 # new numbered file instead, and add its digest here once it ships.
+# Issue 34 changed the imports of 0006, 0007, 0009, 0010, 0018, 0019, 0020, 0022 and 0023 (and their docstrings):
+# the statements they run moved from db/dialect.py into the frozen modules pinned below (unchanged, but
+# for the id epoch written out in room_days_0020.py);
+# tests/db/test_migration_sql.py shows that every revision emits the same SQL as before.
 SHIPPED = {
     "0001_initial.py": "a8c84cf74660a0a3562b6f58fdf8a0ccd0e0a319bc6b5c5479aeb72a5fe34f38",
     "0002_drop_identity_links.py": "3ed536aec2dc5cd8588db2811059c9bf8e3dfd76810089fe1499bfa13e61dc5a",
     "0003_accounts.py": "08358cfab444db4afa7751a5b796d46cc0e2e310f79d691c412f061246657d1f",
     "0004_guilds.py": "0bc3ad9f3e33be89bddf6c4919ca625d0d735e05d9eef9ebe24abc29fecda0ce",
     "0005_messages.py": "59c144cd26a720657cfefed35199877da4a7c3984631af820c1708d700d162b8",
-    "0006_message_search.py": "0448f79d81c4f2ab544e732620e22424516e5b4368f1ff755b4402b223ec39be",
-    "0007_guild_perm_version.py": "cf403716166f113d772e2952b52ffd19a4509d0cde7107cf24a5f3d23037b2a0",
+    "0006_message_search.py": "f91a6ec0079d3b536b31c62437e10e307bf3977d0007c0f6374ce1d5bdf8ffe9",
+    "0007_guild_perm_version.py": "9d7b6c740700de1db33c9a0c198b4b0d57a5b04a50d05e71a65e582b0a4d86d9",
     # Issue 13 changed only 0008's docstring (it cited a file outside the repository); its code is unchanged.
     "0008_files.py": "897a1af8e3b4f6640a64da80735268c97c81886e23ec761305d7fad1b46957c0",
-    "0009_auth_epoch.py": "522b713b94a05b95297da084425bba068631513db3194958a70229d10baac093",
-    "0010_message_flags.py": "952918f5e795d32fdfedd3e58a752c6bae5798e451cb84a8c956789b188d0621",
+    "0009_auth_epoch.py": "14902264a60eb85a52df8933cd6d383fe504eac11a726704854080b442421e9b",
+    "0010_message_flags.py": "eed7ebdfd55d2b582d0494ec18895b9f40555a25c706cd967036005a4fde4d5d",
     "0011_social.py": "5b5c0ed353687d27b1b7578cabbb452b9a54ae9f79ae8ab9797332333fd64ef5",
     "0012_customisation.py": "0e3e52afe846a6e9853aea626713b7aa3b4ffa6c374ddb27062ed07cb4f80cec",
     "0013_voice.py": "49782e317faeb0c40e4f2b087b7f6c452054a4b2734a80d04620319181c02d88",
@@ -45,12 +49,12 @@ SHIPPED = {
     "0015_webhooks.py": "8650b44b66de0c9540acd5f8da24414ec21f6edf5f80a30d73acfb070dd94d96",
     "0016_passkeys.py": "fc48e90f0f34f9345d918c59a9ac87d16e1bacc91bcfe3a6fe46b4fad326f735",
     "0017_audit_chain.py": "51340a8a3b261b924015eb7bc97eb09e1cb25cd4bbed47845f81752406923d85",
-    "0018_user_search.py": "27cc4d1e0c16ac4dd259260a2fa5518511f4d0fd67b04f6ec408ebbfaac0d5bf",
-    "0019_user_search_short_parts.py": "b8e253166d534db656b20b6fef3932eaf0cc8638369269b232b852b8a8afabbc",
-    "0020_room_days.py": "a654b3d9063c2874a45cc399f1f398556b2cc4678e6d027b831bced5feddf753",
+    "0018_user_search.py": "d980d937883e0479d62e3c40bf10b38bc1b88e6d1927d5583eba1203d33197c2",
+    "0019_user_search_short_parts.py": "faa96afb98d9561e47eefd79253de3fbf170f7b1532de98db0a2e45261bdedc9",
+    "0020_room_days.py": "ddf08985169273c8ae297f785d4a6117d5dec505b011d988b9523e87142b1c76",
     "0021_relationships_by_type.py": "30462d4c2309f087d1fab0ba5d430b27a08f66d596362b0e2104c8d760745c76",
-    "0022_relationship_stamps.py": "863cb2232b4ae6e92a8d417059c2b78d6e7ca1535faf4d0c129bdf6d4a3a64fa",
-    "0023_user_style_count.py": "503e108a45b9c4706a53933f0a2ffdb13deac8cc3c7bfdb5daa4cb9a11df416d",
+    "0022_relationship_stamps.py": "0d2cd0303b54711a4e21eda26473e1e08eb6e3a2ec3dea332d888180b12bb2c4",
+    "0023_user_style_count.py": "97b38fb7c3ffba4b5d0fe74bd19aee3e2310b017c5dcc36c0a877ff779fd4172",
     "0024_push_subscription_sessions.py": "fa7c60c072810728fb293e09cff222c5c3a5eec62bde2a84ad8f550b88c33fca",
     "0025_cli_outbox.py": "7e297afea5d7e1e2c83cecfe594e9407ea565c532804c0099221e6665c09e4e9",
     "0026_mentions.py": "f4e4b6670f8aecad26d33cdc9c556ef13997ba6543e6494083cfa06241262cc9",
@@ -59,6 +63,22 @@ SHIPPED = {
     "0029_message_nonces.py": "8e14653c04eae9dafe360a81f9a9d4770a91ffecbe1d5a782646ad3434ed42ff",
     "0030_push_outbox.py": "8289b2c4d8c3303fd956a6e44c3d8224c348eaf834992e54bfbe3f25241ef818",
     "0031_imports.py": "77d151c1db79ffd3ae48e525b794f540d8a0e6458b3c504bb6bd39d97f24d96b",
+}
+
+# sha256 of every module of migrations/frozen/, the SQL that shipped revisions import: as unchangeable as
+# the revisions. A new module is added here when its revision ships.
+FROZEN_DIR = MIGRATIONS_DIR / "frozen"
+FROZEN = {
+    "__init__.py": "9b4eca5cbef799269eb4f031e44b1712c3ace420c38a2bc07b7134e1c9d19d12",
+    "auth_epoch_0009.py": "76e29ec6f62cf42dc190c4cc464836aad501376adfdbb91eb510ee42ad59d0c5",
+    "message_flags_0010.py": "1aa0b049e9542388f1347bbb834629647bc1d9f48bf8bc8609035f757b70697d",
+    "message_search_0006.py": "76906aee60443f7765e91fed2198e85af5e55bbce09c856ed5bf2fd5c8348656",
+    "perm_versions_0007.py": "9eb40a7fdf5d6ff393face68ed4f6d1c3faecbcc094f734aef8b5cec16b82638",
+    "relationship_stamps_0022.py": "15bd115a7f349838f98d419f780ad0dc93721a0aa3b4e87797700b251a733557",
+    "room_days_0020.py": "7acc6b466be7c453a0eb02ceab38411218c513d8fe8911df6562a82473d959c5",
+    "style_counts_0023.py": "5c693df75ea0140e538b9f6cbc51cb7825005f52ee71852c64f5beadec734e08",
+    "user_grams_0019.py": "abe95dc17601cc3686640012e9d6c854459ce659199f9e855a62f7b468b4d272",
+    "user_search_0018.py": "bee3dd7b207cb717628d48762bd63f53b792ad3c2f7cac3126b7cb800dab899f",
 }
 
 FILE_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.py$")
@@ -77,6 +97,19 @@ def test_shipped_migration_is_unchanged(name: str) -> None:
     assert path.is_file(), f"shipped migration {name} disappeared"
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     assert digest == SHIPPED[name], f"shipped migration {name} was rewritten; add a new migration instead"
+
+
+@pytest.mark.parametrize("name", sorted(FROZEN))
+def test_frozen_migration_sql_is_unchanged(name: str) -> None:
+    path = FROZEN_DIR / name
+    assert path.is_file(), f"frozen module {name} disappeared"
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert digest == FROZEN[name], f"frozen module {name} was rewritten; add a new migration and module instead"
+
+
+def test_every_frozen_module_is_pinned() -> None:
+    found = sorted(p.name for p in FROZEN_DIR.glob("*.py"))
+    assert found == sorted(FROZEN), "add the digest of a new frozen module to FROZEN once its revision ships"
 
 
 def test_migration_files_are_numbered_consecutively() -> None:
@@ -239,7 +272,8 @@ async def test_0010_flags_existing_reactions_and_attachments_and_keeps_search(en
         await conn.execute(text(
             f"INSERT INTO messages ({columns}) VALUES (13, 7, 'findable words', 'findable words', 'default', "  # noqa: S608
             "'[]', '[]', false, false, false, '2026-01-01')"))
-        found = await dialect.search_messages(conn, 7, ["findable"], visible=true(), before=None, limit=10)
+        found = await dialect.select_messages_containing(conn, 7, ["findable"], visible=true(), before=None,
+                                                         limit=10)
     assert [r["id"] for r in found] == [13]
 
 

@@ -10,8 +10,9 @@ from meadhall.db.schema import metadata
 
 
 def _described_by_schema(name, type_, parent_names):  # type: ignore[no-untyped-def]
-    # The message search objects are raw SQL of db/dialect.py and differ per database (an FTS5 table with
-    # its shadow tables on SQLite, a GIN trigram index on PostgreSQL): db/schema does not describe them.
+    # The message search objects are raw SQL of migrations (db/migrations/frozen/) and differ per database
+    # (an FTS5 table with its shadow tables on SQLite, a GIN trigram index on PostgreSQL): db/schema does not
+    # describe them.
     return not dialect.is_search_object(type_, name)
 
 

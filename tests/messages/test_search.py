@@ -12,7 +12,7 @@ from alembic.operations import Operations
 from sqlalchemy import text
 
 from meadhall.core.text import norm
-from meadhall.db import dialect
+from meadhall.db.migrations.frozen import message_search_0006
 from tests.support.factories import add_member
 from tests.support.guilds import make_guild, room
 from tests.support.http import error_code
@@ -333,14 +333,14 @@ async def test_search_objects_index_existing_messages_and_tolerate_existing_ones
         return run
 
     async with rt.engine.begin() as conn:
-        await conn.run_sync(with_op(dialect.drop_message_search))
+        await conn.run_sync(with_op(message_search_0006.drop_message_search))
     try:
         await say(client, r, "written while there was no index")
     finally:
         async with rt.engine.begin() as conn:
-            await conn.run_sync(with_op(dialect.create_message_search))
+            await conn.run_sync(with_op(message_search_0006.create_message_search))
     async with rt.engine.begin() as conn:
-        await conn.run_sync(with_op(dialect.create_message_search))  # objects exist: nothing breaks
+        await conn.run_sync(with_op(message_search_0006.create_message_search))  # objects exist: nothing breaks
     await say(client, r, "written after")
 
     assert await found(client, r.a, r, "before the ind") == ["written before the index existed"]

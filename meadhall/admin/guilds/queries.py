@@ -12,7 +12,7 @@ from meadhall.core.text import escape_like, norm
 from meadhall.db.schema import guilds
 from meadhall.guilds.rows import GuildRow
 
-# The transaction lock that keeps one main server while two administrators set it at once (db/dialect.py).
+# The transaction lock that keeps one main server while two administrators set it at once (db/dialect/).
 MAIN_FLAG_LOCK = 0x6D61696E  # "main"
 
 

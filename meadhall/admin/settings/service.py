@@ -18,7 +18,7 @@ from meadhall.runtime import Runtime
 
 # `updated_at` of settings never written: the epoch, so that the field is always a timestamp (docs/admin.md).
 NEVER_WRITTEN = datetime(1970, 1, 1, tzinfo=UTC)
-SETTINGS_LOCK = 0x73657474  # "sett": the transaction lock of settings writers (db/dialect.py)
+SETTINGS_LOCK = 0x73657474  # "sett": the transaction lock of settings writers (db/dialect/)
 
 
 async def _settings_view(uow: UnitOfWork) -> dict[str, Any]:

@@ -29,7 +29,7 @@ def id_at(ms: int) -> int:
 
 
 def day_number(day: date) -> int:
-    """`room_days.day` of a UTC date: the triggers' day of an id (db/dialect.py, "room days")."""
+    """`room_days.day` of a UTC date: the triggers' day of an id (migration 0020)."""
     return (day - _UNIX_DAY_ZERO).days
 
 

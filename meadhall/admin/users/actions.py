@@ -33,7 +33,7 @@ from meadhall.db import dialect
 from meadhall.db.uow import UnitOfWork
 from meadhall.runtime import Runtime
 
-# The transaction lock under which the number of administrators is read and lowered (db/dialect.py): two
+# The transaction lock under which the number of administrators is read and lowered (db/dialect/): two
 # administrators removing each other at once must not leave none.
 ADMIN_COUNT_LOCK = 0x61646D6E  # "admn"
 

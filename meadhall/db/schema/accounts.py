@@ -51,8 +51,8 @@ users = Table(
     Column("ban_reason", Text, nullable=True),
     Column("banned_by", BigInteger, nullable=True),
     ts_column("deleted_at", nullable=True),
-    # How many personal styles (`user_styles` rows, any scope) the user has, kept by triggers (db/dialect.py,
-    # migration 0023): a profile change of a user with none skips both style lookups of its events.
+    # How many personal styles (`user_styles` rows, any scope) the user has, kept by triggers (migration
+    # 0023): a profile change of a user with none skips both style lookups of its events.
     Column("style_count", Integer, nullable=False, default=0, server_default="0"),
 )
 
@@ -98,7 +98,7 @@ security_events = Table(
     Index("ix_security_events_user_id_id", "user_id", "id"),
 )
 
-# One row (id 1): a counter that triggers (db/dialect.py) raise whenever a session is deleted or its
+# One row (id 1): a counter that triggers (migration 0009) raise whenever a session is deleted or its
 # token or step-up changes, or an account's ban, deletion or instance-administrator flag changes. The
 # session cache (auth/sessions.py) trusts a cached session only while this value is unchanged.
 auth_epoch = Table(

@@ -35,7 +35,7 @@ guilds = Table(
     Column("public_invite_code", String(16), nullable=True),
     Column("is_main", Boolean, nullable=False),
     ts_column("created_at"),
-    # Bumped by triggers on every permission-relevant change (db/dialect.py); read by the cache.
+    # Bumped by triggers on every permission-relevant change (migration 0007); read by the cache.
     Column("perm_version", BigInteger, nullable=False, server_default="0"),
     Index("ix_guilds_owner_id", "owner_id"),
 )
@@ -78,7 +78,7 @@ channels = Table(
     Column("dm_pair", String(48), nullable=True),
     Column("last_message_id", BigInteger, nullable=True),
     ts_column("created_at"),
-    # Kept by triggers on messages (db/dialect.py): `message_version` rises with every change to the room's
+    # Kept by triggers on messages (migration 0010): `message_version` rises with every change to the room's
     # messages, so cached history pages are valid exactly while it is unchanged; `has_private` says a
     # page may differ per viewer.
     Column("message_version", BigInteger, nullable=False, default=0, server_default="0"),

@@ -43,7 +43,7 @@ messages = Table(
     ts_column("pinned_at", nullable=True),
     ts_column("created_at"),
     ts_column("edited_at", nullable=True),
-    # Set by triggers (db/dialect.py) once a reaction or an attachment exists, and never cleared: a page
+    # Set by triggers (migration 0010) once a reaction or an attachment exists, and never cleared: a page
     # asks for reactions and attachments only of the messages that may have some.
     Column("reacted", Boolean, nullable=False, default=False, server_default=false()),
     Column("has_attachments", Boolean, nullable=False, default=False, server_default=false()),

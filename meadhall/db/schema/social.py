@@ -35,7 +35,7 @@ relationships = Table(
 )
 
 # A value that changes, to one never seen before, with every change to a user's own relationship rows (the ones
-# with their `user_id`): triggers keep it (db/dialect.py, migration 0022), so that a process may keep a user's
+# with their `user_id`): triggers keep it (migration 0022), so that a process may keep a user's
 # friends under it (social/relationships/friends.py) and trust them exactly while it is current. No row: never
 # changed since the migration, nothing may be kept.
 relationship_stamps = Table(

@@ -5,8 +5,8 @@ from sqlalchemy import BigInteger, Column, ForeignKey, Index, Integer, PrimaryKe
 from meadhall.db.schema.accounts import users
 from meadhall.db.schema.base import metadata
 
-# Messages per room and UTC day of their id, kept exactly by triggers on `messages` (db/dialect.py, "room
-# days"): the statistics sum these rows instead of counting a million messages. `day` counts days since
+# Messages per room and UTC day of their id, kept exactly by triggers on `messages` (migration
+# 0020): the statistics sum these rows instead of counting a million messages. `day` counts days since
 # 1970-01-01 UTC. A row whose count fell to 0 stays. Without a rowid on SQLite: the key is the row.
 room_days = Table(
     "room_days",

@@ -1,5 +1,5 @@
 """Who hears of a user's profile change in each of their guilds (MEMBER_UPDATE), kept per process under the
-permission versions of those guilds (db/dialect.py, "guild permission versions"): a user in 100 guilds changing
+permission versions of those guilds (migration 0007): a user in 100 guilds changing
 their status again reads 100 version numbers instead of every member of every guild.
 
 A version changes with every insert, update and delete of the guild's members (nickname and timeout included)

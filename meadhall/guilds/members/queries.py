@@ -180,7 +180,7 @@ _GUILD_VERSIONS_OF_USER = (select(members.c.guild_id, guilds.c.perm_version)
 
 async def select_guild_versions_of_user(conn: AsyncConnection, user_id: int) -> tuple[tuple[int, int], ...]:
     """(guild id, permission version) of every guild of the user, by guild id: the versions change with every
-    change of a guild's members, their roles or their rows (db/dialect.py, "guild permission versions")."""
+    change of a guild's members, their roles or their rows (migration 0007)."""
     return tuple((guild_id, version) for guild_id, version in
                  (await conn.execute(_GUILD_VERSIONS_OF_USER, {"user_id": user_id})).all())
 

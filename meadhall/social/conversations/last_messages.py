@@ -4,7 +4,7 @@ A conversation list (and READY) shows the last message of every conversation: 30
 built 300 messages per request, most of them the same as the request before. What such a message shows
 that is the same for every viewer (messages/hydrate.PageParts of one message) is kept here under its room's
 `message_version`, which triggers raise in the same transaction as any change to the room's messages
-(db/dialect.py), reactions and files included: an entry is used only while the version read with the room
+(migration 0010), reactions and files included: an entry is used only while the version read with the room
 is the one it was built at, so an edit, a deletion, a pin or a new message on any node is seen by the next
 request. Authors, reactions and whether the viewer may see a replied message are worked out for every
 request (messages/hydrate.assemble), as for history pages (messages/page_cache.py)."""

@@ -7,7 +7,7 @@ Revises: 0006_message_search
 import sqlalchemy as sa
 from alembic import op
 
-from meadhall.db import dialect
+from meadhall.db.migrations.frozen import perm_versions_0007
 
 revision = "0007_guild_perm_version"
 down_revision = "0006_message_search"
@@ -20,7 +20,7 @@ def upgrade() -> None:
     if "perm_version" not in columns:
         with op.batch_alter_table("guilds") as batch:
             batch.add_column(sa.Column("perm_version", sa.BigInteger(), nullable=False, server_default="0"))
-    dialect.create_perm_version_triggers(op)
+    perm_versions_0007.create_perm_version_triggers(op)
 
 
 def downgrade() -> None:

@@ -7,7 +7,7 @@ Revises: 0008_files
 import sqlalchemy as sa
 from alembic import op
 
-from meadhall.db import dialect
+from meadhall.db.migrations.frozen import auth_epoch_0009
 
 revision = "0009_auth_epoch"
 down_revision = "0008_files"
@@ -23,7 +23,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_auth_epoch")),
         if_not_exists=True,
     )
-    dialect.create_auth_epoch_triggers(op)
+    auth_epoch_0009.create_auth_epoch_triggers(op)
 
 
 def downgrade() -> None:

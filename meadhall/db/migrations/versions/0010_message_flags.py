@@ -9,7 +9,7 @@ Revises: 0009_auth_epoch
 import sqlalchemy as sa
 from alembic import op
 
-from meadhall.db import dialect
+from meadhall.db.migrations.frozen import message_flags_0010
 
 revision = "0010_message_flags"
 down_revision = "0009_auth_epoch"
@@ -35,7 +35,7 @@ def upgrade() -> None:
     op.execute("UPDATE messages SET reacted = true WHERE id IN (SELECT message_id FROM reactions)")
     op.execute("UPDATE messages SET has_attachments = true "
                "WHERE id IN (SELECT message_id FROM files WHERE message_id IS NOT NULL)")
-    dialect.create_message_flag_triggers(op)
+    message_flags_0010.create_message_flag_triggers(op)
 
 
 def downgrade() -> None:

@@ -1,6 +1,6 @@
 """User search for instance administration: an FTS5 trigram table over users.username_norm and
 display_name_norm, kept by triggers, on SQLite; GIN trigram indexes on both columns on PostgreSQL. The
-statements live in meadhall.db.dialect, the only module that knows the database.
+statements, per database, are frozen in meadhall.db.migrations.frozen.user_search_0018.
 
 Revision ID: 0018_user_search
 Revises: 0017_audit_chain
@@ -8,7 +8,7 @@ Revises: 0017_audit_chain
 
 from alembic import op
 
-from meadhall.db import dialect
+from meadhall.db.migrations.frozen import user_search_0018
 
 revision = "0018_user_search"
 down_revision = "0017_audit_chain"
@@ -17,8 +17,8 @@ depends_on = None
 
 
 def upgrade() -> None:
-    dialect.create_user_search(op)
+    user_search_0018.create_user_search(op)
 
 
 def downgrade() -> None:
-    dialect.drop_user_search(op)
+    user_search_0018.drop_user_search(op)

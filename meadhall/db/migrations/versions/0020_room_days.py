@@ -1,6 +1,6 @@
 """The instance statistics without a pass over every message or account: a table `room_days`, the messages
-of each room per UTC day, kept exact by triggers on `messages` (the statements live in meadhall.db.dialect,
-"room days") and filled from the messages that exist; and three partial indexes on `users` that the account
+of each room per UTC day, kept exact by triggers on `messages` (the statements are frozen in
+meadhall.db.migrations.frozen.room_days_0020) and filled from the messages that exist; and three partial indexes on `users` that the account
 tallies count instead of reading every account (present accounts by last activity, banned and deleted ones).
 
 Revision ID: 0020_room_days
@@ -10,7 +10,7 @@ Revises: 0019_user_search_short_parts
 import sqlalchemy as sa
 from alembic import op
 
-from meadhall.db import dialect
+from meadhall.db.migrations.frozen import room_days_0020
 
 revision = "0020_room_days"
 down_revision = "0019_user_search_short_parts"
@@ -36,7 +36,7 @@ def upgrade() -> None:
         sqlite_with_rowid=False,
         if_not_exists=True,
     )
-    dialect.create_room_days_triggers(op)
+    room_days_0020.create_room_days_triggers(op)
     for name, column, condition in _USER_INDEXES:
         op.create_index(name, "users", [column], sqlite_where=sa.text(condition),
                         postgresql_where=sa.text(condition), if_not_exists=True)
@@ -45,5 +45,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     for name, _column, _condition in _USER_INDEXES:
         op.drop_index(name, "users", if_exists=True)
-    dialect.drop_room_days_triggers(op)
+    room_days_0020.drop_room_days_triggers(op)
     op.drop_table("room_days")

@@ -9,7 +9,7 @@ Revises: 0021_relationships_by_type
 import sqlalchemy as sa
 from alembic import op
 
-from meadhall.db import dialect
+from meadhall.db.migrations.frozen import relationship_stamps_0022
 
 revision = "0022_relationship_stamps"
 down_revision = "0021_relationships_by_type"
@@ -27,9 +27,9 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("user_id", name="pk_relationship_stamps"),
         if_not_exists=True,
     )
-    dialect.create_relationship_stamp_triggers(op)
+    relationship_stamps_0022.create_relationship_stamp_triggers(op)
 
 
 def downgrade() -> None:
-    dialect.drop_relationship_stamp_triggers(op)
+    relationship_stamps_0022.drop_relationship_stamp_triggers(op)
     op.drop_table("relationship_stamps", if_exists=True)

@@ -9,7 +9,7 @@ Revises: 0022_relationship_stamps
 import sqlalchemy as sa
 from alembic import op
 
-from meadhall.db import dialect
+from meadhall.db.migrations.frozen import style_counts_0023
 
 revision = "0023_user_style_count"
 down_revision = "0022_relationship_stamps"
@@ -22,10 +22,10 @@ def upgrade() -> None:
     if "style_count" not in columns:
         with op.batch_alter_table("users") as batch:
             batch.add_column(sa.Column("style_count", sa.Integer(), nullable=False, server_default="0"))
-    dialect.create_style_count_triggers(op)
+    style_counts_0023.create_style_count_triggers(op)
 
 
 def downgrade() -> None:
-    dialect.drop_style_count_triggers(op)
+    style_counts_0023.drop_style_count_triggers(op)
     # Not batch mode: on SQLite it would rebuild `users` and lose its triggers (search, grams, epoch).
     op.execute("ALTER TABLE users DROP COLUMN style_count")

@@ -1,0 +1,177 @@
+"""Substring search over message contents and account names, through the trigram index of each database.
+The objects were created by migrations 0006, 0018 and 0019 (meadhall/db/migrations/frozen/); their names
+below are the ones those revisions gave them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import (
+    BigInteger,
+    Integer,
+    RowMapping,
+    Select,
+    String,
+    column,
+    func,
+    literal_column,
+    or_,
+    select,
+    table,
+    text,
+)
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.elements import ColumnElement
+
+from meadhall.core.text import escape_like
+from meadhall.db.dialect.connection import is_sqlite
+from meadhall.db.schema import messages, users
+
+# ---- message search (docs/architecture.md) -------------------------------------------------------------------
+#
+# The rule: every word of the query (normalised like content_norm: NFKC + casefold) occurs in the message's
+# content_norm. The API describes two methods whose results are merged: whole words / the last word as a
+# prefix through a full-text index, and substrings. A whole word and a prefix are substrings, so the
+# merge is exactly the substring result; what each database needs is an index that finds substrings.
+#
+# SQLite: `messages_search`, an FTS5 table with the trigram tokenizer over content_norm (external
+#   content: the text stays in `messages`, rowid = message id), kept current by three triggers. A quoted
+#   FTS5 phrase is a literal substring of 3+ characters found through the index; shorter words are
+#   checked with instr() on the rows the index (or the room's newest-first scan) yields. A later
+#   migration that rebuilds `messages` in batch mode drops the triggers: it must create them again (the
+#   statements of migrations/frozen/message_search_0006.py).
+# PostgreSQL: pg_trgm, and a GIN trigram index on content_norm: `LIKE '%word%'` (escaped) for words of 3+
+#   characters goes through it; shorter words are checked with strpos(), which the planner cannot send to
+#   the index (a pattern without trigrams would make it read the whole index).
+#
+# A tsvector index for whole words and prefixes was built and measured (100,000 messages in one room): it
+# never adds a result to the substring match, and its branch of the merge cost up to 95 ms when the planner
+# misjudged a prefix (a backward scan of the whole room for 'xylophone':*), against under 1 ms for the
+# trigram path; so PostgreSQL, like SQLite, answers from the trigram index alone.
+
+SEARCH_FTS_TABLE = "messages_search"
+SEARCH_TRIGRAM_INDEX = "ix_messages_content_norm_trgm"
+_TRIGRAM = 3  # the shortest word a trigram index can look up
+
+
+def is_search_object(type_: str, name: str | None) -> bool:
+    """True for the search objects that db/schema does not describe (raw SQL, different per database):
+    the FTS5 table with its shadow tables, and the trigram index."""
+    if not name:
+        return False
+    if type_ == "table":
+        return name == USER_GRAMS_TABLE or any(name == t or name.startswith(t + "_")
+                                               for t in (SEARCH_FTS_TABLE, USER_FTS_TABLE))
+    return type_ == "index" and (name == SEARCH_TRIGRAM_INDEX or name in USER_SEARCH_INDEXES)
+
+
+async def select_messages_containing(conn: AsyncConnection, channel_id: int | Sequence[int], words: Sequence[str],
+                                     *, visible: ColumnElement[bool], before: int | None, limit: int
+                                     ) -> list[RowMapping]:
+    """Messages of the room (or of any of the rooms, for a server-wide search) whose content_norm contains
+    every word (already normalised), that pass `visible`, older than `before`; newest first, at most `limit`.
+    One statement (with SET LOCAL before it on PostgreSQL)."""
+    if not words:
+        return []
+    in_rooms = (messages.c.channel_id == channel_id if isinstance(channel_id, int)
+                else messages.c.channel_id.in_(list(channel_id)))
+    base: list[ColumnElement[bool]] = [in_rooms, visible]
+    if is_sqlite(conn):
+        stmt = _sqlite_search(words, base, before, limit)
+    else:
+        # The best plan depends on the words (a rare trigram: the index; a common one: the room's newest
+        # rows), so plan with the values every time, never with a cached generic plan.
+        await plan_with_values(conn)
+        stmt = _postgres_search(words, base, before, limit)
+    return list((await conn.execute(stmt)).mappings())
+
+
+def _fts5_phrase(word: str) -> str:
+    # Inside a double-quoted FTS5 string every character is literal text; a quote is written twice.
+    return '"' + word.replace('"', '""') + '"'
+
+
+def _sqlite_search(words: Sequence[str], base: list[ColumnElement[bool]], before: int | None, limit: int) -> Select:
+    indexed = [w for w in words if len(w) >= _TRIGRAM]
+    # instr() compares exactly: no wildcard characters to escape.
+    short = [func.instr(messages.c.content_norm, w) > 0 for w in words if len(w) < _TRIGRAM]
+    if not indexed:
+        stmt = select(messages).where(*base, *short)
+        if before is not None:
+            stmt = stmt.where(messages.c.id < before)
+        return stmt.order_by(messages.c.id.desc()).limit(limit)
+    fts = table(SEARCH_FTS_TABLE, column("rowid", BigInteger))
+    match = literal_column(SEARCH_FTS_TABLE).op("MATCH")(" AND ".join(_fts5_phrase(w) for w in indexed))
+    # FTS5 yields its matches newest first (ORDER BY rowid DESC) and the join checks the room and the
+    # other conditions, so the walk stops after `limit` hits.
+    stmt = select(messages).select_from(fts.join(messages, messages.c.id == fts.c.rowid)).where(match, *base, *short)
+    if before is not None:
+        stmt = stmt.where(fts.c.rowid < before)
+    return stmt.order_by(fts.c.rowid.desc()).limit(limit)
+
+
+def _postgres_search(words: Sequence[str], base: list[ColumnElement[bool]], before: int | None,
+                     limit: int) -> Select:
+    content = messages.c.content_norm
+    conditions = [content.like("%" + escape_like(w) + "%", escape="\\") if len(w) >= _TRIGRAM
+                  else func.strpos(content, w) > 0 for w in words]
+    stmt = select(messages).where(*base, *conditions)
+    if before is not None:
+        stmt = stmt.where(messages.c.id < before)
+    return stmt.order_by(messages.c.id.desc()).limit(limit)
+
+
+# ---- user search (instance administration's user list) ----------------------------------------
+#
+# A part of a username or display name, any case: the same substring machinery as message search. SQLite:
+# `users_search`, an FTS5 trigram table over users.username_norm and display_name_norm (external content,
+# rowid = user id) kept by triggers, which fire only when a name changes (never on the activity updates).
+# PostgreSQL: a GIN trigram index on each column, which `LIKE '%q%'` uses. A part shorter than a trigram
+# is a scan on both. A later migration that rebuilds `users` in batch mode must create them again
+# (migrations/frozen/user_search_0018.py).
+#
+# Migration 0019, for those short parts:
+# - USER_LIST_INDEX: the id and the columns the list filters on, a seventh of the table's size; the scan
+#   reads it instead of the rows. Id first, so that walking it backwards yields the newest matches first and the
+#   page of a common part stops early.
+# - USER_GRAMS_TABLE: for every string of one or two characters, how many accounts have it in their
+#   username_norm or display_name_norm; kept by triggers on `users` (an insert, a delete, a change of
+#   either name), like the FTS table. The `total` of a short part alone is one row of it instead of a
+#   count over every account, and a part no account has needs no scan at all. A row whose count fell to
+#   0 stays (a string someone had once). A later migration that rebuilds `users` in batch mode drops the
+#   triggers: it must create them again (migrations/frozen/user_grams_0019.py, which also counts every
+#   account afresh).
+
+USER_FTS_TABLE = "users_search"
+USER_TRIGRAM_INDEXES = ("ix_users_username_norm_trgm", "ix_users_display_name_norm_trgm")
+USER_LIST_INDEX = "ix_users_list"
+USER_SEARCH_INDEXES = (*USER_TRIGRAM_INDEXES, USER_LIST_INDEX)
+USER_GRAMS_TABLE = "user_name_grams"
+
+
+async def count_users_with_short_part(conn: AsyncConnection, part: str) -> int | None:
+    """How many accounts have `part` (already normalised) in either name, from USER_GRAMS_TABLE, when the
+    part is one or two characters long; None for any other part (the trigram index counts those)."""
+    if not 0 < len(part) < _TRIGRAM:
+        return None
+    grams = table(USER_GRAMS_TABLE, column("gram", String), column("users", Integer))
+    found = (await conn.execute(select(grams.c.users).where(grams.c.gram == part))).scalar_one_or_none()
+    return int(found or 0)
+
+
+async def plan_with_values(conn: AsyncConnection) -> None:
+    """PostgreSQL plans the rest of this transaction's statements with their values, never with a cached
+    generic plan: for a LIKE pattern the value decides between a trigram index and a scan (a generic plan
+    that reads a trigram index with a pattern of under three characters reads all of it)."""
+    if not is_sqlite(conn):
+        await conn.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
+
+
+def user_name_contains(conn: AsyncConnection, part: str) -> ColumnElement[bool]:
+    """Users whose username_norm or display_name_norm contains `part` (already normalised), literally."""
+    if len(part) >= _TRIGRAM and is_sqlite(conn):
+        fts = table(USER_FTS_TABLE, column("rowid", BigInteger))
+        match = literal_column(USER_FTS_TABLE).op("MATCH")(_fts5_phrase(part))
+        return users.c.id.in_(select(fts.c.rowid).where(match))
+    pattern = "%" + escape_like(part) + "%"
+    return or_(users.c.username_norm.like(pattern, escape="\\"), users.c.display_name_norm.like(pattern, escape="\\"))
