@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from meadhall.config import ConfigError
 from meadhall.messages.sent_hooks import message_sent, message_stored
-from meadhall.push.delivery import LEASE_SECONDS, POLL_EVERY, deliveries_of
-from meadhall.push.delivery import on_message_sent as wake_push
-from meadhall.push.delivery import on_message_stored as queue_push
+from meadhall.push.delivery import LEASE_SECONDS, POLL_EVERY, deliveries_of, queue_push, wake_push
 from meadhall.push.keys import load_private_key
 from meadhall.runtime import Runtime
 
