@@ -16,8 +16,9 @@ from fastapi.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute
 
 from meadhall import __version__
-from meadhall.accounts import presence, profile
+from meadhall.accounts import presence
 from meadhall.accounts import routes as account_routes
+from meadhall.accounts import setup as account_setup
 from meadhall.accounts.passkeys import routes as passkey_routes
 from meadhall.admin.audit import routes as admin_audit_routes
 from meadhall.admin.deletion import routes as admin_deletion_routes
@@ -32,44 +33,41 @@ from meadhall.api.routing import enforce_literal_precedence
 from meadhall.auth.deps import global_limit
 from meadhall.config import Settings, load_settings
 from meadhall.files import routes as file_routes
-from meadhall.files.access import register_fetch_rule
-from meadhall.files.setup import install_files
-from meadhall.gateway.setup import install_gateway, start_gateway, stop_gateway
+from meadhall.files import setup as file_setup
+from meadhall.gateway import setup as gateway_setup
+from meadhall.gateway.setup import start_gateway, stop_gateway
 from meadhall.guilds import routes as guild_routes
+from meadhall.guilds import setup as guild_setup
 from meadhall.guilds.audit import routes as audit_routes
 from meadhall.guilds.cosmetics import routes as cosmetic_routes
 from meadhall.guilds.emojis import routes as emoji_routes
 from meadhall.guilds.invites import routes as invite_routes
 from meadhall.guilds.members import routes as member_routes
-from meadhall.guilds.members import service as member_service
 from meadhall.guilds.moderation import routes as ban_routes
 from meadhall.guilds.roles import routes as role_routes
 from meadhall.guilds.rooms import routes as room_routes
 from meadhall.guilds.sounds import routes as sound_routes
 from meadhall.guilds.styles import routes as style_routes
-from meadhall.guilds.styles import views as style_views
 from meadhall.guilds.templates import routes as template_routes
-from meadhall.messages import guild_hooks
 from meadhall.messages import routes as message_routes
-from meadhall.messages.attachments import check_fetch_attachment
+from meadhall.messages import setup as message_setup
 from meadhall.messages.webhooks import routes as webhook_routes
 from meadhall.previews import routes as preview_routes
-from meadhall.previews.setup import install_previews
+from meadhall.previews import setup as preview_setup
 from meadhall.push import routes as push_routes
+from meadhall.push import setup as push_setup
 from meadhall.push.settings import routes as push_settings_routes
-from meadhall.push.setup import install_push
 from meadhall.realtime.node_lease import RENEW_EVERY, NodeIdInUse, NodeLease
 from meadhall.runtime import Runtime
-from meadhall.social.calls import hooks as call_hooks
 from meadhall.social.calls import routes as call_routes
-from meadhall.social.calls.jobs import install_call_jobs
+from meadhall.social.calls import setup as call_setup
 from meadhall.social.conversations import routes as conversation_routes
 from meadhall.social.conversations import setup as conversation_setup
 from meadhall.social.relationships import routes as relationship_routes
 from meadhall.social.relationships import setup as relationship_setup
 from meadhall.system import routes as system_routes
 from meadhall.voice import routes as voice_routes
-from meadhall.voice.setup import install_voice
+from meadhall.voice import setup as voice_setup
 from meadhall.web import docs as api_docs
 from meadhall.web import pages as web_pages
 
@@ -235,20 +233,21 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     app.include_router(system_routes.probes)
     app.include_router(web_pages.pages)
     include_api(app)
-    install_gateway(app, rt)
-    profile.on_public_change(member_service.announce_profile)
-    register_fetch_rule("attachment", check_fetch_attachment)  # files know no domain: messages say who sees one
-    guild_hooks.register()
-    conversation_setup.register()  # messages and files know no conversations: the room and the icon rule
-    presence.install()  # REST activity and public profile changes reach friends as presence
-    presence.on_style_lookup(style_views.friends_style_views)  # accounts know no styles: guilds give them
-    relationship_setup.register()  # accounts know no friends: relationships name them for presence
-    call_hooks.register()  # conversations know no calls: the call ends with its conversation through this hook
-    install_call_jobs(rt)
-    install_voice(rt)  # guilds and calls know no voice rooms: their hooks, and the reconciliation job
-    install_files(app, rt)
-    install_previews(rt)  # the link-preview cache's expiry job
-    install_push(rt)  # messages know no push: the send path's hook queues Web Push deliveries
+    # Each package's setup adds its callbacks to the hooks of the layers below it, its jobs and its extra
+    # routes (docs/architecture.md, "Hooks between layers"). The order is the order things run in: jobs
+    # start as listed, and guilds come before accounts so that a profile change announces MEMBER_UPDATE
+    # before PRESENCE_UPDATE.
+    gateway_setup.setup(app, rt)
+    guild_setup.setup()  # accounts know no guilds: members hear of profile changes, styles ride on presence
+    message_setup.setup()  # files and guilds know no messages: the attachment rule, system messages, purges
+    conversation_setup.setup()  # messages, files and guilds know no conversations: the room and the icon rule
+    account_setup.setup()  # REST activity and public profile changes reach friends as presence
+    relationship_setup.setup()  # accounts know no friends: relationships name them for presence
+    call_setup.setup(rt)  # conversations know no calls: the call ends with its conversation; call timers
+    voice_setup.setup(rt)  # guilds and calls know no voice rooms: their hooks, and the reconciliation job
+    file_setup.setup(app, rt)  # the content routes and the orphan job
+    preview_setup.setup(rt)  # the link-preview cache's expiry job
+    push_setup.setup(rt)  # messages know no push: the send path's hook queues Web Push deliveries
     rt.serve_outbox()  # what CLI runs changed reaches the open connections (docs/architecture.md)
     # FastAPI's documented way to replace the document is to assign `app.openapi`; mypy refuses any
     # assignment to a method.

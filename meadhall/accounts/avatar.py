@@ -7,7 +7,7 @@ from typing import Any
 
 from meadhall.accounts import queries
 from meadhall.accounts.events import notify_user_update
-from meadhall.accounts.profile import public_change_hooks
+from meadhall.accounts.profile import public_change
 from meadhall.accounts.queries import UserRow
 from meadhall.accounts.views import user_private
 from meadhall.db.uow import UnitOfWork
@@ -44,6 +44,6 @@ class Avatar:
         # As a profile change: the public summary changed, so what else announces such a change (the
         # members of the user's guilds, registered by guilds) runs too.
         uow.emit(notify_user_update(row, self.rt.keys))
-        for hook in public_change_hooks:
+        for hook in public_change:
             await hook(uow, row)
         return {"user": user_private(row, self.rt.keys)}

@@ -4,9 +4,9 @@ store (Redis when configured), flushed to `users.last_seen_at` at most once a mi
 
 Friends hear of it by PRESENCE_UPDATE (docs/social.md, "Presence to friends"): when a user comes online after
 being offline (activity after more than 2 minutes without any, or the first activity), when their public
-profile or chosen status changes (a public-change hook of accounts/profile.py), and when the sweeper, run by
+profile or chosen status changes (the `public_change` hook of accounts/profile.py), and when the sweeper, run by
 one node at a time, finds they went offline. Who the friends are is the social layer's knowledge: it fills
-the `on_friends_lookup` slot at start (accounts lies below social and never imports it).
+the `friends_lookup` hook at start (accounts lies below social and never imports it).
 
 "Online in a client" (docs/push.md): the user has an open gateway connection on some node. Each
 identified connection is an entry in the shared store (Redis when configured, this process's memory
@@ -25,11 +25,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts import queries
 from meadhall.accounts.events import notify_presence, notify_went_offline
-from meadhall.accounts.profile import on_public_change
 from meadhall.accounts.queries import UserRow
 from meadhall.accounts.views import PRESENCE_TIMEOUT
-from meadhall.auth.sessions import on_activity
 from meadhall.core.clock import as_utc
+from meadhall.core.hooks import Hook
 from meadhall.db.uow import UnitOfWork
 from meadhall.runtime import Runtime
 
@@ -39,38 +38,31 @@ HOT_TTL = 86_400.0
 _TIMEOUT = PRESENCE_TIMEOUT.total_seconds()
 
 # user ids -> each one's friends, in one query for all of them (the sweeper asks for many users at once).
+# One answer each: the first lookup added is asked (one package fills each).
 FriendsLookup = Callable[[AsyncConnection, Sequence[int]], Awaitable[dict[int, list[int]]]]
-_friends_lookup: list[FriendsLookup] = []
+friends_lookup: Hook[FriendsLookup] = Hook()
 
 
 # user ids -> each one's `friends`-scope style (a Style object), for those who set one; filled by the guilds
 # layer, which owns styles (docs/customisation.md).
 StyleLookup = Callable[[AsyncConnection, Sequence[int]], Awaitable[dict[int, dict[str, Any]]]]
-_style_lookup: list[StyleLookup] = []
-
-
-def on_style_lookup(lookup: StyleLookup) -> None:
-    """Fill (or replace) the friends-scope style slot."""
-    _style_lookup[:] = [lookup]
+style_lookup: Hook[StyleLookup] = Hook()
 
 
 async def friends_styles(conn: AsyncConnection, user_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     """The `style` of each user's PRESENCE_UPDATE (none before guilds register)."""
-    if not _style_lookup or not user_ids:
+    lookup = style_lookup.first()
+    if lookup is None or not user_ids:
         return {}
-    return await _style_lookup[0](conn, user_ids)
-
-
-def on_friends_lookup(lookup: FriendsLookup) -> None:
-    """Fill (or replace: `create_app` may run more than once in a process) the friends slot."""
-    _friends_lookup[:] = [lookup]
+    return await lookup(conn, user_ids)
 
 
 async def friends_of(conn: AsyncConnection, user_ids: Sequence[int]) -> dict[int, list[int]]:
     """The receivers of each user's PRESENCE_UPDATE: their friends (nobody before social registers)."""
-    if not _friends_lookup or not user_ids:
+    lookup = friends_lookup.first()
+    if lookup is None or not user_ids:
         return {}
-    return await _friends_lookup[0](conn, user_ids)
+    return await lookup(conn, user_ids)
 
 
 def _hot_key(user_id: int) -> str:
@@ -132,12 +124,6 @@ async def announce_profile(uow: UnitOfWork, row: UserRow) -> None:
         # `style_count`: no style of any scope, no lookup (the row is the one just written).
         style = (await friends_styles(uow.conn, [user_id])).get(user_id) if row["style_count"] else None
         uow.emit(notify_presence(row, uow.now, receivers, style))
-
-
-def install() -> None:
-    """Register presence with the layers below it: REST activity (auth) and public profile changes."""
-    on_activity("presence", note_session_activity)
-    on_public_change(announce_profile)
 
 
 # One entry per connection rather than one counter per user: a counter with a single expiry would keep a dead

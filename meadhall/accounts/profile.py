@@ -12,6 +12,7 @@ from meadhall.accounts.views import security_event_view, user_private, user_summ
 from meadhall.auth import queries as auth_queries
 from meadhall.auth.sessions import Principal
 from meadhall.core.errors import AppError
+from meadhall.core.hooks import Hook
 from meadhall.core.ids import parse_id
 from meadhall.core.text import norm
 from meadhall.db.uow import UnitOfWork
@@ -22,12 +23,7 @@ from meadhall.runtime import Runtime
 # does not import it (guilds builds on accounts).
 # A hook gets the user's row as just written, so that none reads it again.
 PublicChange = Callable[[UnitOfWork, UserRow], Awaitable[None]]
-public_change_hooks: list[PublicChange] = []
-
-
-def on_public_change(hook: PublicChange) -> None:
-    if hook not in public_change_hooks:
-        public_change_hooks.append(hook)
+public_change: Hook[PublicChange] = Hook()
 
 
 EDITABLE = ("display_name", "bio", "status", "custom_status", "custom_status_emoji", "locale", "timezone")
@@ -61,7 +57,7 @@ async def do_update_me(rt: Runtime, principal: Principal, changes: dict[str, Any
             private = user_private(row, rt.keys)
             uow.emit(notify_user_update(row, rt.keys, private))
             if user_summary(row, uow.now) != before:
-                for hook in public_change_hooks:
+                for hook in public_change:
                     await hook(uow, row)
             # The answer is the event's object: both are encoded to JSON, never changed in place.
             return private

@@ -18,6 +18,7 @@ from meadhall.auth.views import session_view
 from meadhall.core.clock import as_utc
 from meadhall.core.crypto import new_token, token_digest
 from meadhall.core.errors import AppError
+from meadhall.core.hooks import Hook
 from meadhall.db import dialect
 from meadhall.db.uow import UnitOfWork
 from meadhall.runtime import Runtime
@@ -31,12 +32,7 @@ UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # no request pays for it otherwise): presence, a higher layer, registers here to notice a user coming
 # online (docs/social.md). Called after the refresh committed, with (runtime, user id).
 ActivityHook = Callable[[Runtime, int], Awaitable[None]]
-_activity_hooks: dict[str, ActivityHook] = {}
-
-
-def on_activity(name: str, hook: ActivityHook) -> None:
-    """Register (or replace, by name: `create_app` may run more than once in a process) a hook."""
-    _activity_hooks[name] = hook
+session_activity: Hook[ActivityHook] = Hook()
 
 
 @dataclass(frozen=True)
@@ -221,7 +217,7 @@ async def _refresh(rt: Runtime, row: SessionWithAccount, digest: str, now: datet
         if rotated is None:
             await queries.update_session(uow.conn, row["id"], values)
         await queries.update_last_seen(uow.conn, row["user_id"], now)
-    for hook in list(_activity_hooks.values()):
+    for hook in session_activity:
         await hook(rt, row["user_id"])
     return rotated, values
 

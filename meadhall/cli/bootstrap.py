@@ -9,7 +9,7 @@ import typer
 from meadhall.cli.settings import DataDir
 from meadhall.cli.users import with_runtime
 from meadhall.guilds.bootstrap import DEFAULT_GUILD_NAME, bootstrap_admin
-from meadhall.messages import guild_hooks
+from meadhall.messages import setup as message_setup
 
 
 def register(app: typer.Typer) -> None:
@@ -22,5 +22,5 @@ def register(app: typer.Typer) -> None:
         data_dir: DataDir = None,
     ) -> None:
         """Create the instance administrator and the main server; does nothing when already set up."""
-        guild_hooks.register()  # the main server's first room gets its system message, as over the API
+        message_setup.setup()  # the main server's first room gets its system message, as over the API
         with_runtime(data_dir, lambda rt: bootstrap_admin(rt, username, email, password, guild_name))

@@ -2,9 +2,9 @@
 answers exactly like a missing one, 404 `file.not_found` (docs/reference/errors.md).
 
 Files know no domain: `avatar` and `banner` files are public to any signed-in user; every other purpose
-is fetched only through the rule its owning domain registers when the app is built (`attachment`:
-`meadhall.messages.attachments`). A purpose without a rule is served to nobody: a conversation icon
-(`dm_icon`) until conversations arrive with the social domain and register theirs.
+is fetched only through the rule its owning domain adds to `fetch_rules`, under the purpose's name, when the
+app is built (`attachment`: `meadhall.messages.attachments`; `dm_icon`: `meadhall.social.conversations`). A
+purpose without a rule is served to nobody.
 """
 
 from __future__ import annotations
@@ -16,20 +16,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.auth.sessions import Principal
 from meadhall.core.errors import AppError
+from meadhall.core.hooks import Hook
 from meadhall.core.ids import parse_id
 from meadhall.files import queries
 from meadhall.files.queries import FileRow
 
 PUBLIC_PURPOSES = ("avatar", "banner")
 
-# (connection, caller, file row, now) -> may the caller fetch it
+# (connection, caller, file row, now) -> may the caller fetch it; added under the purpose it decides
 FetchRule = Callable[[AsyncConnection, Principal, FileRow, datetime], Awaitable[bool]]
-fetch_rules: dict[str, FetchRule] = {}
-
-
-def register_fetch_rule(purpose: str, rule: FetchRule) -> None:
-    """The owner of `purpose` says who may fetch its files (registered once, at start)."""
-    fetch_rules[purpose] = rule
+fetch_rules: Hook[FetchRule] = Hook()
 
 
 async def access_file(conn: AsyncConnection, principal: Principal, raw_id: str, now: datetime) -> FileRow:

@@ -132,7 +132,7 @@ def _utc(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, tz=UTC)
 
 
-def register_job(rt: Runtime) -> None:
+def add_orphan_job(rt: Runtime) -> None:
     """The hourly removal of orphans, run by one node per hour."""
 
     async def sweep() -> None:

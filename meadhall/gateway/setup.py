@@ -1,4 +1,5 @@
-"""Wire the gateway into an app: the hub on the bus, its resume store, the route and its timers."""
+"""What the gateway adds when the app is built (`create_app`): the hub on the bus, its resume store, the route
+and its timers."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from meadhall.runtime import Runtime
 HUB_SWEEP_EVERY = 10.0
 
 
-def install_gateway(app: FastAPI, rt: Runtime) -> Hub:
+def setup(app: FastAPI, rt: Runtime) -> Hub:
     store: ResumeStore = (RedisResumeStore(rt.redis, prefix=rt.redis_prefix) if rt.redis is not None
                           else MemoryResumeStore())
     timing = Timing()

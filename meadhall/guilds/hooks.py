@@ -1,8 +1,9 @@
 """What a guild change causes in higher layers, offered as hooks (house rule 9: guilds never import
 messages or social): a guild change that the room reports with a system message (a room created,
-a member joined, left, was kicked or banned), and, at the end, whether a user takes part in a conversation. `meadhall.messages.guild_hooks.register` fills the slot at
-start; the hook runs inside the caller's unit of work, so the message is written in the same transaction
-as the change it reports."""
+a member joined, left, was kicked or banned), and, further down, whether a user takes part in a conversation,
+who may now be in the guild's voice rooms, and a ban's purge of messages. Each is a `Hook` (docs/architecture.md,
+"Hooks between layers"). `meadhall.messages.setup` adds the system message at start; it runs inside the
+caller's unit of work, so the message is written in the same transaction as the change it reports."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Literal
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.core.hooks import Hook
 from meadhall.db.uow import UnitOfWork
 from meadhall.runtime import Runtime
 
@@ -34,16 +36,11 @@ class GuildNotice:
 
 
 NoticeHook = Callable[[UnitOfWork, GuildNotice], Awaitable[None]]
-_notice_hooks: dict[str, NoticeHook] = {}
-
-
-def on_guild_notice(name: str, hook: NoticeHook) -> None:
-    """Register (or replace, by name: `create_app` may run more than once in a process) a hook."""
-    _notice_hooks[name] = hook
+guild_notice: Hook[NoticeHook] = Hook()
 
 
 async def announce_in_room(uow: UnitOfWork, notice: GuildNotice) -> None:
-    for hook in list(_notice_hooks.values()):
+    for hook in guild_notice:
         await hook(uow, notice)
 
 
@@ -51,16 +48,11 @@ async def announce_in_room(uow: UnitOfWork, notice: GuildNotice) -> None:
 # a room-only operation aimed at a conversation the caller can see answers 422 `channel.wrong_type`
 # rather than 404 (docs/social.md). Guilds know no conversations, so they ask.
 ParticipantCheck = Callable[[AsyncConnection, int, int], Awaitable[bool]]
-_participant_checks: dict[str, ParticipantCheck] = {}
-
-
-def on_conversation_check(name: str, check: ParticipantCheck) -> None:
-    """Register (or replace, by name) the check."""
-    _participant_checks[name] = check
+conversation_check: Hook[ParticipantCheck] = Hook()
 
 
 async def takes_part_in_conversation(conn: AsyncConnection, user_id: int, channel_id: int) -> bool:
-    for check in list(_participant_checks.values()):
+    for check in conversation_check:
         if await check(conn, user_id, channel_id):
             return True
     return False
@@ -70,33 +62,23 @@ async def takes_part_in_conversation(conn: AsyncConnection, user_id: int, channe
 # room was deleted; roles or overrides changed; the guild was deleted). Called after the change committed;
 # the voice rooms, which sit above guilds, register what that means (voice/setup.py).
 AccessHook = Callable[[Runtime, int], Awaitable[None]]
-_access_hooks: dict[str, AccessHook] = {}
-
-
-def on_access_change(name: str, hook: AccessHook) -> None:
-    """Register (or replace, by name) a hook."""
-    _access_hooks[name] = hook
+access_change: Hook[AccessHook] = Hook()
 
 
 async def access_changed(rt: Runtime, guild_id: int) -> None:
-    for hook in list(_access_hooks.values()):
+    for hook in access_change:
         await hook(rt, guild_id)
 
 
 # A ban with `delete_message_seconds` deletes the banned user's messages in the guild since a time (OpenAPI:
-# banUser). Messages sit above guilds, so they register how (messages/guild_hooks.py); the hook runs inside the
+# banUser). Messages sit above guilds, so they register how (messages/setup.py); the hook runs inside the
 # ban's unit of work, after the member was removed, and answers how many messages went.
 PurgeHook = Callable[[Runtime, UnitOfWork, int, int, datetime], Awaitable[int]]
-_purge_hooks: dict[str, PurgeHook] = {}
-
-
-def on_member_purge(name: str, hook: PurgeHook) -> None:
-    """Register (or replace, by name) a hook."""
-    _purge_hooks[name] = hook
+member_purge: Hook[PurgeHook] = Hook()
 
 
 async def purge_member_messages(rt: Runtime, uow: UnitOfWork, guild_id: int, user_id: int, since: datetime) -> int:
     deleted = 0
-    for hook in list(_purge_hooks.values()):
+    for hook in member_purge:
         deleted += await hook(rt, uow, guild_id, user_id, since)
     return deleted

@@ -1,6 +1,6 @@
 """A room that holds messages, as seen by the caller: which permissions they have there and who may
 receive its events. Two kinds: a guild room (`GuildRoom`, permissions computed per docs/reference/permissions.md)
-and a direct conversation, which the social domain supplies through `on_conversation_room` (messages sit
+and a direct conversation, which the social domain supplies through the `conversation_room` hook (messages sit
 below social and never import it: docs/social.md)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError
+from meadhall.core.hooks import Hook
 from meadhall.core.ids import parse_id
 from meadhall.guilds.access import ChannelContext, access_channel, require_in, to_overrides
 from meadhall.guilds.rows import ChannelRow
@@ -140,13 +141,8 @@ class GuildRoom(MessageRoom):
 
 # (connection, caller, channel id, now) -> the conversation as a room when the caller takes part in it
 ConversationResolver = Callable[[AsyncConnection, Principal, int, datetime], Awaitable[MessageRoom | None]]
-_resolvers: dict[str, ConversationResolver] = {}
-
-
-def on_conversation_room(name: str, resolver: ConversationResolver) -> None:
-    """Register (or replace, by name: `create_app` may run more than once in a process) the resolver of
-    conversation rooms (meadhall.social.conversations registers it at start)."""
-    _resolvers[name] = resolver
+# (meadhall.social.conversations adds it at start)
+conversation_room: Hook[ConversationResolver] = Hook()
 
 
 async def _conversation_room(conn: AsyncConnection, principal: Principal, raw_id: str, now: datetime
@@ -154,7 +150,7 @@ async def _conversation_room(conn: AsyncConnection, principal: Principal, raw_id
     channel_id = parse_id(raw_id)
     if channel_id is None:
         return None
-    for resolver in list(_resolvers.values()):
+    for resolver in conversation_room:
         room = await resolver(conn, principal, channel_id, now)
         if room is not None:
             return room
@@ -169,7 +165,7 @@ async def access_message_room(conn: AsyncConnection, principal: Principal, raw_i
     try:
         cc = await access_channel(conn, principal, raw_id, now, with_caller=with_caller)
     except AppError as exc:
-        if exc.code != "channel.not_found" or not _resolvers:
+        if exc.code != "channel.not_found" or not conversation_room:
             raise
         found = await _conversation_room(conn, principal, raw_id, now)
         if found is None:

@@ -1,5 +1,5 @@
 """What a higher layer does once a message is sent (Web Push, docs/push.md). Messages know nothing of push; the
-push package registers here (create_app). Two moments:
+push package adds to these hooks from its `setup.py` (create_app). Two moments:
 
 - `record_sent`, inside the send's transaction: a durable note of the work to do (the push outbox row), which
   exists exactly when the message does. It writes and returns; a failure fails the send (the transaction is
@@ -15,6 +15,7 @@ from typing import Any
 
 import structlog
 
+from meadhall.core.hooks import Hook
 from meadhall.db.uow import UnitOfWork
 
 log = structlog.get_logger("meadhall.messages")
@@ -38,33 +39,23 @@ class SentMessage:
 
 SentHook = Callable[[Any, SentMessage], None]  # (the runtime, the message)
 StoredHook = Callable[[Any, UnitOfWork, SentMessage], Awaitable[None]]  # (the runtime, the unit of work, the message)
-_hooks: dict[str, SentHook] = {}
-_stored_hooks: dict[str, StoredHook] = {}
-
-
-def on_message_sent(name: str, hook: SentHook) -> None:
-    """Register (or replace, by name: apps may be built more than once in a process)."""
-    _hooks[name] = hook
-
-
-def on_message_stored(name: str, hook: StoredHook) -> None:
-    """Register (or replace, by name) a hook run inside the send's transaction."""
-    _stored_hooks[name] = hook
+message_sent: Hook[SentHook] = Hook()  # after the commit
+message_stored: Hook[StoredHook] = Hook()  # inside the send's transaction
 
 
 def wanted() -> bool:
     """Whether anyone listens (the send path skips building the value otherwise)."""
-    return bool(_hooks) or bool(_stored_hooks)
+    return bool(message_sent) or bool(message_stored)
 
 
 async def record_sent(rt: Any, uow: UnitOfWork, sent: SentMessage) -> None:
     """Inside the message's transaction; errors propagate (a half-written note must not commit)."""
-    for hook in list(_stored_hooks.values()):
+    for hook in message_stored:
         await hook(rt, uow, sent)
 
 
 def announce_sent(rt: Any, sent: SentMessage) -> None:
-    for name, hook in list(_hooks.items()):
+    for name, hook in message_sent.items():
         try:
             hook(rt, sent)
         except Exception:  # the message is committed: a listener's failure must not fail the send

@@ -1,4 +1,4 @@
-"""Wire link previews into an app: the job that deletes expired cache rows (docs/outbound.md)."""
+"""What link previews add when the app is built (`create_app`): the job that deletes expired cache rows (docs/outbound.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from meadhall.runtime import Runtime
 EXPIRE_EVERY = 600.0  # seconds; an expired row is never served, the job only keeps the table small
 
 
-def install_previews(rt: Runtime) -> None:
+def setup(rt: Runtime) -> None:
     async def expire() -> None:
         async with rt.uow() as uow:
             await delete_expired_previews(uow.conn, uow.now)

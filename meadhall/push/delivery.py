@@ -58,7 +58,7 @@ SECONDS = 5.0
 GONE = {404, 410}
 _MENTION = re.compile(r"<@!?(\d{1,20})>")
 
-__all__ = ["Notice", "Deliveries", "deliveries_of", "on_message_stored", "on_message_sent", "do_send_test"]
+__all__ = ["Notice", "Deliveries", "deliveries_of", "queue_push", "wake_push", "do_send_test"]
 
 
 class Deliveries:
@@ -236,9 +236,9 @@ async def queue_notice(uow: UnitOfWork, notice: Notice) -> None:
     await queries.insert_outbox(uow.conn, uow.next_id(), uow.now, notice_json(notice))
 
 
-async def on_message_stored(rt: Runtime, uow: UnitOfWork, sent: SentMessage) -> None:
-    """The send path's hook inside its transaction (messages/sent_hooks.py): the row exists exactly when the
-    message does."""
+async def queue_push(rt: Runtime, uow: UnitOfWork, sent: SentMessage) -> None:
+    """Added to the send path's `message_stored` hook (messages/sent_hooks.py), inside its transaction: the row
+    exists exactly when the message does."""
     if not rt.settings.web_push_enabled:
         return
     notice = _notice(sent)
@@ -246,8 +246,8 @@ async def on_message_stored(rt: Runtime, uow: UnitOfWork, sent: SentMessage) -> 
         await queue_notice(uow, notice)
 
 
-def on_message_sent(rt: Runtime, sent: SentMessage) -> None:
-    """The send path's hook after its commit: wake the claims, never wait. A path that wrote no row in its
+def wake_push(rt: Runtime, sent: SentMessage) -> None:
+    """Added to the send path's `message_sent` hook, after its commit: wake the claims, never wait. A path that wrote no row in its
     transaction has it written now, off the answer's path."""
     if not rt.settings.web_push_enabled:
         return

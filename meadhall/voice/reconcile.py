@@ -144,7 +144,7 @@ async def forget_old_webhooks(rt: Runtime) -> int:
         return await queries.delete_webhook_events_before(uow.conn, cutoff)
 
 
-def install_voice_jobs(rt: Runtime) -> None:
+def add_voice_jobs(rt: Runtime) -> None:
     async def run() -> None:
         await reconcile(rt)
 

@@ -1,6 +1,6 @@
-"""Wire the voice rooms into an app: the reconciliation jobs and the hooks of the layers below (guild changes
-that may take someone out of voice; calls, which take the user out of their voice room, and whose leavers
-leave the call's media-server room)."""
+"""What the voice rooms add when the app is built (`create_app`): the reconciliation jobs, and callbacks on the
+hooks of the layers below (guild changes that may take someone out of voice; calls, which take the user out of
+their voice room, and whose leavers leave the call's media-server room)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import functools
 
 import structlog
 
-from meadhall.guilds.hooks import on_access_change
+from meadhall.guilds.hooks import access_change
 from meadhall.integrations.livekit import call_room
 from meadhall.runtime import Runtime
-from meadhall.social.calls.hooks import on_voice_context_taken
-from meadhall.social.calls.room_exit import on_call_room_exit
+from meadhall.social.calls.hooks import voice_context_taken
+from meadhall.social.calls.room_exit import call_room_exit
 from meadhall.voice.media import MediaServer
-from meadhall.voice.reconcile import install_voice_jobs
+from meadhall.voice.reconcile import add_voice_jobs
 from meadhall.voice.removal import revalidate_guild
 from meadhall.voice.service import leave_voice_of
 
@@ -51,8 +51,8 @@ async def _out_of_call_room(rt: Runtime, channel_id: int, user_id: int) -> None:
         log.exception("leaving a call's media-server room failed", channel_id=channel_id, user_id=user_id)
 
 
-def install_voice(rt: Runtime) -> None:
-    on_access_change("voice", _access_changed)
-    on_voice_context_taken("voice", _in_a_call)
-    on_call_room_exit("voice", functools.partial(_out_of_call_room, rt))
-    install_voice_jobs(rt)
+def setup(rt: Runtime) -> None:
+    access_change.add("voice", _access_changed)
+    voice_context_taken.add("voice", _in_a_call)
+    call_room_exit.add("voice", functools.partial(_out_of_call_room, rt))
+    add_voice_jobs(rt)

@@ -332,11 +332,11 @@ async def test_mentions_are_handed_to_the_message_sent_hooks(client, accounts, r
     h = await hall(client, accounts, rt)
     hook = await create(Api(client), h.owner, h.general)
     seen: list[Any] = []
-    sent_hooks.on_message_sent("test-webhooks", lambda _rt, sent: seen.append(sent))
+    sent_hooks.message_sent.add("test-webhooks", lambda _rt, sent: seen.append(sent))
     try:
         message = (await execute(client, hook, content=f"ping <@{h.a.id}> and <@{h.outsider.id}>"))["message"]
     finally:
-        sent_hooks._hooks.pop("test-webhooks", None)
+        sent_hooks.message_sent.discard("test-webhooks")
     [sent] = seen
     # Only mentioned users who may view the room; the outsider is mentioned but sees nothing.
     assert (sent.message, sent.mentioned, sent.conversation, sent.guild_id) == (message, [int(h.a.id)], [], int(h.id))

@@ -1,5 +1,6 @@
 """What a change of a conversation's participants does to its ongoing call (docs/social.md, "Calls"),
-registered on the conversations' hook: it runs in the same transaction, before the rows go.
+added to the conversations' `participants_left` hook (calls/setup.py): it runs in the same transaction, before
+the rows go.
 
 - The conversation is deleted: the call ends (`ended` if it was active, else `missed`) with
   `conversation_deleted`; CALL_DELETE reaches the participants it had.
@@ -12,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from meadhall.core.hooks import Hook
 from meadhall.db.uow import UnitOfWork
 from meadhall.runtime import Runtime
 from meadhall.social.calls import queries, transitions
 from meadhall.social.calls.transitions import load_live_calls
-from meadhall.social.conversations.hooks import ParticipantsLeft, on_participants_left
+from meadhall.social.conversations.hooks import ParticipantsLeft
 
 
 async def apply_participants_left(uow: UnitOfWork, change: ParticipantsLeft) -> None:
@@ -37,19 +39,10 @@ async def apply_participants_left(uow: UnitOfWork, change: ParticipantsLeft) -> 
 # One voice context at a time (docs/social.md, "Calls"): starting or joining a call takes the user out of a
 # guild voice room. Voice rooms sit above calls, so they register what that means (voice/setup.py).
 VoiceContextHook = Callable[[Runtime, int], Awaitable[None]]
-_voice_context_hooks: dict[str, VoiceContextHook] = {}
+voice_context_taken: Hook[VoiceContextHook] = Hook()
 
 
-def on_voice_context_taken(name: str, hook: VoiceContextHook) -> None:
-    """Register (or replace, by name: `create_app` may run more than once in a process) a hook."""
-    _voice_context_hooks[name] = hook
-
-
-async def voice_context_taken(rt: Runtime, user_id: int) -> None:
+async def announce_voice_context_taken(rt: Runtime, user_id: int) -> None:
     """After the call's transaction: the user is in a call now, and in no other voice context."""
-    for hook in list(_voice_context_hooks.values()):
+    for hook in voice_context_taken:
         await hook(rt, user_id)
-
-
-def register() -> None:
-    on_participants_left("calls", apply_participants_left)

@@ -77,7 +77,7 @@ async def disconnect_gone(rt: Runtime) -> int:
     return left
 
 
-def install_call_jobs(rt: Runtime) -> None:
+def add_call_jobs(rt: Runtime) -> None:
     async def ringing() -> None:
         await expire_ringing(rt)
 

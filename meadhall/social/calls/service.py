@@ -27,7 +27,7 @@ from meadhall.runtime import Runtime
 from meadhall.social.blocks import check_not_blocked
 from meadhall.social.calls import queries, transitions
 from meadhall.social.calls.events import notify_call
-from meadhall.social.calls.hooks import voice_context_taken
+from meadhall.social.calls.hooks import announce_voice_context_taken
 from meadhall.social.calls.transitions import LiveCall, load_live_calls
 from meadhall.social.calls.views import call_view
 from meadhall.social.conversations.access import (
@@ -124,7 +124,7 @@ async def do_start_call(rt: Runtime, principal: Principal, raw_channel_id: str, 
         live = await create_call_rows(uow, conv, me, media)
         uow.emit(notify_call(EventType.CALL_CREATE, live.view(), live.audience))
         joined = InCall(live.view(), me, await _display_name(uow.conn, me))
-    await voice_context_taken(rt, me)
+    await announce_voice_context_taken(rt, me)
     return _answer(rt, joined, rt.clock.now())
 
 
@@ -172,7 +172,7 @@ async def do_join_call(rt: Runtime, principal: Principal, raw_channel_id: str) -
             await _leave_other_calls(uow, others, me)
             await transitions.join(uow, live, me)
         joined = InCall(live.view(), me, await _display_name(uow.conn, me))
-    await voice_context_taken(rt, me)
+    await announce_voice_context_taken(rt, me)
     return _answer(rt, joined, rt.clock.now())
 
 

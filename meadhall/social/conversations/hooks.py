@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from meadhall.core.hooks import Hook
 from meadhall.db.uow import UnitOfWork
 
 
@@ -23,14 +24,9 @@ class ParticipantsLeft:
 
 
 LeaveHook = Callable[[UnitOfWork, ParticipantsLeft], Awaitable[None]]
-_leave_hooks: dict[str, LeaveHook] = {}
-
-
-def on_participants_left(name: str, hook: LeaveHook) -> None:
-    """Register (or replace, by name: `create_app` may run more than once in a process) a hook."""
-    _leave_hooks[name] = hook
+participants_left: Hook[LeaveHook] = Hook()
 
 
 async def announce_participants_left(uow: UnitOfWork, change: ParticipantsLeft) -> None:
-    for hook in list(_leave_hooks.values()):
+    for hook in participants_left:
         await hook(uow, change)

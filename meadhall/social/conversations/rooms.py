@@ -1,6 +1,6 @@
 """A conversation as a message room (docs/social.md "Messages in conversations"): the ordinary message
-operations work in it through `meadhall.messages.rooms`, which asks this resolver when no guild room
-answers.
+operations work in it through `meadhall.messages.rooms`, which asks this resolver (its `conversation_room`
+hook, filled by conversations/setup.py) when no guild room answers.
 
 Every participant holds the same fixed set of permissions; nobody holds more. So there is no
 `@everyone` (MENTION_EVERYONE), no slowmode to bypass, and nobody edits, deletes or removes reactions of
@@ -25,7 +25,7 @@ from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.errors import permission_denied
 from meadhall.guilds.rows import ChannelRow
-from meadhall.messages.rooms import MessageRoom, on_conversation_room
+from meadhall.messages.rooms import MessageRoom
 from meadhall.social.blocks import check_not_blocked
 from meadhall.social.conversations.access import Conversation, load_conversation
 
@@ -89,7 +89,3 @@ async def conversation_room(conn: AsyncConnection, principal: Principal, channel
     if found is None or not found.has(principal.user_id):
         return None
     return ConversationRoom(found, principal.user_id)
-
-
-def register() -> None:
-    on_conversation_room("social.conversations", conversation_room)
