@@ -164,6 +164,32 @@ COLUMNS: dict[str, Column] = {c.name: c for c in (
         ("meadhall.admin.stats.queries",),
         "tests/db/test_migrations.py::test_0020_counts_existing_messages_per_room_and_day_then_keeps_counting",
     ),
+    Column(
+        "messages_search",
+        "the FTS5 trigram index of messages.content_norm (SQLite; PostgreSQL uses a trigram index, no trigger)",
+        "messages_search",
+        Triggers(("messages_search_insert", "messages_search_delete", "messages_search_update"), ()),
+        ("meadhall.messages.search",),
+        "tests/messages/test_search.py::test_edited_messages_are_found_by_new_text_and_deleted_ones_vanish",
+    ),
+    Column(
+        "users_search",
+        "the FTS5 trigram index of users.username_norm and display_name_norm (SQLite; PostgreSQL uses trigram "
+        "indexes, no trigger)",
+        "users_search",
+        Triggers(("users_search_insert", "users_search_delete", "users_search_update"), ()),
+        ("meadhall.admin.users.queries",),
+        "tests/admin/test_users_list.py::test_search_follows_a_renamed_display_name_and_quotes",
+    ),
+    Column(
+        "user_name_grams",
+        "how many accounts have each string of one or two characters in their names (totals of short searches)",
+        "user_name_grams.users",
+        Triggers(("user_name_grams_insert", "user_name_grams_delete", "user_name_grams_update"),
+                 ("user_name_grams_insert_delete", "user_name_grams_update")),
+        ("meadhall.admin.users.queries",),
+        "tests/admin/test_users_list.py::test_totals_of_short_parts_follow_registrations_renames_and_removals",
+    ),
 )}
 
 CACHES: dict[str, Cache] = {c.name: c for c in (

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -24,9 +24,6 @@ V = TypeVar("V")
 T = TypeVar("T")
 
 Bind = AsyncConnection | AsyncEngine
-
-# The caches built in this process, by their registry name (tests empty them and check them against the registry).
-BUILT: dict[str, VersionedCache[Any, Any, Any]] = {}
 
 
 def _one(_value: object) -> int:
@@ -47,7 +44,6 @@ class VersionedCache(Generic[K, V, T]):
         self._size = size
         self._entries: OrderedDict[tuple[int, K], tuple[V, T]] = OrderedDict()
         self._held = 0
-        BUILT[name] = self
 
     def __len__(self) -> int:
         return len(self._entries)
