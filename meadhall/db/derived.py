@@ -90,7 +90,7 @@ COLUMNS: dict[str, Column] = {c.name: c for c in (
     Column(
         "message_version",
         "a number that rises with every insert, update and delete of a room's messages, in the writing "
-        "transaction (the message flags below included)",
+        "transaction (the flags `reacted` and `has_attachments` included)",
         "channels.message_version",
         _MESSAGE_VERSION,
         ("meadhall.messages.page_cache", "meadhall.social.conversations.last_messages",
