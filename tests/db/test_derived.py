@@ -90,3 +90,11 @@ def test_caches_are_built_only_by_the_modules_the_registry_names():
                 for path in (ROOT / "meadhall").rglob("*.py") if path.relative_to(ROOT) != THE_CACHE
                 and "VersionedCache(" in path.read_text(encoding="utf-8")}
     assert building == {cache.module for cache in derived.CACHES.values()}
+
+
+def test_every_kept_by_trigger_comment_names_a_listed_column():
+    marker = re.compile(r"kept by triggers?: see derived registry ((?:\"\w+\"(?:,? (?:and )?)?)+)")
+    named = {name for path in (ROOT / "meadhall").rglob("*.py")
+             for found in marker.finditer(path.read_text(encoding="utf-8"))
+             for name in re.findall(r"\"(\w+)\"", found.group(1))}
+    assert named and named <= set(derived.COLUMNS)
