@@ -173,7 +173,7 @@ def _codes(names: Iterable[str]) -> str:
 def render_derived_state() -> str:
     columns = sorted(derived.COLUMNS.values(), key=lambda c: c.name)
     caches = sorted(derived.CACHES.values(), key=lambda c: c.name)
-    empty = sorted(e.name for e in (*columns, *caches) if not e.holds.strip())
+    empty = sorted(e.name for e in derived.entries() if not e.holds.strip())
     if empty:
         raise ValueError(f"derived state (db/derived.py): empty meaning for {empty}")
     column_rows = [(f"`{c.name}`", f"`{c.column}`", c.holds, _codes(c.triggers.sqlite), _codes(c.triggers.postgres),
