@@ -21,6 +21,7 @@ from annotated_types import Ge, Le
 
 from meadhall.config import Settings
 from meadhall.core import errors, limits, permissions, ratelimit
+from meadhall.db import derived
 from meadhall.realtime import events
 
 DEFAULT_DIR = Path("docs/reference")
@@ -162,6 +163,42 @@ def render_permissions() -> str:
     )
 
 
+# ---------------------------------------------------------------- derived state
+
+
+def _codes(names: Iterable[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names) or "none"
+
+
+def render_derived_state() -> str:
+    columns = sorted(derived.COLUMNS.values(), key=lambda c: c.name)
+    caches = sorted(derived.CACHES.values(), key=lambda c: c.name)
+    empty = sorted(e.name for e in derived.entries() if not e.holds.strip())
+    if empty:
+        raise ValueError(f"derived state (db/derived.py): empty meaning for {empty}")
+    column_rows = [(f"`{c.name}`", f"`{c.column}`", c.holds, _codes(c.triggers.sqlite), _codes(c.triggers.postgres),
+                    _codes(c.relied_on_by), f"`{c.proof}`") for c in columns]
+    cache_rows = [(f"`{c.name}`", c.holds, f"`{c.version}`", f"{c.bound:,} {c.unit}", c.after_write.value,
+                   f"`{c.module}`", _codes(c.relied_on_by), f"`{c.proof}`") for c in caches]
+    return (
+        _generated("meadhall/db/derived.py (COLUMNS, CACHES)")
+        + "# Derived state\n\n"
+        "Values worked out from other rows and kept. Columns are kept by database triggers, so the Python that "
+        "causes a change never writes them; a comment `kept by trigger: see derived registry \"name\"` marks "
+        "the reads that rely on one. Caches are kept per process by `meadhall/db/kept.py` under one of those "
+        "columns (their version) and used only while the version read in the current transaction is the one "
+        "they were kept at, so a change made on any node shows on the next request. Each entry names the test "
+        "that proves it (see [../architecture.md](../architecture.md), \"Derived state\").\n\n"
+        "## Columns kept by triggers\n\n"
+        + _table(("Name", "Column", "Holds", "SQLite triggers", "PostgreSQL triggers", "Relied on by", "Test"),
+                 column_rows)
+        + "\n## Per-process caches\n\n"
+        "A cache's bound counts what its unit says; past it the least recently used entries go first. "
+        "\"After a write\": whether what a transaction that already wrote rows read may be kept.\n\n"
+        + _table(("Cache", "Holds", "Version", "Bound", "After a write", "Module", "Used by", "Test"), cache_rows)
+    )
+
+
 # ---------------------------------------------------------------- configuration
 
 
@@ -213,6 +250,8 @@ def render_configuration() -> str:
 PAGES: dict[str, tuple[str, str, Callable[[], str]]] = {
     "configuration.md": ("Configuration", "every environment variable, its default and meaning",
                          render_configuration),
+    "derived-state.md": ("Derived state", "every trigger-kept column and per-process cache: version, triggers, "
+                         "bound, who relies on it, the test that proves it", render_derived_state),
     "errors.md": ("Error codes", "every error code, its HTTP status and meaning", render_errors),
     "events.md": ("Gateway event types", "every dispatch type, when it is emitted and who receives it",
                   render_events),

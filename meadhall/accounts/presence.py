@@ -122,6 +122,7 @@ async def announce_profile(uow: UnitOfWork, row: UserRow) -> None:
     receivers = (await friends_of(uow.conn, [user_id])).get(user_id, [])
     if receivers:
         # `style_count`: no style of any scope, no lookup (the row is the one just written).
+        # kept by trigger: see derived registry "style_count"
         style = (await friends_styles(uow.conn, [user_id])).get(user_id) if row["style_count"] else None
         uow.emit(notify_presence(row, uow.now, receivers, style))
 

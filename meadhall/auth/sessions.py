@@ -4,7 +4,6 @@ docs/architecture.md). The lowest identity layer: accounts builds sign-in on it,
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -20,6 +19,7 @@ from meadhall.core.crypto import new_token, token_digest
 from meadhall.core.errors import AppError
 from meadhall.core.hooks import Hook
 from meadhall.db import dialect
+from meadhall.db.kept import VersionedCache
 from meadhall.db.uow import UnitOfWork
 from meadhall.runtime import Runtime
 
@@ -93,19 +93,19 @@ async def authenticate(rt: Runtime, token: str, *, via_cookie: bool, client: Cli
     now = rt.clock.now()
     digest = token_digest(token)
     # Read before the session: a revocation committed in between shows as a newer epoch next time.
+    # kept by trigger: see derived registry "auth_epoch"
     epoch = await dialect.auth_epoch(rt.engine)
-    cache = _cache_of(rt)
-    cached = cache.get(digest)
-    if cached is not None and cached[0] == epoch and _at_rest(rt, cached[1], digest, now):
-        return Authenticated(_principal(cached[1], via_cookie), None)
+    cached = SESSIONS.get(rt.engine, digest, epoch)
+    if cached is not None and _at_rest(rt, cached, digest, now):
+        return Authenticated(_principal(cached, via_cookie), None)
     try:
         row = await live_session(rt, digest, now)
     except AppError:
-        cache.pop(digest, None)
+        SESSIONS.discard(rt.engine, digest)
         raise
     rotated, written = await _refresh(rt, row, digest, now, client)
     if rotated is None:
-        _remember(cache, digest, epoch, cast(SessionWithAccount, {**row, **written}))
+        SESSIONS.put(rt.engine, digest, epoch, cast(SessionWithAccount, {**row, **written}))
     return Authenticated(_principal(row, via_cookie), rotated)
 
 
@@ -139,25 +139,10 @@ async def live_session(rt: Runtime, digest: str, now: datetime) -> SessionWithAc
 # nothing is due (expiry, activity refresh, rotation, the end of an old token's grace period); otherwise
 # the session is read again as before. A cached `last_used_at` may be older than the stored one (another
 # node refreshed it), which only makes the refresh due sooner here and never expires a live session:
-# expiry and refresh are decided on a fresh read.
+# expiry and refresh are decided on a fresh read. It is the derived registry's cache "sessions" (db/derived.py).
 
-MAX_CACHED_SESSIONS = 20_000
-_Cache = dict[str, tuple[int, SessionWithAccount]]  # token digest -> (auth epoch, session as read then)
-_CACHES: weakref.WeakKeyDictionary[Any, _Cache] = weakref.WeakKeyDictionary()
-
-
-def _cache_of(rt: Runtime) -> _Cache:
-    engine = rt.engine.sync_engine
-    cache = _CACHES.get(engine)
-    if cache is None:
-        cache = _CACHES[engine] = {}
-    return cache
-
-
-def _remember(cache: _Cache, digest: str, epoch: int, row: SessionWithAccount) -> None:
-    if len(cache) >= MAX_CACHED_SESSIONS:
-        cache.pop(next(iter(cache)))  # the oldest entry
-    cache[digest] = (epoch, row)
+# token digest -> the session as read then, under the auth epoch read before it (per engine).
+SESSIONS: VersionedCache[str, int, SessionWithAccount] = VersionedCache("sessions")
 
 
 def _at_rest(rt: Runtime, row: SessionWithAccount, digest: str, now: datetime) -> bool:

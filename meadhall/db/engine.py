@@ -48,8 +48,8 @@ _DML = ("INSERT", "UPDATE", "DELETE", "REPLAC")
 
 
 def _track_writes(engine: AsyncEngine) -> None:
-    """Flag connections whose transaction wrote rows (the permission cache must not keep what such a
-    transaction reads, see realtime/guild_state.py). The flag is reset when a unit of work begins."""
+    """Flag connections whose transaction wrote rows (a versioned cache must not keep what such a
+    transaction reads, see db/kept.py). The flag is reset when a unit of work begins."""
 
     @event.listens_for(engine.sync_engine, "before_cursor_execute")
     def _on_execute(conn: Any, _cursor: Any, statement: str, _params: Any, _context: Any, _many: bool) -> None:
@@ -101,9 +101,9 @@ _ENGINE_TOKENS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary(
 _TOKENS = itertools.count(1)
 
 
-def engine_token(conn: AsyncConnection) -> int:
-    """A small number naming the connection's engine for as long as it lives."""
-    engine = conn.engine.sync_engine
+def engine_token(bind: AsyncConnection | AsyncEngine) -> int:
+    """A small number naming the engine (or the connection's engine) for as long as it lives."""
+    engine = bind.sync_engine
     token = _ENGINE_TOKENS.get(engine)
     if token is None:
         token = _ENGINE_TOKENS[engine] = next(_TOKENS)

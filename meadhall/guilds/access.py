@@ -97,6 +97,7 @@ async def load_guild_context(conn: AsyncConnection, principal: Principal, guild_
     guild = await guild_queries.select_guild(conn, guild_id)
     if guild is None:
         return None
+    # kept by trigger: see derived registry "perm_version"
     state = await cached_state(conn, guild_id, int(guild["perm_version"]))
     return None if state is None else _context_from_state(principal, guild, state, now)
 

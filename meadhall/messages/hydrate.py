@@ -55,7 +55,8 @@ async def page_parts(conn: AsyncConnection, rows: Sequence[MessageFields], *, wi
     if not rows:
         return PageParts([], [], {}, set())
     replied = await _replied(conn, rows)
-    # Most messages have no files: the flag (set by a trigger) spares a page the query.
+    # Most messages have no files: the flag spares a page the query.
+    # kept by trigger: see derived registry "has_attachments" and "reacted"
     attached = [r["id"] for r in rows if r["has_attachments"]] if with_attachments else None
     files = await attachment_views(conn, attached) if attached else {}
     keys = [(r["id"], r["author_id"], r["reply_to_id"], bool(r["reacted"])) for r in rows]

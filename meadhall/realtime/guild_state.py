@@ -1,5 +1,6 @@
-"""Everything that decides permissions in one guild, loaded in five queries and cached per process
-under the guild's `perm_version` (kept current by database triggers, see migration 0007).
+"""Everything that decides permissions in one guild, loaded in five queries (realtime/queries.py) and cached
+per process under the guild's `perm_version` (kept by triggers: see derived registry "perm_version" and the
+cache "guild_states", db/derived.py).
 
 A cached state is used only while the version read in the current transaction equals the one it was
 loaded under, so a change made by any node or process invalidates it at once. States are stored only
@@ -8,19 +9,16 @@ from transactions that have not changed permission data themselves (their versio
 
 from __future__ import annotations
 
-from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import RowMapping, select
+from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.core import permissions as perms
 from meadhall.core.clock import as_utc
-from meadhall.db.engine import WROTE_FLAG, engine_token
-from meadhall.db.schema import channels, guilds, member_roles, members, permission_overrides, roles, users
-
-MAX_CACHED_GUILDS = 4096
+from meadhall.db.kept import VersionedCache
+from meadhall.realtime import queries
 
 
 @dataclass(frozen=True)
@@ -82,38 +80,22 @@ def viewers_of(contexts: list[perms.MemberContext], roles: perms.GuildRoles,
     )
 
 
-# Keyed by (engine token, guild id): two databases never share cache entries.
-_CACHE: OrderedDict[tuple[int, int], GuildState] = OrderedDict()
+# Keyed by guild id (per engine: two databases never share entries), under the guild's permission version.
+STATES: VersionedCache[int, int, GuildState] = VersionedCache("guild_states")
 
 
 async def load_state(conn: AsyncConnection, guild_id: int) -> GuildState | None:
-    head = (await conn.execute(
-        select(guilds.c.perm_version, guilds.c.owner_id).where(guilds.c.id == guild_id)
-    )).first()
+    head = await queries.select_perm_head(conn, guild_id)
     if head is None:
         return None
-    member_rows = (await conn.execute(
-        select(members, users.c.is_instance_admin).join(users, users.c.id == members.c.user_id)
-        .where(members.c.guild_id == guild_id)
-    )).mappings().all()
-    held: dict[int, set[int]] = defaultdict(set)
-    for user_id, role_id in (await conn.execute(
-        select(member_roles.c.user_id, member_roles.c.role_id).where(member_roles.c.guild_id == guild_id)
-    )).all():
-        held[user_id].add(role_id)
-    role_rows = list((await conn.execute(
-        select(roles).where(roles.c.guild_id == guild_id).order_by(roles.c.position, roles.c.id)
-    )).mappings())
-    overrides: dict[int, list[RowMapping]] = defaultdict(list)
-    for row in (await conn.execute(
-        select(permission_overrides).join(channels, channels.c.id == permission_overrides.c.channel_id)
-        .where(channels.c.guild_id == guild_id).order_by(permission_overrides.c.target_id)
-    )).mappings():
-        overrides[row["channel_id"]].append(row)
+    member_rows = await queries.select_members_with_admin_flag(conn, guild_id)
+    held = await queries.select_held_roles(conn, guild_id)
+    role_rows = await queries.select_roles_in_order(conn, guild_id)
+    overrides = await queries.select_overrides_by_room(conn, guild_id)
     return GuildState(
         guild_id=guild_id,
-        version=int(head[0]),
-        owner_id=int(head[1]),
+        version=head[0],
+        owner_id=head[1],
         role_rows=role_rows,
         roles=perms.GuildRoles(guild_id, {r["id"]: int(r["permissions"]) for r in role_rows},
                                {r["id"]: int(r["position"]) for r in role_rows}),
@@ -121,22 +103,18 @@ async def load_state(conn: AsyncConnection, guild_id: int) -> GuildState | None:
             m["user_id"]: MemberInfo(m, frozenset(held.get(m["user_id"], ())), bool(m["is_instance_admin"]))
             for m in member_rows
         },
-        overrides=dict(overrides),
+        overrides=overrides,
     )
 
 
 async def cached_state(conn: AsyncConnection, guild_id: int, version: int, *, store: bool = True
                        ) -> GuildState | None:
     """The state at `version` (read by the caller in this transaction), from the cache when current."""
-    key = (engine_token(conn), guild_id)
-    state = _CACHE.get(key)
-    if state is not None and state.version == version:
-        _CACHE.move_to_end(key)
+    state = STATES.get(conn, guild_id, version)
+    if state is not None:
         return state
     state = await load_state(conn, guild_id)
-    # A transaction that already wrote may hold a version that never commits: use, don't keep.
-    if state is not None and store and state.version == version and not conn.info.get(WROTE_FLAG):
-        _CACHE[key] = state
-        if len(_CACHE) > MAX_CACHED_GUILDS:
-            _CACHE.popitem(last=False)
+    # Kept only at the version the caller read (the cache itself refuses what a writing transaction read).
+    if state is not None and store and state.version == version:
+        STATES.put(conn, guild_id, version, state)
     return state

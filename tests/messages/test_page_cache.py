@@ -108,11 +108,11 @@ async def test_a_node_sees_changes_made_on_another(client, accounts, rt, setting
 
 
 async def test_the_cache_keeps_at_most_its_bound(client, accounts, rt, monkeypatch):
-    monkeypatch.setattr(page_cache, "MAX_CACHED_PAGES", 2)
-    page_cache._CACHE.clear()
+    monkeypatch.setattr(page_cache.PAGES, "max_size", 2)
+    page_cache.PAGES.clear()
     h = await hall(client, accounts, rt)
     for i in range(4):
         await post(client, h.a, h.general, f"m{i}")
     for limit in (1, 2, 3, 1):
         assert contents(await history(client, h.b, h.general, limit=limit)) == [f"m{3 - i}" for i in range(limit)]
-        assert len(page_cache._CACHE) <= 2
+        assert len(page_cache.PAGES) <= 2

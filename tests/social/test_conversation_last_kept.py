@@ -61,8 +61,8 @@ async def test_a_node_sees_changes_made_on_another(api, accounts, rt, settings, 
 
 
 async def test_the_kept_messages_stay_within_their_bound(api, accounts, monkeypatch):
-    monkeypatch.setattr(last_messages, "MAX_KEPT", 2)
-    last_messages._KEPT.clear()
+    monkeypatch.setattr(last_messages.KEPT, "max_size", 2)
+    last_messages.KEPT.clear()
     me = await accounts.register("me")
     for i in range(3):
         other = await accounts.register(f"other{i}")
@@ -71,4 +71,4 @@ async def test_the_kept_messages_stay_within_their_bound(api, accounts, monkeypa
     for _ in range(2):
         shown = {c["last_message"]["content"] for c in await conversations_of(api, me)}
         assert shown == {"hello 0", "hello 1", "hello 2"}
-        assert len(last_messages._KEPT) <= 2
+        assert len(last_messages.KEPT) <= 2

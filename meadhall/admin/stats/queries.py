@@ -96,6 +96,7 @@ class MessageDays:
 async def select_message_days(conn: AsyncConnection, first_day: int) -> MessageDays:
     """Every message, and the messages of each day from `first_day` on: one pass over room_days, the days
     before `first_day` summed as one group."""
+    # kept by trigger: see derived registry "room_days"
     day = case((room_days.c.day >= first_day, room_days.c.day), else_=None).label("counted_day")
     rows = (await conn.execute(select(day, func.sum(room_days.c.messages)).group_by(day.name))).all()
     per_day = {int(d): int(n) for d, n in rows if d is not None}

@@ -1,6 +1,7 @@
 """Who hears of a user's profile change in each of their guilds (MEMBER_UPDATE), kept per process under the
-permission versions of those guilds (migration 0007): a user in 100 guilds changing
-their status again reads 100 version numbers instead of every member of every guild.
+permission versions of those guilds (derived registry "perm_version"; this cache is its entry "profile_audiences",
+db/derived.py): a user in 100 guilds changing their status again reads 100 version numbers instead of every
+member of every guild.
 
 A version changes with every insert, update and delete of the guild's members (nickname and timeout included)
 and of the roles they hold, so kept audiences are used exactly while every one of the user's guilds, and the
@@ -14,18 +15,14 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.core.kept import Kept
-from meadhall.db.engine import engine_token
+from meadhall.db.kept import VersionedCache
 from meadhall.guilds.members import queries
 from meadhall.guilds.members.queries import ProfileAudience
 
-# The kept member ids, all users together.
-MAX_KEPT_MEMBERS = 1_000_000
-
 Versions = tuple[tuple[int, int], ...]
-# (engine token, user id) -> the audiences, under the versions read before them.
-_KEPT: Kept[tuple[int, int], Versions, list[ProfileAudience]] = Kept(
-    MAX_KEPT_MEMBERS, lambda audiences: sum(len(a.members) for a in audiences))
+# user id -> the audiences, under the versions read before them; the bound counts member ids, all users together.
+KEPT: VersionedCache[int, Versions, list[ProfileAudience]] = VersionedCache(
+    "profile_audiences", lambda audiences: sum(len(a.members) for a in audiences))
 
 
 async def profile_audiences(conn: AsyncConnection, user_id: int) -> list[ProfileAudience]:
@@ -33,13 +30,14 @@ async def profile_audiences(conn: AsyncConnection, user_id: int) -> list[Profile
     only when a version moved. Only for transactions that changed no guild's members, roles or rooms (a profile
     change writes the users row alone): a version such a transaction raised might never commit, and a later
     one could take the same number. The audiences returned are shared: never change them."""
+    # kept by trigger: see derived registry "perm_version"
     versions = await queries.select_guild_versions_of_user(conn, user_id)
     if not versions:
         return []
-    key = (engine_token(conn), user_id)
-    kept = _KEPT.entry(key)
-    if kept is not None and kept[0] == versions:
-        return kept[1]
+    kept = KEPT.get(conn, user_id, versions)
+    if kept is not None:
+        return kept
     audiences = await queries.select_profile_audiences(conn, user_id)
-    _KEPT.put(key, versions, audiences)
+    # Kept although the transaction wrote (the registry's AfterWrite.SOURCES_UNWRITTEN): see the docstring.
+    KEPT.put(conn, user_id, versions, audiences)
     return audiences

@@ -132,6 +132,7 @@ async def announce_profile(uow: UnitOfWork, user: account_queries.UserRow) -> No
     if not guilds:
         return
     summary = user_summary(user, now)  # the same user in every guild: made once
+    # kept by trigger: see derived registry "style_count"
     styles = await user_guild_style_views(uow.conn, user_id) if user["style_count"] else {}
     uow.emit(*[notify_member(EventType.MEMBER_UPDATE,
                              member_view(g.membership, user, g.role_ids, now, summary=summary,

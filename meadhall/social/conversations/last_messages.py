@@ -4,44 +4,42 @@ A conversation list (and READY) shows the last message of every conversation: 30
 built 300 messages per request, most of them the same as the request before. What such a message shows
 that is the same for every viewer (messages/hydrate.PageParts of one message) is kept here under its room's
 `message_version`, which triggers raise in the same transaction as any change to the room's messages
-(migration 0010), reactions and files included: an entry is used only while the version read with the room
+(migration 0010; derived registry "message_version", db/derived.py, where this cache is the entry
+"last_messages"), reactions and files included: an entry is used only while the version read with the room
 is the one it was built at, so an edit, a deletion, a pin or a new message on any node is seen by the next
 request. Authors, reactions and whether the viewer may see a replied message are worked out for every
 request (messages/hydrate.assemble), as for history pages (messages/page_cache.py)."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.db.engine import WROTE_FLAG, engine_token
+from meadhall.db.kept import VersionedCache
 from meadhall.messages import queries as message_queries
 from meadhall.messages.hydrate import PageParts, page_parts
 from meadhall.messages.rows import MessageRow
 from meadhall.social.conversations import queries
 
-# One message's parts take about 2.2 KiB (tracemalloc): at most about 9 MiB in all, the last messages of
-# some 13 lists of 300 conversations.
-MAX_KEPT = 4096
 # Past this many messages to read, the user's rooms' last messages are read through their own rows in one
 # statement (no list of pairs to expand and bind); below it, only the missing pairs are asked for.
 READ_ALL_FROM = 16
 
 
 class _Kept(NamedTuple):
-    """One message's parts (PageParts.each) and the room's version they were built at."""
+    """One message's parts (PageParts.each)."""
 
-    version: int
     base: dict[str, Any]
     key: tuple[int, int | None, int | None, bool]
     replied: MessageRow | None
     author_ids: frozenset[int]
 
 
-_KEPT: OrderedDict[tuple[int, int, int], _Kept] = OrderedDict()
+# (room id, message id) -> the message's parts, under the room's message version. The bound (4,096 messages of
+# about 2.2 KiB by tracemalloc: the last messages of some 13 lists of 300 conversations) is the registry's.
+KEPT: VersionedCache[tuple[int, int], int, _Kept] = VersionedCache("last_messages")
 
 
 class LastMessage(NamedTuple):
@@ -57,18 +55,16 @@ async def last_message_parts(conn: AsyncConnection, user_id: int, wanted: Sequen
     """The parts of the `wanted` messages of the user's conversations, kept ones first, the others read in
     at most two statements. Joined as they are found rather than through PageParts.joined: 300 one-message
     parts cost more to join than to look up."""
-    token = engine_token(conn)
+    kept_here = KEPT.scope(conn)
     bases: list[dict[str, Any]] = []
     keys: list[tuple[int, int | None, int | None, bool]] = []
     replied: dict[int, MessageRow] = {}
     author_ids: set[int] = set()
     missing: list[LastMessage] = []
-    get, move = _KEPT.get, _KEPT.move_to_end
+    get = kept_here.get
     for last in wanted:
-        key = (token, last.channel_id, last.message_id)
-        kept = get(key)
-        if kept is not None and kept.version == last.version:
-            move(key)
+        kept = get((last.channel_id, last.message_id), last.version)
+        if kept is not None:
             bases.append(kept.base)
             keys.append(kept.key)
             if kept.replied is not None:
@@ -82,14 +78,11 @@ async def last_message_parts(conn: AsyncConnection, user_id: int, wanted: Sequen
     rows = await _rows(conn, user_id, missing)
     read = [last for last in missing if last.message_id in rows]
     made = (await page_parts(conn, [rows[last.message_id] for last in read])).each()
-    # A transaction that already wrote may hold a version that never commits: use, don't keep.
-    if not conn.info.get(WROTE_FLAG):
-        for last, parts in zip(read, made, strict=True):
-            ref = next(iter(parts.replied.values()), None)
-            _KEPT[(token, last.channel_id, last.message_id)] = _Kept(
-                last.version, parts.bases[0], parts.keys[0], ref, frozenset(parts.author_ids))
-        while len(_KEPT) > MAX_KEPT:
-            _KEPT.popitem(last=False)
+    for last, parts in zip(read, made, strict=True):
+        ref = next(iter(parts.replied.values()), None)
+        if not kept_here.put((last.channel_id, last.message_id), last.version,
+                             _Kept(parts.bases[0], parts.keys[0], ref, frozenset(parts.author_ids))):
+            break  # a transaction that already wrote keeps none of them
     return PageParts.joined([found, *made])
 
 

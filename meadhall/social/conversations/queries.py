@@ -63,7 +63,7 @@ _MINE = select(dm_participants.c.channel_id).where(dm_participants.c.user_id == 
 _MINE_ALIAS = dm_participants.alias("mine")
 # What a Conversation object shows of its room (conversations.views reads them as tuples, in this order), and
 # the version its kept last message is checked against: a list of 300 read all 18 columns of `channels`, most
-# a guild room's.
+# a guild room's. kept by trigger: see derived registry "last_message_id", "has_private", "message_version".
 LISTED_NAMES = ("id", "is_group", "name", "icon_file_id", "dm_owner_id", "last_message_id", "has_private",
                 "message_version", "created_at")
 _LISTED = tuple(channels.c[name] for name in LISTED_NAMES)

@@ -1,5 +1,6 @@
-"""Each user's friends, kept per process under their relationship stamp (db/schema/social.py): a status change
-of a user with 1,000 friends reads one value instead of 1,000 ids (0.15 -> 0.03 ms on SQLite, docs/benchmarks.md).
+"""Each user's friends, kept per process under their relationship stamp (db/schema/social.py; derived registry
+"relationship_stamp", this cache its entry "friends", db/derived.py): a status change of a user with 1,000 friends
+reads one value instead of 1,000 ids (0.15 -> 0.03 ms on SQLite, docs/benchmarks.md).
 
 The stamp and the ids are read by one statement, so a kept list is exactly the one its stamp stands for; a stamp
 never repeats, so a list kept by a transaction that rolled back can never be taken for a later one. Every node
@@ -12,27 +13,24 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.core.kept import Kept
-from meadhall.db.engine import engine_token
+from meadhall.db.kept import VersionedCache
 from meadhall.social.relationships import queries
 
-# The kept ids, all users together (some 40 MB of Python integers at most).
-MAX_KEPT_IDS = 1_000_000
-
-# (engine token, user id) -> friends' ids, under the stamp: two databases in one process never share an entry.
-_KEPT: Kept[tuple[int, int], int, tuple[int, ...]] = Kept(MAX_KEPT_IDS, len)
+# user id -> friends' ids, under the stamp; the bound counts the ids, all users together.
+KEPT: VersionedCache[int, int, tuple[int, ...]] = VersionedCache("friends", len)
 
 
 async def friend_ids_of(conn: AsyncConnection, user_id: int) -> tuple[int, ...]:
     """The ids of the user's friends, in the order the database gave them (an event sorts its audience if need be)."""
-    key = (engine_token(conn), user_id)
-    kept = _KEPT.entry(key)
+    kept_here = KEPT.scope(conn)
+    kept = kept_here.entry(user_id)
+    # kept by trigger: see derived registry "relationship_stamp"
     stamp, ids = await queries.select_friend_ids_unless(conn, user_id, None if kept is None else kept[0])
     if ids is None and kept is not None:
         return kept[1]
     friends = tuple(ids or ())
     if stamp is not None:
-        _KEPT.put(key, stamp, friends)
+        kept_here.put(user_id, stamp, friends)
     return friends
 
 
