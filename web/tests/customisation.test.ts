@@ -9,16 +9,16 @@ import {
 } from "../src/settings/guild/custom/forms";
 
 const role = (id: string, position: number, extra: Partial<Role> = {}): Role => ({
-  id, guild_id: "1", name: `role${id}`, color: 0, position, permissions: "", hoist: false, is_default: false, ...extra,
+  id, guild_id: "1", name: `role${id}`, color: 0, position, permissions: "", hoist: false, is_default: false, frame_id: null, icon_id: null, ...extra,
 });
 const item = (id: string, kind: Cosmetic["kind"]): Cosmetic => ({ id, guild_id: "1", kind, name: `item${id}`, file_id: `f${id}`, created_at: "" });
 const style = (extra: Partial<Style>): Style => ({ scope: "guild", guild_id: "1", frame_id: null, icon_id: null, color: null, updated_at: "", ...extra });
 
 function guildWith(roles: Role[], cosmetics: Cosmetic[] | undefined): GuildSnapshot {
   return {
-    id: "1", name: "Hall", description: null, icon_file_id: null, owner_id: "9", member_count: 1, system_channel_id: null,
+    id: "1", name: "Hall", description: null, icon_file_id: null, banner_file_id: null, splash_file_id: null, public: false, public_invite_code: null, is_main: false, owner_id: "9", member_count: 1, system_channel_id: null,
     created_at: "", roles, channels: [], emojis: [], cosmetics,
-    member: { guild_id: "1", user: { id: "5" } as never, nick: null, roles: [], joined_at: "", timeout_until: null },
+    member: { guild_id: "1", user: { id: "5" } as never, nick: null, roles: [], joined_at: "", timeout_until: null, style: null },
   };
 }
 const member = (roles: string[], s: Style | null = null): Pick<Member, "roles" | "style"> => ({ roles, style: s });
