@@ -118,11 +118,11 @@ describe("store reducers", () => {
 
   it("typing marks lapse after 10 s and end when that user's message arrives", () => {
     const s = readyState();
-    applyEvent(s, "TYPING_START", { channel_id: "100", user_id: "2" }, 1000);
-    applyEvent(s, "TYPING_START", { channel_id: "100", user_id: "1" }, 1000);
+    applyEvent(s, "TYPING_START", { channel_id: "100", guild_id: "10", timestamp: "", user_id: "2" }, 1000);
+    applyEvent(s, "TYPING_START", { channel_id: "100", guild_id: "10", timestamp: "", user_id: "1" }, 1000);
     expect(typingIn(s, "100", 1000)).toEqual(["2"]);
     expect(typingIn(s, "100", 1000 + TYPING_MS)).toEqual([]);
-    applyEvent(s, "TYPING_START", { channel_id: "100", user_id: "2" }, 5000);
+    applyEvent(s, "TYPING_START", { channel_id: "100", guild_id: "10", timestamp: "", user_id: "2" }, 5000);
     applyEvent(s, "MESSAGE_CREATE", message("8"));
     expect(typingIn(s, "100", 5001)).toEqual([]);
   });

@@ -108,9 +108,9 @@ describe("voice states in the store", () => {
 
   it("leaving the server or losing it drops its voice states", () => {
     const state = readyState([vs("2", ROOM), vs("3", ROOM)]);
-    applyEvent(state, "MEMBER_REMOVE", { guild_id: G, user: { id: "2" } });
+    applyEvent(state, "MEMBER_REMOVE", { guild_id: G, user: member("2").user });
     expect(participantsOf(state, G, ROOM).map((v) => v.user_id)).toEqual(["3"]);
-    applyEvent(state, "GUILD_DELETE", { id: G });
+    applyEvent(state, "GUILD_DELETE", { id: G, reason: "deleted" });
     expect(state.voiceStates[G]).toBeUndefined();
   });
 
