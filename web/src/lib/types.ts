@@ -110,7 +110,7 @@ export type Message = Refined<Schemas["Message"], {
 
 export type ReadState = Schemas["ReadState"];
 
-/** A direct conversation (OpenAPI: getConversation): `members` are all participants, the receiver included,
+/** A direct conversation (OpenAPI: listConversations): `members` are all participants, the receiver included,
  * earliest joined first; `counterpart` the other participant of a one-to-one (groups: null). */
 export type Conversation = Refined<Schemas["Conversation"], {
   members: UserSummary[];
