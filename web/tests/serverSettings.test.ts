@@ -8,17 +8,17 @@ import { canEditRole, colorHex, colorValue, rankOf, roleMovePayload, sortedRoles
 
 const channel = (id: string, extra: Partial<Channel> = {}): Channel => ({
   id, type: "text", guild_id: "1", name: `room${id}`, topic: null, position: 0, parent_id: null, slowmode_seconds: 0,
-  permission_overrides: [], last_message_id: null, created_at: "2025-01-01T00:00:00.000Z", ...extra,
+  user_limit: null, background_file_id: null, icon_file_id: null, dm_owner_id: null, permission_overrides: [], last_message_id: null, created_at: "2025-01-01T00:00:00.000Z", ...extra,
 });
 
 const role = (id: string, position: number, extra: Partial<Role> = {}): Role => ({
-  id, guild_id: "1", name: `role${id}`, color: 0, position, permissions: "", hoist: false, is_default: false, ...extra,
+  id, guild_id: "1", name: `role${id}`, color: 0, position, permissions: "", hoist: false, is_default: false, frame_id: null, icon_id: null, ...extra,
 });
 
 const guildWith = (roles: Role[], memberRoles: string[], owner = "99"): GuildSnapshot => ({
-  id: "1", name: "Hall", description: null, icon_file_id: null, owner_id: owner, member_count: 2, system_channel_id: null,
+  id: "1", name: "Hall", description: null, icon_file_id: null, banner_file_id: null, splash_file_id: null, public: false, public_invite_code: null, is_main: false, owner_id: owner, member_count: 2, system_channel_id: null,
   created_at: "2025-01-01T00:00:00.000Z", roles, channels: [], emojis: [],
-  member: { guild_id: "1", user: { id: "5" } as never, nick: null, roles: memberRoles, joined_at: "", timeout_until: null },
+  member: { guild_id: "1", user: { id: "5" } as never, nick: null, roles: memberRoles, joined_at: "", timeout_until: null, style: null },
 });
 
 describe("permission texts", () => {

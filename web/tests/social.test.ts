@@ -29,13 +29,13 @@ const rel = (id: string, type: RelationshipType, name = `user${id}`): Relationsh
 const me = user("1", "me", "online");
 
 const direct = (id: string, other: UserSummary, last: string | null = null): Conversation => ({
-  id, type: "dm", is_group: false, name: null, icon_file_id: null, owner_id: null, dm_owner_id: null, member_count: 2,
+  id, type: "dm", guild_id: null, is_group: false, name: null, icon_file_id: null, owner_id: null, dm_owner_id: null, member_count: 2,
   members: [me, other], counterpart: other, avatar: other.avatar, status: other.status, last_message: null,
   last_message_id: last, created_at: "",
 });
 
 const group = (id: string, members: UserSummary[], extra: Partial<Conversation> = {}): Conversation => ({
-  id, type: "dm", is_group: true, name: null, icon_file_id: null, owner_id: "1", dm_owner_id: "1",
+  id, type: "dm", guild_id: null, is_group: true, name: null, icon_file_id: null, owner_id: "1", dm_owner_id: "1",
   member_count: members.length, members, counterpart: null, avatar: null, status: null, last_message: null,
   last_message_id: null, created_at: "", ...extra,
 });
@@ -43,13 +43,13 @@ const group = (id: string, members: UserSummary[], extra: Partial<Conversation> 
 const message = (id: string, channel: string, author = "2"): Message => ({
   id, channel_id: channel, guild_id: null, author: user(author), webhook: null, content: `m${id}`, kind: "normal",
   system_event: null, attachments: [], nonce: null, reply_to_id: null, referenced_message: null, mentions: [],
-  reactions: [], pinned: false, created_at: "2025-01-01T00:00:00.000Z", edited_at: null,
+  recipient_id: null, attachment_ids: [], mention_channels: [], mention_everyone: false, suppress_embeds: false, reactions: [], pinned: false, created_at: "2025-01-01T00:00:00.000Z", edited_at: null,
 });
 
 function ready(extra: Partial<Ready> = {}): State {
   const s = createState();
   applyEvent(s, "READY", {
-    v: 1, session_id: "gs", user: { ...me, email: "me@x", status: "online", totp_enabled: false, is_instance_admin: false },
+    v: 1, session_id: "gs", user: { ...me, email: "me@x", status: "online", totp_enabled: false, is_instance_admin: false, locale: "en", timezone: "UTC", onboarding_completed_at: null, last_seen_at: null, password_reset_required: false },
     guilds: [], dm_channels: [], read_states: [], ...extra,
   } satisfies Ready);
   return s;

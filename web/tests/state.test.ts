@@ -19,25 +19,25 @@ const user = (id: string, name = `user${id}`): UserSummary => ({
 
 const room = (id: string, extra: Partial<Channel> = {}): Channel => ({
   id, type: "text", guild_id: "10", name: `room${id}`, topic: null, position: 0, parent_id: null,
-  slowmode_seconds: 0, permission_overrides: [], last_message_id: null, created_at: "2025-01-01T00:00:00.000Z", ...extra,
+  slowmode_seconds: 0, user_limit: null, background_file_id: null, icon_file_id: null, dm_owner_id: null, permission_overrides: [], last_message_id: null, created_at: "2025-01-01T00:00:00.000Z", ...extra,
 });
 
 const guild = (channels: Channel[]): GuildSnapshot => ({
-  id: "10", name: "Hall", description: null, icon_file_id: null, owner_id: "1", member_count: 1,
+  id: "10", name: "Hall", description: null, icon_file_id: null, banner_file_id: null, splash_file_id: null, public: false, public_invite_code: null, is_main: false, owner_id: "1", member_count: 1,
   system_channel_id: "100", created_at: "2025-01-01T00:00:00.000Z", roles: [], emojis: [], channels,
-  member: { guild_id: "10", user: user("1", "me"), nick: null, roles: [], joined_at: "", timeout_until: null },
+  member: { guild_id: "10", user: user("1", "me"), nick: null, roles: [], joined_at: "", timeout_until: null, style: null },
 });
 
 const message = (id: string, author = "2", extra: Partial<Message> = {}): Message => ({
   id, channel_id: "100", guild_id: "10", author: user(author), webhook: null, content: `m${id}`, kind: "normal",
   system_event: null, attachments: [], nonce: null, reply_to_id: null, referenced_message: null, mentions: [],
-  reactions: [], pinned: false, created_at: "2025-01-01T00:00:00.000Z", edited_at: null, ...extra,
+  recipient_id: null, attachment_ids: [], mention_channels: [], mention_everyone: false, suppress_embeds: false, reactions: [], pinned: false, created_at: "2025-01-01T00:00:00.000Z", edited_at: null, ...extra,
 });
 
 function readyState(): State {
   const s = createState();
   const ready: Ready = {
-    v: 1, session_id: "gs", user: { ...user("1", "me"), email: "me@x", status: "online", totp_enabled: false, is_instance_admin: false },
+    v: 1, session_id: "gs", user: { ...user("1", "me"), email: "me@x", status: "online", totp_enabled: false, is_instance_admin: false, locale: "en", timezone: "UTC", onboarding_completed_at: null, last_seen_at: null, password_reset_required: false },
     guilds: [guild([room("100", { last_message_id: "5" }), room("101")])], dm_channels: [],
     read_states: [{ channel_id: "100", last_read_message_id: "5", mention_count: 0, updated_at: "" }],
   };
@@ -118,11 +118,11 @@ describe("store reducers", () => {
 
   it("typing marks lapse after 10 s and end when that user's message arrives", () => {
     const s = readyState();
-    applyEvent(s, "TYPING_START", { channel_id: "100", user_id: "2" }, 1000);
-    applyEvent(s, "TYPING_START", { channel_id: "100", user_id: "1" }, 1000);
+    applyEvent(s, "TYPING_START", { channel_id: "100", guild_id: "10", timestamp: "", user_id: "2" }, 1000);
+    applyEvent(s, "TYPING_START", { channel_id: "100", guild_id: "10", timestamp: "", user_id: "1" }, 1000);
     expect(typingIn(s, "100", 1000)).toEqual(["2"]);
     expect(typingIn(s, "100", 1000 + TYPING_MS)).toEqual([]);
-    applyEvent(s, "TYPING_START", { channel_id: "100", user_id: "2" }, 5000);
+    applyEvent(s, "TYPING_START", { channel_id: "100", guild_id: "10", timestamp: "", user_id: "2" }, 5000);
     applyEvent(s, "MESSAGE_CREATE", message("8"));
     expect(typingIn(s, "100", 5001)).toEqual([]);
   });
@@ -141,7 +141,7 @@ describe("store reducers", () => {
     expect(s.guilds["10"].channels.map((c) => c.id)).toContain("102");
     applyEvent(s, "CHANNEL_DELETE", room("102"));
     expect(s.guilds["10"].channels.map((c) => c.id)).not.toContain("102");
-    applyEvent(s, "MEMBER_ADD", { guild_id: "10", user: user("2", "freya"), nick: "Fre", roles: [], joined_at: "", timeout_until: null });
+    applyEvent(s, "MEMBER_ADD", { guild_id: "10", user: user("2", "freya"), nick: "Fre", roles: [], joined_at: "", timeout_until: null, style: null });
     expect(displayName(s, "2", "10")).toBe("Fre");
     applyEvent(s, "PRESENCE_UPDATE", { user: { ...user("2", "freya"), status: "idle" }, style: null });
     expect(s.members["10"]["2"].user.status).toBe("idle");

@@ -28,12 +28,12 @@ const DM = "300";
 const me: User = {
   id: "1", username: "ann", display_name: "Ann", avatar: null, bio: "", status: "online", custom_status: null,
   custom_status_emoji: null, badges: [], created_at: "2026-01-01T00:00:00Z", email: "a@x.test", totp_enabled: false,
-  is_instance_admin: false,
+  is_instance_admin: false, locale: "en", timezone: "UTC", onboarding_completed_at: null, last_seen_at: null, password_reset_required: false,
 };
 
 function member(userId: string, roles: string[] = []): Member {
   return {
-    guild_id: G, nick: null, roles, joined_at: "2026-01-01T00:00:00Z", timeout_until: null,
+    guild_id: G, nick: null, roles, joined_at: "2026-01-01T00:00:00Z", timeout_until: null, style: null,
     user: { id: userId, username: `u${userId}`, display_name: `User ${userId}`, avatar: null, bio: "", status: "online",
       custom_status: null, custom_status_emoji: null, badges: [], created_at: "2026-01-01T00:00:00Z", deleted: false },
   };
@@ -49,18 +49,18 @@ function vs(userId: string, channelId: string | null, extra: Partial<VoiceState>
 
 function guild(voiceStates: VoiceState[] = []): GuildSnapshot {
   return {
-    id: G, name: "Hall", description: null, icon_file_id: null, owner_id: "9", member_count: 3, system_channel_id: null,
+    id: G, name: "Hall", description: null, icon_file_id: null, banner_file_id: null, splash_file_id: null, public: false, public_invite_code: null, is_main: false, owner_id: "9", member_count: 3, system_channel_id: null,
     created_at: "2026-01-01T00:00:00Z", emojis: [], member: member("1", ["r-mod"]),
     roles: [
-      { id: G, guild_id: G, name: "@everyone", color: 0, position: 0, permissions: "VIEW_CHANNEL|CONNECT_VOICE|SPEAK", hoist: false, is_default: true },
-      { id: "r-mod", guild_id: G, name: "Mods", color: 0, position: 5, permissions: "MUTE_MEMBERS", hoist: false, is_default: false },
-      { id: "r-high", guild_id: G, name: "Admins", color: 0, position: 8, permissions: "", hoist: false, is_default: false },
+      { id: G, guild_id: G, name: "@everyone", color: 0, position: 0, permissions: "VIEW_CHANNEL|CONNECT_VOICE|SPEAK", hoist: false, is_default: true, frame_id: null, icon_id: null },
+      { id: "r-mod", guild_id: G, name: "Mods", color: 0, position: 5, permissions: "MUTE_MEMBERS", hoist: false, is_default: false, frame_id: null, icon_id: null },
+      { id: "r-high", guild_id: G, name: "Admins", color: 0, position: 8, permissions: "", hoist: false, is_default: false, frame_id: null, icon_id: null },
     ],
     channels: [
       { id: ROOM, type: "voice", guild_id: G, name: "Lounge", topic: null, position: 0, parent_id: null, slowmode_seconds: 0,
-        permission_overrides: [], last_message_id: null, created_at: "2026-01-01T00:00:00Z" },
+        user_limit: null, background_file_id: null, icon_file_id: null, dm_owner_id: null, permission_overrides: [], last_message_id: null, created_at: "2026-01-01T00:00:00Z" },
       { id: OTHER_ROOM, type: "voice", guild_id: G, name: "Stage", topic: null, position: 1, parent_id: null, slowmode_seconds: 0,
-        permission_overrides: [], last_message_id: null, created_at: "2026-01-01T00:00:00Z" },
+        user_limit: null, background_file_id: null, icon_file_id: null, dm_owner_id: null, permission_overrides: [], last_message_id: null, created_at: "2026-01-01T00:00:00Z" },
     ],
     voice_states: voiceStates,
   };
@@ -108,9 +108,9 @@ describe("voice states in the store", () => {
 
   it("leaving the server or losing it drops its voice states", () => {
     const state = readyState([vs("2", ROOM), vs("3", ROOM)]);
-    applyEvent(state, "MEMBER_REMOVE", { guild_id: G, user: { id: "2" } });
+    applyEvent(state, "MEMBER_REMOVE", { guild_id: G, user: member("2").user });
     expect(participantsOf(state, G, ROOM).map((v) => v.user_id)).toEqual(["3"]);
-    applyEvent(state, "GUILD_DELETE", { id: G });
+    applyEvent(state, "GUILD_DELETE", { id: G, reason: "deleted" });
     expect(state.voiceStates[G]).toBeUndefined();
   });
 

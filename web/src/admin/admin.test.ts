@@ -8,7 +8,8 @@ function user(over: Partial<AdminUser> = {}): AdminUser {
   return {
     id: "200", username: "thor", display_name: "Thor", avatar: null, bio: "", status: "online", custom_status: null,
     custom_status_emoji: null, badges: [], created_at: "2026-01-01T00:00:00.000Z", email: "thor@example.org",
-    totp_enabled: false, is_instance_admin: false, banned_at: null, ban_reason: null, banned_by: null, deleted_at: null,
+    totp_enabled: false, is_instance_admin: false, locale: "en", timezone: "UTC", onboarding_completed_at: null, last_seen_at: null, password_reset_required: false,
+    banned_at: null, ban_reason: null, banned_by: null, deleted_at: null,
     session_count: 1, guild_count: 0, ...over,
   };
 }

@@ -5,7 +5,7 @@ import type { AdminGuild } from "./types";
 
 const owner = { id: "9", username: "freya", display_name: "Freya" } as UserSummary;
 const guild = (id: string, name: string, is_main = false): AdminGuild => ({
-  id, name, description: null, icon_file_id: null, owner_id: "9", member_count: 3, system_channel_id: null,
+  id, name, description: null, icon_file_id: null, banner_file_id: null, splash_file_id: null, public: false, public_invite_code: null, owner_id: "9", member_count: 3, system_channel_id: null,
   is_main, created_at: "2025-01-01T00:00:00.000Z", owner,
 });
 

@@ -13,7 +13,6 @@ export interface AdminUser extends User {
   deleted_at: string | null;
   session_count: number;
   guild_count: number;
-  last_seen_at?: string;
   created_at: string;
 }
 

@@ -2,35 +2,24 @@
 // service does (docs/reference/permissions.md). The service still decides; this only hides buttons
 // that would be refused.
 
+import { ALL_PERMISSIONS as ALL, PERMISSION_BITS, PERMISSION_NAMES, type PermissionName } from "./generated/permissions";
 import type { Channel, GuildSnapshot } from "./types";
 
+export { PERMISSION_NAMES, type PermissionName };
 
-
-const ALL = (1n << 37n) - 1n;
-const NAMES = [
-  "CREATE_INVITE", "KICK_MEMBERS", "BAN_MEMBERS", "ADMINISTRATOR", "MANAGE_CHANNELS", "MANAGE_GUILD",
-  "ADD_REACTIONS", "VIEW_AUDIT_LOG", "PRIORITY_SPEAKER", "STREAM", "VIEW_CHANNEL", "SEND_MESSAGES",
-  "SEND_SCREAMS", "MANAGE_MESSAGES", "EMBED_LINKS", "ATTACH_FILES", "READ_MESSAGE_HISTORY", "MENTION_EVERYONE",
-  "USE_EXTERNAL_EMOJIS", "BYPASS_SLOWMODE", "CONNECT_VOICE", "SPEAK", "MUTE_MEMBERS", "DEAFEN_MEMBERS",
-  "MOVE_MEMBERS", "USE_VAD", "CHANGE_NICKNAME", "MANAGE_NICKNAMES", "MANAGE_ROLES", "MANAGE_WEBHOOKS",
-  "MANAGE_EMOJIS", "MANAGE_SOUNDS", "USE_SOUNDBOARD", "SEND_PRIVATE_MESSAGES", "MANAGE_CHANNEL_BACKGROUND",
-  "MODERATE_MEMBERS", "VIDEO",
-] as const;
-
-/** The 37 permissions by name, in bit order (P.KICK_MEMBERS = 1n << 1n, ...). */
-export const PERMISSION_NAMES: readonly string[] = NAMES;
-export const P = Object.fromEntries(NAMES.map((name, i) => [name, 1n << BigInt(i)])) as Record<(typeof NAMES)[number], bigint>;
+/** The permissions by name (P.KICK_MEMBERS = 1n << 1n, ...), from the service's registry (generated/permissions.ts). */
+export const P = PERMISSION_BITS;
 
 /** The permission names set in `value`, joined as the service writes them ("A|B"; "" for none). */
 export function names(value: bigint): string {
-  return NAMES.filter((_, i) => value & (1n << BigInt(i))).join("|");
+  return PERMISSION_NAMES.filter((name) => value & P[name]).join("|");
 }
 
 export function bits(names: string): bigint {
   let value = 0n;
   for (const name of names.split("|")) {
-    const i = PERMISSION_NAMES.indexOf(name.trim());
-    if (i >= 0) value |= 1n << BigInt(i);
+    const trimmed = name.trim();
+    if (Object.hasOwn(P, trimmed)) value |= P[trimmed as PermissionName];
   }
   return value;
 }

@@ -5,6 +5,7 @@
 import { compareIds, newer } from "./ids";
 import { applyVoiceEvent, applyVoiceReady } from "../voice/reduce";
 import { applySetting, effectiveLevel, emptySettings, forgetGuild, settingsFrom, type NotificationSettings, type NotificationSettingsList } from "./notify";
+import type { Dispatch, ReactionEvent } from "./dispatch";
 import type {
   Channel,
   Conversation,
@@ -16,7 +17,6 @@ import type {
   Ready,
   Relationship,
   RelationshipType,
-  Role,
   User,
   UserSummary,
   VoiceState,
@@ -276,7 +276,7 @@ function messageOf(state: State, channelId: Id, messageId: Id): Message | undefi
   return state.messages[channelId]?.items.find((m) => m.id === messageId);
 }
 
-function reaction(state: State, d: { channel_id: Id; message_id: Id; user_id: Id; emoji: string }, delta: 1 | -1): void {
+function reaction(state: State, d: ReactionEvent, delta: 1 | -1): void {
   const message = messageOf(state, d.channel_id, d.message_id);
   if (!message) return;
   const mine = d.user_id === state.me?.id;
@@ -299,17 +299,18 @@ function reaction(state: State, d: { channel_id: Id; message_id: Id; user_id: Id
   }
 }
 
-/** Applies one gateway dispatch. Unknown types are ignored (newer servers may send more). */
-export function applyEvent(state: State, type: string, d: any, now: number = Date.now()): void {
+/** Applies one gateway dispatch, typed by its payload (dispatch.ts); `now` times typing marks. Types this
+ * reducer does not show change nothing. */
+export function applyEvent(state: State, ...[type, d, now]: [...Dispatch, now?: number]): void {
   switch (type) {
     case "READY":
-      applyReady(state, d as Ready);
+      applyReady(state, d);
       break;
     case "USER_UPDATE":
-      state.me = d as User;
+      state.me = d;
       break;
     case "GUILD_CREATE": {
-      const g = d as GuildSnapshot;
+      const g: GuildSnapshot = d;
       if (!state.guilds[g.id]) state.guildOrder.push(g.id);
       state.guilds[g.id] = g;
       addMember(state, g.member);
@@ -328,21 +329,21 @@ export function applyEvent(state: State, type: string, d: any, now: number = Dat
       break;
     case "CHANNEL_CREATE":
     case "CHANNEL_UPDATE": {
-      const g = state.guilds[(d as Channel).guild_id];
-      if (g) upsert(g.channels, d as Channel);
+      const g = state.guilds[d.guild_id];
+      if (g) upsert(g.channels, d);
       break;
     }
     case "CHANNEL_DELETE": {
-      const g = state.guilds[(d as Channel).guild_id];
+      const g = state.guilds[d.guild_id];
       if (g) g.channels = g.channels.filter((c) => c.id !== d.id);
       delete state.messages[d.id];
       break;
     }
     case "MEMBER_ADD":
     case "MEMBER_UPDATE": {
-      addMember(state, d as Member);
+      addMember(state, d);
       const g = state.guilds[d.guild_id];
-      if (g && d.user.id === state.me?.id) g.member = d as Member;
+      if (g && d.user.id === state.me?.id) g.member = d;
       if (type === "MEMBER_ADD" && g) g.member_count += 1;
       break;
     }
@@ -355,8 +356,8 @@ export function applyEvent(state: State, type: string, d: any, now: number = Dat
     }
     case "ROLE_CREATE":
     case "ROLE_UPDATE": {
-      const g = state.guilds[(d as Role).guild_id];
-      if (g) upsert(g.roles, d as Role);
+      const g = state.guilds[d.guild_id];
+      if (g) upsert(g.roles, d);
       break;
     }
     case "ROLE_DELETE": {
@@ -382,12 +383,12 @@ export function applyEvent(state: State, type: string, d: any, now: number = Dat
       break;
     }
     case "MESSAGE_CREATE":
-      addMessage(state, d as Message);
+      addMessage(state, d);
       break;
     case "MESSAGE_UPDATE": {
       const list = state.messages[d.channel_id];
       const i = list ? list.items.findIndex((m) => m.id === d.id) : -1;
-      if (list && i >= 0) list.items[i] = d as Message;
+      if (list && i >= 0) list.items[i] = d;
       break;
     }
     case "MESSAGE_DELETE": {
@@ -415,24 +416,24 @@ export function applyEvent(state: State, type: string, d: any, now: number = Dat
     }
     case "TYPING_START": {
       const byUser = (state.typing[d.channel_id] ??= {});
-      byUser[d.user_id] = now + TYPING_MS;
+      byUser[d.user_id] = (now ?? Date.now()) + TYPING_MS;
       break;
     }
     case "NOTIFICATION_SETTINGS_UPDATE":
       applySetting(state.notificationSettings, d);
       break;
     case "READ_STATE_UPDATE":
-      state.readStates[(d as ReadState).channel_id] = d as ReadState;
+      state.readStates[d.channel_id] = d;
       break;
     case "PRESENCE_UPDATE":
-      updateUser(state, d.user as UserSummary);
+      updateUser(state, d.user);
       break;
     case "DM_CHANNEL_CREATE":
     case "DM_CHANNEL_UPDATE":
-      putConversation(state, d as Conversation);
+      putConversation(state, d);
       break;
     case "RELATIONSHIP_ADD": {
-      const r = d as Relationship;
+      const r: Relationship = d;
       state.relationships[r.id] = r;
       state.users[r.id] = r.user;
       break;

@@ -3,6 +3,7 @@
 
 import { api, ApiError, describe, onUnauthorized, resend, SEND_TIMEOUT_MS, wakeResends } from "./api";
 import { GatewayClient, type Phase } from "./gateway";
+import { isEventName, type Dispatch } from "./dispatch";
 import { compareIds, newer } from "./ids";
 import { navigate } from "./router.svelte";
 import { clearDrafts, forgetPush, resetClientState } from "./signout";
@@ -96,7 +97,8 @@ function handleDispatch(type: string, data: unknown): void {
     // (catchUp); marking the rooms stale now would have the open one reload its newest page first.
     return;
   }
-  applyEvent(store, type, data);
+  // The service sends each type with its payload (dispatch.ts); a type it added since is not read here.
+  if (isEventName(type)) applyEvent(store, ...([type, data] as Dispatch));
   const profile = profileIn(type, data);
   if (profile) followProfile(profile, type === "USER_UPDATE");
   for (const listener of dispatchListeners) {
@@ -536,7 +538,7 @@ export async function setPinned(m: Message, pinned: boolean): Promise<void> {
 export async function toggleReaction(m: Message, emoji: string): Promise<void> {
   const mine = m.reactions.find((r) => r.emoji === emoji)?.me ?? false;
   const path = `/channels/${m.channel_id}/messages/${m.id}/reactions/${encodeURIComponent(emoji)}`;
-  const d = { channel_id: m.channel_id, guild_id: m.guild_id, message_id: m.id, user_id: store.me?.id, emoji };
+  const d = { channel_id: m.channel_id, guild_id: m.guild_id, message_id: m.id, user_id: store.me?.id ?? "", emoji };
   if (mine) {
     await api.del(path);
     applyEvent(store, "MESSAGE_REACTION_REMOVE", d);

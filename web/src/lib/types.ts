@@ -1,182 +1,66 @@
-// Shapes of the interface's objects that the client reads (OpenAPI: getMe, getGatewayReady and the
-// message operations; docs/reference/events.md for the events).
+// Shapes of the interface's objects that the client reads, named as the rest of the client imports them.
+// Each is the OpenAPI schema of the same object (generated/openapi.ts, made from the service's document by
+// `make client-types`; docs/client.md, "Types from the interface"), so a change of the service shows here as
+// a type error instead of drifting. Where the document leaves a field open (an object of any keys, which is
+// how the service declares a nested view it builds as a dict), the field is refined below to what the
+// service puts there. The gateway-only payloads (READY and the guild snapshot) are composed from the same
+// schemas (docs/gateway.md; docs/reference/events.md for the events).
+
+import type { components } from "./generated/openapi";
+
+type Schemas = components["schemas"];
+/** A schema with the fields of `R` put in place of its own. */
+type Refined<T, R> = Omit<T, keyof R> & R;
 
 export type Id = string;
 
-export interface UserSummary {
-  id: Id;
-  username: string;
-  display_name: string;
-  avatar: Id | null;
-  bio: string;
-  status: "online" | "idle" | "dnd" | "offline";
-  custom_status: string | null;
-  custom_status_emoji: string | null;
-  badges: string[];
-  created_at: string;
-  deleted: boolean;
-}
+export type UserSummary = Refined<Schemas["UserSummary"], { status: "online" | "idle" | "dnd" | "offline" }>;
 
-export interface User extends Omit<UserSummary, "status" | "deleted"> {
-  email: string;
-  status: "online" | "idle" | "dnd" | "invisible";
-  totp_enabled: boolean;
-  is_instance_admin: boolean;
-  locale?: string;
-  timezone?: string;
-  onboarding_completed_at?: string | null;
-  password_reset_required?: boolean;
-}
+export type User = Refined<Schemas["User"], { status: "online" | "idle" | "dnd" | "invisible" }>;
 
 /** A signed-in device (OpenAPI: listSessions). */
-export interface Session {
-  id: Id;
-  created_at: string;
-  last_used_at: string;
-  expires_at: string;
-  ip: string;
-  user_agent: string | null;
-  method: "password" | "passkey" | "cli";
-  current: boolean;
-  step_up_expires_at: string | null;
-}
+export type Session = Refined<Schemas["Session"], { method: "password" | "passkey" | "cli" }>;
 
 /** A passkey of the account (OpenAPI: listPasskeys); `backed_up` when it is synced beyond one device. */
-export interface Passkey {
-  id: Id;
-  name: string;
-  created_at: string;
-  last_used_at: string | null;
-  backed_up: boolean;
-}
+export type Passkey = Schemas["Passkey"];
 
-export interface SecurityEvent {
-  id: Id;
-  user_id: Id | null;
-  type: string;
-  ip: string;
-  user_agent: string | null;
-  data: Record<string, unknown>;
-  created_at: string;
-}
+export type SecurityEvent = Schemas["SecurityEvent"];
 
-export interface PermissionOverride {
-  id: Id;
-  type: "role" | "member";
-  allow: string;
-  deny: string;
-}
+export type PermissionOverride = Refined<Schemas["PermissionOverride"], { type: "role" | "member" }>;
 
-export interface Channel {
-  id: Id;
+/** A room of a server (OpenAPI: getChannel); the schema also describes conversations, which are never this. */
+export type Channel = Refined<Schemas["Channel"], {
   type: "text" | "voice" | "category";
   guild_id: Id;
   name: string;
-  topic: string | null;
-  position: number;
-  parent_id: Id | null;
-  slowmode_seconds: number;
-  user_limit?: number | null;
-  background_file_id?: Id | null;
   permission_overrides: PermissionOverride[];
-  last_message_id: Id | null;
-  created_at: string;
-}
+}>;
 
-export interface Role {
-  id: Id;
-  guild_id: Id;
-  name: string;
-  color: number;
-  position: number;
-  permissions: string;
-  hoist: boolean;
-  is_default: boolean;
-  frame_id?: Id | null;
-  icon_id?: Id | null;
-}
+export type Role = Schemas["Role"];
 
-export interface Member {
-  guild_id: Id;
+export type Member = Refined<Schemas["Member"], {
   user: UserSummary;
-  nick: string | null;
-  roles: Id[];
-  joined_at: string;
-  timeout_until: string | null;
   /** The member's guild-scope personal style (docs/customisation.md, "Personal styles"). */
-  style?: Style | null;
-}
+  style: Style | null;
+}>;
 
-export interface Emoji {
-  id: Id;
-  name: string;
-  guild_id?: Id;
-  /** The image (purpose `avatar`), served at /files/<file_id>. */
-  file_id?: Id;
-  /** `<:name:id>` */
-  token?: string;
-  animated?: boolean;
-  creator_id?: Id | null;
-  created_at?: string;
-}
-
-/** The interface events an interface sound may replace (docs/customisation.md, "Sounds"). */
-export type PaletteEvent =
-  | "message" | "mention" | "dm_message" | "voice_join" | "voice_leave" | "mute" | "unmute" | "deafen"
-  | "undeafen" | "call_ring" | "call_end" | "stream_start" | "stream_end";
+export type Emoji = Schemas["Emoji"];
 
 /** A soundboard or interface sound of a server (OpenAPI: listSounds). */
-export interface Sound {
-  id: Id;
-  guild_id: Id;
-  name: string;
-  /** A Unicode emoji or `<:name:id>`. */
-  emoji: string | null;
-  kind: "soundboard" | "interface";
-  palette_event: PaletteEvent | null;
-  /** Served at /files/<file_id>. */
-  file_id: Id;
-  duration_ms: number | null;
-  creator_id: Id | null;
-  created_at: string;
-}
+export type Sound = Schemas["Sound"];
+
+/** The interface events an interface sound may replace (docs/customisation.md, "Sounds"). */
+export type PaletteEvent = NonNullable<Sound["palette_event"]>;
 
 /** A frame or an icon of a server's cosmetics gallery (OpenAPI: listCosmetics). */
-export interface Cosmetic {
-  id: Id;
-  guild_id: Id;
-  kind: "frame" | "icon";
-  name: string;
-  file_id: Id;
-  created_at: string;
-}
+export type Cosmetic = Schemas["Cosmetic"];
 
 /** A personal style: how one looks to the members of a server or to one's friends (OpenAPI: getMyStyles). */
-export interface Style {
-  scope: "friends" | "guild";
-  guild_id: Id | null;
-  frame_id: Id | null;
-  icon_id: Id | null;
-  color: number | null;
-  updated_at: string;
-}
+export type Style = Schemas["Style"];
 
-export interface Guild {
-  id: Id;
-  name: string;
-  description: string | null;
-  icon_file_id: Id | null;
-  owner_id: Id;
-  member_count: number;
-  system_channel_id: Id | null;
-  banner_file_id?: Id | null;
-  splash_file_id?: Id | null;
-  public?: boolean;
-  public_invite_code?: string | null;
-  is_main?: boolean;
-  created_at: string;
-}
+export type Guild = Schemas["Guild"];
 
+/** A server as the gateway sends it (READY, GUILD_CREATE): the server with what its member sees of it. */
 export interface GuildSnapshot extends Guild {
   roles: Role[];
   channels: Channel[];
@@ -190,19 +74,18 @@ export interface GuildSnapshot extends Guild {
   voice_states?: VoiceState[];
 }
 
-export interface Reaction {
-  emoji: string;
-  count: number;
-  me: boolean;
-}
+export type Reaction = Schemas["Reaction"];
 
-export interface FileObject {
-  id: Id;
-  original_name: string;
-  content_type: string;
-  size: number;
+/** A file as a message carries it (the attachment view of OpenAPI's File). */
+export type FileObject = Pick<Schemas["File"], "id" | "original_name" | "content_type" | "size" | "url"> & {
   metadata: { width?: number; height?: number };
-  url: string;
+};
+
+/** The snapshot of the webhook that posted a message. */
+export interface WebhookSnapshot {
+  id: Id;
+  name: string;
+  avatar: string | null;
 }
 
 export interface ReferencedMessage {
@@ -211,71 +94,35 @@ export interface ReferencedMessage {
   content: string;
   kind: string;
   /** The snapshot of the webhook that posted it, if a webhook did. */
-  webhook?: { id: Id; name: string; avatar: string | null } | null;
+  webhook?: WebhookSnapshot | null;
 }
 
-export interface Message {
-  id: Id;
-  channel_id: Id;
-  guild_id: Id | null;
+/** A message (OpenAPI: getMessage). `mention_everyone`: `@everyone` by a holder of MENTION_EVERYONE in a guild
+ * room (anyone else's is plain text); `suppress_embeds`: the author lacked EMBED_LINKS, so no preview cards. */
+export type Message = Refined<Schemas["Message"], {
   author: UserSummary | null;
-  webhook: { id: Id; name: string; avatar: string | null } | null;
-  content: string;
+  webhook: WebhookSnapshot | null;
   kind: "normal" | "action" | "whisper" | "scream" | "private" | "system";
   system_event: { type: string; user_id: Id | null; actor_id: Id | null; via: string | null } | null;
   attachments: FileObject[];
-  nonce: string | null;
-  reply_to_id: Id | null;
   referenced_message: ReferencedMessage | null;
-  mentions: Id[];
-  /** `@everyone` by a holder of MENTION_EVERYONE in a guild room; anyone else's `@everyone` is plain text. */
-  mention_everyone?: boolean;
-  /** The author lacked EMBED_LINKS when sending: no link preview cards. */
-  suppress_embeds?: boolean;
-  reactions: Reaction[];
-  pinned: boolean;
-  created_at: string;
-  edited_at: string | null;
-}
+}>;
 
-export interface ReadState {
-  channel_id: Id;
-  last_read_message_id: Id | null;
-  mention_count: number;
-  updated_at: string;
-}
+export type ReadState = Schemas["ReadState"];
 
-export interface Conversation {
-  id: Id;
-  type: "dm";
-  is_group: boolean;
-  name: string | null;
-  /** Groups only (docs/social.md, "Name and icon"). */
-  icon_file_id?: Id | null;
-  owner_id?: Id | null;
-  dm_owner_id?: Id | null;
-  member_count?: number;
-  /** All participants, the receiver included, earliest joined first. */
+/** A direct conversation (OpenAPI: listConversations): `members` are all participants, the receiver included,
+ * earliest joined first; `counterpart` the other participant of a one-to-one (groups: null). */
+export type Conversation = Refined<Schemas["Conversation"], {
   members: UserSummary[];
-  /** A one-to-one: the other participant; groups: null. */
   counterpart: UserSummary | null;
-  avatar?: Id | null;
-  status?: UserSummary["status"] | null;
-  last_message?: Message | null;
-  last_message_id: Id | null;
-  created_at?: string;
-}
+  status: UserSummary["status"] | null;
+  last_message: Message | null;
+}>;
 
 /** What another user is to the receiver (OpenAPI: listRelationships, createRelationship). */
-export type RelationshipType = "friend" | "incoming" | "outgoing" | "blocked";
+export type Relationship = Refined<Schemas["Relationship"], { user: UserSummary }>;
 
-export interface Relationship {
-  id: Id;
-  type: RelationshipType;
-  user: UserSummary;
-  since: string;
-  style: unknown | null;
-}
+export type RelationshipType = Relationship["type"];
 
 export interface RelationshipLists {
   friends: Relationship[];
@@ -289,32 +136,12 @@ export interface Presence {
   style: unknown | null;
 }
 
-export interface Invite {
-  code: string;
-  url: string;
-  guild_id: Id;
-  channel_id: Id;
-  max_age_seconds: number;
-  max_uses: number;
-  expires_at: string | null;
-  inviter?: UserSummary | null;
-  uses?: number;
-  is_public?: boolean;
-  background_file_id?: Id | null;
-  created_at?: string;
-}
+export type Invite = Refined<Schemas["Invite"], { inviter: UserSummary | null }>;
 
 /** A server anyone may join (OpenAPI: listPublicGuilds): joined with `POST /invites/{public_invite_code}`. */
-export interface PublicGuild {
-  id: Id;
-  name: string;
-  icon_file_id: Id | null;
-  description: string | null;
-  member_count: number;
-  is_member: boolean;
-  public_invite_code: string;
-}
+export type PublicGuild = Schemas["PublicGuild"];
 
+/** The gateway's READY payload (docs/gateway.md). */
 export interface Ready {
   v: number;
   session_id: string;
@@ -328,105 +155,26 @@ export interface Ready {
   calls?: Call[];
 }
 
-export interface Ban {
-  user: UserSummary;
-  reason: string | null;
-  author: UserSummary | null;
-  created_at: string;
-}
+export type Ban = Refined<Schemas["Ban"], { user: UserSummary; author: UserSummary | null }>;
 
-export interface AuditEntry {
-  id: Id;
-  action: string;
-  guild_id: Id | null;
-  actor_id: Id | null;
-  actor: UserSummary | null;
-  target_type: string | null;
-  target_id: Id | null;
-  reason: string | null;
-  data: Record<string, unknown>;
-  created_at: string;
-}
+export type AuditEntry = Refined<Schemas["AuditEntry"], { actor: UserSummary | null }>;
 
-export interface Template {
-  id: Id;
-  name: string;
-  description: string | null;
-  owner_id: Id;
-  source_guild_id: Id | null;
-  structure: Record<string, unknown>;
-  created_at: string;
-}
+export type Template = Schemas["Template"];
 
-/** Who is in a voice room of a server, with their flags (OpenAPI: listVoiceStates; docs/voice.md). */
-export interface VoiceState {
-  guild_id: Id;
-  /** null in the VOICE_STATE_UPDATE that reports leaving. */
-  channel_id: Id | null;
-  user_id: Id;
-  member: Member | null;
-  microphone: boolean;
-  /** false: the participant deafened themselves. */
-  sound: boolean;
-  camera: boolean;
-  screen: boolean;
-  server_mute: boolean;
-  server_deafen: boolean;
-  joined_at: string;
-}
+/** Who is in a voice room of a server, with their flags (OpenAPI: listVoiceStates; docs/voice.md):
+ * `channel_id` null in the VOICE_STATE_UPDATE that reports leaving, `sound` false when deafened. */
+export type VoiceState = Refined<Schemas["VoiceState"], { member: Member | null }>;
 
-export interface CallParticipant {
-  user_id: Id;
-  state: "ringing" | "joined" | "left" | "declined" | "missed";
-  microphone: boolean;
-  camera: boolean;
-  screen: boolean;
-  joined_at: string | null;
-  left_at: string | null;
-}
+export type CallParticipant = Schemas["CallParticipant"];
 
 /** A call in a direct conversation (OpenAPI: startCall; docs/social.md, "Calls"). */
-export interface Call {
-  id: Id;
-  channel_id: Id;
-  initiator_id: Id;
-  status: "ringing" | "active" | "ended" | "missed" | "declined";
-  media: "audio" | "video";
-  created_at: string;
-  started_at: string | null;
-  ended_at: string | null;
-  duration_seconds: number;
-  end_reason: string | null;
-  participants: CallParticipant[];
-}
+export type Call = Schemas["Call"];
 
 /** A room webhook (OpenAPI: createWebhook; docs/webhooks.md): `token` and `url` only in the answer that made them. */
-export interface Webhook {
-  id: Id;
-  guild_id: Id;
-  channel_id: Id;
-  name: string;
-  avatar: Id | null;
-  creator_id: Id;
-  created_at: string;
-  token: string | null;
-  url: string | null;
-}
+export type Webhook = Schemas["Webhook"];
 
 /** A link preview (OpenAPI: getLinkPreview): `card` only when `status` is `ok`. */
-export interface LinkPreview {
-  url: string;
-  status: "ok" | "empty" | "blocked" | "error";
-  card: { title: string | null; description: string | null; image_url: string | null; site_name: string | null } | null;
-  fetched_at: string;
-  expires_at: string;
-}
+export type LinkPreview = Schemas["LinkPreview"];
 
 /** One Web Push subscription of the signed-in person (OpenAPI: listPushSubscriptions). */
-export interface PushSubscriptionInfo {
-  id: Id;
-  endpoint: string;
-  created_at: string;
-  failure_count: number;
-  last_delivery_at: string | null;
-}
+export type PushSubscriptionInfo = Schemas["PushSubscription"];

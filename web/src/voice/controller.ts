@@ -6,6 +6,7 @@
 // screens use the reactive instance of session.svelte.ts.
 
 import { ApiError } from "../lib/api";
+import type { Dispatch } from "../lib/dispatch";
 import { applyEvent, type State } from "../lib/state";
 import type { Call, Id, VoiceState } from "../lib/types";
 import type { Connect, MediaLink, VideoFeed } from "./media";
@@ -439,9 +440,9 @@ export class VoiceController {
   }
 
   /** Applies an answer as its event would be, and acts on it like on the event. */
-  private observe(type: string, data: unknown): void {
-    applyEvent(this.deps.state, type, data);
-    this.onEvent(type, data);
+  private observe(...dispatch: Dispatch): void {
+    applyEvent(this.deps.state, ...dispatch);
+    this.onEvent(dispatch[0], dispatch[1]);
   }
 
   // ---- sounds --------------------------------------------------------------------------------------

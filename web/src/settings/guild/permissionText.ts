@@ -2,7 +2,7 @@
 // it lets a member do (after docs/reference/permissions.md), the group it is shown under, and whether
 // it means anything inside one room (only those are offered in a room's overrides).
 
-import { P, PERMISSION_NAMES } from "../../lib/permissions";
+import { P, PERMISSION_NAMES, type PermissionName } from "../../lib/permissions";
 
 export type PermissionGroup = "General" | "Membership" | "Text" | "Voice" | "Advanced";
 export const PERMISSION_GROUPS: readonly PermissionGroup[] = ["General", "Membership", "Text", "Voice", "Advanced"];
@@ -20,7 +20,8 @@ export interface PermissionText {
 
 type Entry = [label: string, explain: string, group: PermissionGroup, room: boolean];
 
-const TEXT: Record<string, Entry> = {
+// Keyed by the generated names: a permission the service adds fails the type check until it has its words.
+const TEXT: Record<PermissionName, Entry> = {
   CREATE_INVITE: ["Create invitations", "Invite people to the server through a room.", "Membership", true],
   KICK_MEMBERS: ["Kick members", "Remove members ranked below their highest role from the server.", "Membership", false],
   BAN_MEMBERS: ["Ban members", "Ban and unban people and see the list of bans.", "Membership", false],
@@ -61,9 +62,9 @@ const TEXT: Record<string, Entry> = {
 };
 
 /** Every permission, in bit order. */
-export const PERMISSIONS: readonly PermissionText[] = PERMISSION_NAMES.map((name, i) => {
+export const PERMISSIONS: readonly PermissionText[] = PERMISSION_NAMES.map((name) => {
   const [label, explain, group, room] = TEXT[name];
-  return { name, bit: 1n << BigInt(i), label, explain, group, room };
+  return { name, bit: P[name], label, explain, group, room };
 });
 
 /** The permissions a room's override may allow or deny (never ADMINISTRATOR). */
