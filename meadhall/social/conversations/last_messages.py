@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -21,6 +21,7 @@ from meadhall.db.engine import WROTE_FLAG, engine_token
 from meadhall.messages import queries as message_queries
 from meadhall.messages.hydrate import PageParts, page_parts
 from meadhall.messages.rows import MessageRow
+from meadhall.messages.views import MessageView
 from meadhall.social.conversations import queries
 
 # One message's parts take about 2.2 KiB (tracemalloc): at most about 9 MiB in all, the last messages of
@@ -35,7 +36,7 @@ class _Kept(NamedTuple):
     """One message's parts (PageParts.each) and the room's version they were built at."""
 
     version: int
-    base: dict[str, Any]
+    base: MessageView
     key: tuple[int, int | None, int | None, bool]
     replied: MessageRow | None
     author_ids: frozenset[int]
@@ -58,7 +59,7 @@ async def last_message_parts(conn: AsyncConnection, user_id: int, wanted: Sequen
     at most two statements. Joined as they are found rather than through PageParts.joined: 300 one-message
     parts cost more to join than to look up."""
     token = engine_token(conn)
-    bases: list[dict[str, Any]] = []
+    bases: list[MessageView] = []
     keys: list[tuple[int, int | None, int | None, bool]] = []
     replied: dict[int, MessageRow] = {}
     author_ids: set[int] = set()
