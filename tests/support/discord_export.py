@@ -56,7 +56,7 @@ class Channel:
         """A message `after` seconds after the previous one; `extra` sets any other field."""
         self.clock += timedelta(seconds=after)
         self.seq += 1
-        message = {
+        message: dict[str, Any] = {
             "id": snowflake(self.clock, int(self.channel_id) * 1000 + self.seq), "type": type_, "timestamp": stamp(self.clock),
             "timestampEdited": None, "callEndedTimestamp": None, "isPinned": False, "content": content,
             "author": author, "attachments": [], "embeds": [], "stickers": [], "reactions": [], "mentions": [],
