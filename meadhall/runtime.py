@@ -6,7 +6,7 @@ import asyncio
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import structlog
@@ -223,12 +223,12 @@ class Runtime:
     def now_ts(self) -> float:
         return self.clock.timestamp()
 
-    def uow(self) -> Any:
+    def uow(self) -> AbstractAsyncContextManager[UnitOfWork]:
         """A write transaction; events publish after commit."""
         return unit_of_work(self.engine, self.clock, self.ids, self.bus, write=True, outbox=self.outbox,
                             audit_key=self.keys.audit_chain)
 
-    def read(self) -> Any:
+    def read(self) -> AbstractAsyncContextManager[UnitOfWork]:
         """A read-only transaction (no write lock on SQLite)."""
         return unit_of_work(self.engine, self.clock, self.ids, self.bus, write=False)
 

@@ -8,7 +8,7 @@ from typing import Any
 from meadhall.accounts import queries
 from meadhall.accounts.events import notify_user_update
 from meadhall.accounts.queries import UserRow
-from meadhall.accounts.views import security_event_view, user_private, user_summary
+from meadhall.accounts.views import UserSummaryView, security_event_view, user_private, user_summary
 from meadhall.auth import queries as auth_queries
 from meadhall.auth.sessions import Principal
 from meadhall.core.errors import AppError
@@ -64,7 +64,7 @@ async def do_update_me(rt: Runtime, principal: Principal, changes: dict[str, Any
     return user_private(row, rt.keys)
 
 
-async def access_user_summary(rt: Runtime, raw_id: str) -> dict[str, Any]:
+async def access_user_summary(rt: Runtime, raw_id: str) -> UserSummaryView:
     user_id = parse_id(raw_id)
     async with rt.read() as uow:
         row = None if user_id is None else await queries.select_user(uow.conn, user_id)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from meadhall.auth.queries import SecurityEventRow
 from meadhall.core.clock import iso
@@ -22,6 +22,22 @@ PRESENCE_TIMEOUT = timedelta(minutes=2)
 # formatting cost more than the rest of a summary, and a pure function's memo can never be stale. Bounded,
 # least recently used out first: about 250 bytes an entry, 4 MiB in all.
 iso_recalled = functools.lru_cache(maxsize=1 << 14)(iso)
+
+
+class UserSummaryView(TypedDict):
+    """The UserSummary object (accounts.schemas.UserSummary), keys in the order the API writes them."""
+
+    id: str
+    username: str
+    display_name: str
+    avatar: str | None
+    bio: str
+    status: str
+    custom_status: str | None
+    custom_status_emoji: str | None
+    badges: list[str]
+    created_at: str
+    deleted: bool
 
 
 def badges(row: UserColumns) -> list[str]:
@@ -67,12 +83,12 @@ def user_private(row: UserColumns, keys: Keys) -> dict[str, Any]:
     }
 
 
-def user_summary(row: UserColumns, now: datetime) -> dict[str, Any]:
+def user_summary(row: UserColumns, now: datetime) -> UserSummaryView:
     offline_before = now - PRESENCE_TIMEOUT
     return _summary(row, offline_before, offline_before.replace(tzinfo=None))
 
 
-def _deleted_summary(row: UserColumns) -> dict[str, Any]:
+def _deleted_summary(row: UserColumns) -> UserSummaryView:
     return {
         "id": str(row["id"]),
         "username": f"deleted-{row['id']}",
@@ -88,7 +104,7 @@ def _deleted_summary(row: UserColumns) -> dict[str, Any]:
     }
 
 
-def _summary(row: UserColumns, offline_before: datetime, offline_before_naive: datetime) -> dict[str, Any]:
+def _summary(row: UserColumns, offline_before: datetime, offline_before_naive: datetime) -> UserSummaryView:
     """user_summary with the presence cut-off worked out once by the caller."""
     if row["deleted_at"] is not None:
         return _deleted_summary(row)
@@ -114,7 +130,7 @@ def _summary(row: UserColumns, offline_before: datetime, offline_before_naive: d
     }
 
 
-class Summaries(dict[int, dict[str, Any]]):
+class Summaries(dict[int, UserSummaryView]):
     """User id -> UserSummary, each made once for one answer at one instant: READY shows the same friend in
     the friends list, the presences, conversations and last messages (1,000 friends: over a thousand
     summaries saved). Never kept beyond the answer it was made for, so nothing can go stale."""
@@ -125,7 +141,7 @@ class Summaries(dict[int, dict[str, Any]]):
         self._offline_before = now - PRESENCE_TIMEOUT
         self._offline_before_naive = self._offline_before.replace(tzinfo=None)
 
-    def of(self, row: UserColumns) -> dict[str, Any]:
+    def of(self, row: UserColumns) -> UserSummaryView:
         found = self.get(row["id"])
         if found is None:
             found = self[row["id"]] = _summary(row, self._offline_before, self._offline_before_naive)

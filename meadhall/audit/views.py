@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from meadhall.audit.queries import AuditEntryRow
@@ -10,7 +11,7 @@ from meadhall.core.clock import iso
 from meadhall.core.ids import sid
 
 
-def audit_entry_view(row: AuditEntryRow, actor: dict[str, Any] | None) -> dict[str, Any]:
+def audit_entry_view(row: AuditEntryRow, actor: Mapping[str, Any] | None) -> dict[str, Any]:
     return {
         "id": str(row["id"]),
         "action": row["action"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import overload
 
 
 class Clock:
@@ -30,6 +31,14 @@ class MovableClock(Clock):
 
     def set(self, when: datetime) -> None:
         self._now = when
+
+
+@overload
+def iso(value: datetime) -> str: ...
+@overload
+def iso(value: None) -> None: ...
+@overload
+def iso(value: datetime | None) -> str | None: ...
 
 
 def iso(value: datetime | None) -> str | None:

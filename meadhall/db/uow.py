@@ -10,10 +10,10 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import structlog
-from sqlalchemy import insert
+from sqlalchemy import Engine, insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from meadhall.core.clock import Clock
@@ -49,7 +49,7 @@ class UnitOfWork:
         self.audit_key = audit_key
         self.now: datetime = clock.now()  # one time for everything written in this transaction
         self.events: list[Event] = []
-        self._after_commit: list[Callable[[], Awaitable[Any]]] = []
+        self._after_commit: list[Callable[[], Awaitable[object]]] = []
 
     def next_id(self) -> int:
         return self.ids.next()
@@ -58,7 +58,7 @@ class UnitOfWork:
         """Queue events; they leave only after the commit."""
         self.events.extend(e for e in events if e.users)
 
-    def after_commit(self, callback: Callable[[], Awaitable[Any]]) -> None:
+    def after_commit(self, callback: Callable[[], Awaitable[object]]) -> None:
         """Run side effects that must not happen for a rolled-back transaction (file deletion, ...)."""
         self._after_commit.append(callback)
 
@@ -100,7 +100,7 @@ async def unit_of_work(
 # empty, the events of later changes join them there instead of going to the bus at once, which would let them
 # overtake the earlier ones (an older USER_UPDATE arriving last would win in every client). Per engine: how many
 # refused batches are being written to the outbox right now, and how many were ever (a generation).
-_WAITING: weakref.WeakKeyDictionary[Any, list[int]] = weakref.WeakKeyDictionary()
+_WAITING: weakref.WeakKeyDictionary[Engine, list[int]] = weakref.WeakKeyDictionary()
 
 
 def outbox_mark(engine: AsyncEngine) -> int | None:

@@ -14,7 +14,7 @@ from meadhall.audit.record import record
 from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError, permission_denied, validation_error
-from meadhall.core.ids import parse_id
+from meadhall.core.ids import parse_id, sid
 from meadhall.core.text import escape_like, norm
 from meadhall.db.schema import guilds, members
 from meadhall.db.uow import UnitOfWork
@@ -85,7 +85,7 @@ async def access_public_guilds(rt: Runtime, principal: Principal, q: str | None,
                                              members.c.guild_id.in_([r["id"] for r in rows]))
         )).scalars()) if rows else set()
     items = [
-        {"id": str(r["id"]), "name": r["name"], "icon_file_id": guild_view(r)["icon_file_id"],
+        {"id": str(r["id"]), "name": r["name"], "icon_file_id": sid(r["icon_file_id"]),
          "description": r["description"], "member_count": int(r["member_count"]), "is_member": r["id"] in joined,
          "public_invite_code": r["public_invite_code"]}
         for r in rows[:limit]

@@ -7,7 +7,7 @@ from typing import Any
 
 from meadhall.accounts import queries as account_queries
 from meadhall.accounts.queries import UserRow
-from meadhall.accounts.views import user_summary
+from meadhall.accounts.views import UserSummaryView, user_summary
 from meadhall.auth.sessions import Principal
 from meadhall.db.uow import UnitOfWork
 from meadhall.guilds.access import GuildContext, guild_context_of_row, load_guild_context, visible_channels
@@ -15,7 +15,7 @@ from meadhall.guilds.cosmetics.queries import select_cosmetics_of_guilds, select
 from meadhall.guilds.cosmetics.views import cosmetic_view
 from meadhall.guilds.emojis.queries import select_emojis_of_guilds, select_emojis_of_user_guilds
 from meadhall.guilds.emojis.views import emoji_view
-from meadhall.guilds.members.views import member_view
+from meadhall.guilds.members.views import MemberView, member_view
 from meadhall.guilds.roles.views import role_view
 from meadhall.guilds.rooms import queries as room_queries
 from meadhall.guilds.rooms.views import channel_view
@@ -55,8 +55,8 @@ async def _collections_of_user(uow: UnitOfWork, user_id: int, guild_ids: list[in
 
 def _snapshot(gc: GuildContext, channel_rows: list[ChannelRow], overrides: Mapping[int, list[OverrideRow]],
               user: UserRow | None, collections: Mapping[int, dict[str, list[dict[str, Any]]]],
-              summary: dict[str, Any] | None = None) -> dict[str, Any]:
-    member: dict[str, Any] | None = None
+              summary: UserSummaryView | None = None) -> dict[str, Any]:
+    member: MemberView | None = None
     if gc.member is not None and user is not None:
         member = member_view(gc.member, user, sorted(gc.actor.role_ids), gc.now, summary)
     # Completed in place rather than copied into a new dict (a READY makes one per guild); the keys

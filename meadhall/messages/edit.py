@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from meadhall.audit.record import record
 from meadhall.auth.sessions import Principal
@@ -19,13 +18,14 @@ from meadhall.messages.history import access_visible_message
 from meadhall.messages.hydrate import audience_views, hydrate_one
 from meadhall.messages.read_states import drop_mentions
 from meadhall.messages.rooms import access_message_room
+from meadhall.messages.views import MessageView
 from meadhall.runtime import Runtime
 
 P = perms.P
 
 
 async def do_edit_message(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str, content: str
-                       ) -> dict[str, Any]:
+                       ) -> MessageView:
     async with rt.uow() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now)
         row = await access_visible_message(uow.conn, room.channel_id, principal.user_id, raw_message_id)

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from meadhall.core.clock import iso
+from meadhall.messages.views import MessageView
 from meadhall.realtime.events import Event, EventType, event
 
 
@@ -15,12 +16,12 @@ def _ids(channel_id: int, guild_id: int | None) -> dict[str, str | None]:
     return {"channel_id": str(channel_id), "guild_id": None if guild_id is None else str(guild_id)}
 
 
-def notify_message_create(view: dict[str, Any], receivers: Sequence[int]) -> Event:
+def notify_message_create(view: MessageView, receivers: Sequence[int]) -> Event:
     """MESSAGE_CREATE: the Message as these receivers may see it."""
     return event(EventType.MESSAGE_CREATE, view, list(receivers))
 
 
-def notify_message_update(view: dict[str, Any], receivers: Sequence[int]) -> Event:
+def notify_message_update(view: MessageView, receivers: Sequence[int]) -> Event:
     """MESSAGE_UPDATE: the edited Message as these receivers may see it."""
     return event(EventType.MESSAGE_UPDATE, view, list(receivers))
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -14,6 +13,7 @@ from meadhall.messages import page_cache, queries
 from meadhall.messages.hydrate import assemble, hydrate_one
 from meadhall.messages.rooms import access_message_room
 from meadhall.messages.rows import MessageRow
+from meadhall.messages.views import MessageView
 from meadhall.runtime import Runtime
 
 
@@ -28,7 +28,7 @@ class Cursor:
 
 @dataclass(frozen=True)
 class HistoryPage:
-    messages: list[dict[str, Any]]  # Message views, newest first
+    messages: list[MessageView]  # newest first
     has_more: bool  # more messages lie beyond the page in its direction
 
 
@@ -40,7 +40,7 @@ async def access_history(rt: Runtime, principal: Principal, raw_channel_id: str,
 
 
 async def access_message(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str
-                         ) -> dict[str, Any]:
+                         ) -> MessageView:
     """The Message view of one message the caller may read."""
     async with rt.read() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now, read_history=True)

@@ -11,11 +11,11 @@ from typing import Any, cast
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from meadhall.accounts.views import Summaries, user_summary
+from meadhall.accounts.views import Summaries, UserSummaryView, user_summary
 from meadhall.messages import queries
 from meadhall.messages.attachments import attachment_views
 from meadhall.messages.rows import MessageFields, MessageRow
-from meadhall.messages.views import message_view, webhook_snapshot
+from meadhall.messages.views import MessageView, ReactionView, message_view, webhook_snapshot
 
 
 def _visible(row: MessageFields, viewer_id: int) -> bool:
@@ -29,7 +29,7 @@ class PageParts:
     it ever had reactions) and the replied messages. Built once per page; history keeps it while the room's
     message version holds (messages/page_cache.py)."""
 
-    bases: list[dict[str, Any]]
+    bases: list[MessageView]
     keys: list[tuple[int, int | None, int | None, bool]]
     replied: dict[int, MessageRow]
     author_ids: set[int]
@@ -79,7 +79,7 @@ async def _replied(conn: AsyncConnection, rows: Sequence[MessageFields]) -> dict
 
 async def assemble(conn: AsyncConnection, parts: PageParts, viewer_id: int, now: datetime, *,
                    with_reactions: bool = True, known_users: Mapping[int, Any] | None = None,
-                   made: Summaries | None = None, parts_kept: bool = True) -> list[dict[str, Any]]:
+                   made: Summaries | None = None, parts_kept: bool = True) -> list[MessageView]:
     """The viewer's Message objects: authors as they are now, reactions with the viewer's `me`, and replied
     messages only where the viewer may see them. `known_users`: account rows read in this transaction;
     `made`: summaries already made for the same answer (a conversation list's participants);
@@ -91,7 +91,7 @@ async def assemble(conn: AsyncConnection, parts: PageParts, viewer_id: int, now:
     authors = {**known, **await queries.select_authors(conn, parts.author_ids - known.keys())}
     # Keyed by `int | None`: a message without an author (system, webhook) looks up None and finds nothing.
     if made is None:
-        summaries: dict[int | None, dict[str, Any]] = {
+        summaries: dict[int | None, UserSummaryView] = {
             uid: user_summary(authors[uid], now) for uid in parts.author_ids if uid in authors}
     else:
         summaries = {uid: made.of(authors[uid]) for uid in parts.author_ids if uid in authors}
@@ -117,25 +117,25 @@ async def assemble(conn: AsyncConnection, parts: PageParts, viewer_id: int, now:
 async def hydrate(conn: AsyncConnection, rows: Sequence[MessageFields], viewer_id: int, now: datetime,
                   *, with_reactions: bool = True, with_attachments: bool = True,
                   known_users: dict[int, Any] | None = None, summaries: Summaries | None = None
-                  ) -> list[dict[str, Any]]:
+                  ) -> list[MessageView]:
     parts = await page_parts(conn, rows, with_attachments=with_attachments)
     return await assemble(conn, parts, viewer_id, now, with_reactions=with_reactions, known_users=known_users,
                           made=summaries, parts_kept=False)
 
 
-async def _reactions(conn: AsyncConnection, message_ids: list[int], viewer_id: int) -> dict[int, list[dict[str, Any]]]:
-    result: dict[int, list[dict[str, Any]]] = defaultdict(list)
+async def _reactions(conn: AsyncConnection, message_ids: list[int], viewer_id: int) -> dict[int, list[ReactionView]]:
+    result: dict[int, list[ReactionView]] = defaultdict(list)
     for row in await queries.select_reactions(conn, message_ids, viewer_id):
         result[row["message_id"]].append({"emoji": row["emoji"], "count": int(row["count"]), "me": bool(row["me"])})
     return result
 
 
-async def hydrate_one(conn: AsyncConnection, row: MessageFields, viewer_id: int, now: datetime) -> dict[str, Any]:
+async def hydrate_one(conn: AsyncConnection, row: MessageFields, viewer_id: int, now: datetime) -> MessageView:
     return (await hydrate(conn, [row], viewer_id, now))[0]
 
 
-async def audience_views(conn: AsyncConnection, row: MessageFields, view: dict[str, Any], audience: list[int],
-                         now: datetime) -> list[tuple[dict[str, Any], list[int]]]:
+async def audience_views(conn: AsyncConnection, row: MessageFields, view: MessageView, audience: list[int],
+                         now: datetime) -> list[tuple[MessageView, list[int]]]:
     """Split an event's audience by what differs per receiver in a full Message: the replied message,
     and `reactions[].me`."""
     groups = await _by_reference(conn, row, view, audience, now)
@@ -144,26 +144,26 @@ async def audience_views(conn: AsyncConnection, row: MessageFields, view: dict[s
     return await _by_own_reactions(conn, row["id"], groups)
 
 
-async def _by_own_reactions(conn: AsyncConnection, message_id: int, groups: list[tuple[dict[str, Any], list[int]]]
-                            ) -> list[tuple[dict[str, Any], list[int]]]:
+async def _by_own_reactions(conn: AsyncConnection, message_id: int, groups: list[tuple[MessageView, list[int]]]
+                            ) -> list[tuple[MessageView, list[int]]]:
     """`me` is the receiver's own reaction (the view was built for its caller): one group per distinct set
     of emojis the receivers reacted with."""
     own: dict[int, set[str]] = defaultdict(set)
     for user_id, emoji in await queries.select_reaction_pairs(conn, message_id):
         own[user_id].add(emoji)
-    out = []
+    out: list[tuple[MessageView, list[int]]] = []
     for view, users in groups:
         split: dict[frozenset[str], list[int]] = defaultdict(list)
         for user_id in users:
             split[frozenset(own.get(user_id, ()))].append(user_id)
         for emojis, receivers in split.items():
-            shown = [{**r, "me": r["emoji"] in emojis} for r in view["reactions"]]
+            shown: list[ReactionView] = [{**r, "me": r["emoji"] in emojis} for r in view["reactions"]]
             out.append(({**view, "reactions": shown}, receivers))
     return out
 
 
-async def _by_reference(conn: AsyncConnection, row: MessageFields, view: dict[str, Any], audience: list[int],
-                        now: datetime) -> list[tuple[dict[str, Any], list[int]]]:
+async def _by_reference(conn: AsyncConnection, row: MessageFields, view: MessageView, audience: list[int],
+                        now: datetime) -> list[tuple[MessageView, list[int]]]:
     """A reply to a `private` message shows its reference only to that message's two parties (OpenAPI:
     getMessage, sendMessage)."""
     ref_id = row["reply_to_id"]
@@ -173,7 +173,7 @@ async def _by_reference(conn: AsyncConnection, row: MessageFields, view: dict[st
     parties = {ref["author_id"], ref["recipient_id"]}
     inside = [u for u in audience if u in parties]
     outside = [u for u in audience if u not in parties]
-    groups = []
+    groups: list[tuple[MessageView, list[int]]] = []
     if inside:
         # The view was built for its caller, who may be a moderator outside the two parties.
         # A private message is sent by a user, so it has its author.

@@ -31,6 +31,7 @@ from meadhall.messages.read_states import bump_mentions
 from meadhall.messages.rooms import MessageRoom, access_message_room
 from meadhall.messages.rows import MessageRow
 from meadhall.messages.sent_hooks import SentMessage, announce_sent, record_sent, wanted
+from meadhall.messages.views import MessageView
 from meadhall.runtime import Runtime
 
 P = perms.P
@@ -46,7 +47,7 @@ class Draft:
 
 @dataclass(frozen=True)
 class Sent:
-    message: dict[str, Any]
+    message: MessageView
     created: bool  # False when a repeated nonce returned the first message
 
 

@@ -17,6 +17,7 @@ import structlog
 
 from meadhall.core.hooks import Hook
 from meadhall.db.uow import UnitOfWork
+from meadhall.messages.views import MessageView
 
 log = structlog.get_logger("meadhall.messages")
 
@@ -25,7 +26,7 @@ log = structlog.get_logger("meadhall.messages")
 class SentMessage:
     """A user's message that was just stored (never a system message)."""
 
-    message: dict[str, Any]  # the message as its author sees it (OpenAPI: sendMessage)
+    message: MessageView  # the message as its author sees it (OpenAPI: sendMessage)
     channel_id: int
     guild_id: int | None  # None in a direct conversation
     channel_name: str | None

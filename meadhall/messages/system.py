@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from meadhall.core.text import norm
 from meadhall.db.uow import UnitOfWork
 from meadhall.messages import queries
 from meadhall.messages.events import notify_message_create
 from meadhall.messages.rows import MessageRow
-from meadhall.messages.views import message_view
+from meadhall.messages.views import MessageView, message_view
 from meadhall.realtime.audience import channel_viewers
 
 CONTENT = {
@@ -35,7 +33,7 @@ async def post_system_message(
     actor_id: int | None = None,
     via: str | None = None,
     viewers: list[int] | None = None,
-) -> dict[str, Any] | None:
+) -> MessageView | None:
     """Write the message and queue MESSAGE_CREATE to the room's viewers; None when there is no room
     (a guild without a system channel)."""
     if channel_id is None:

@@ -2,19 +2,73 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
+from meadhall.accounts.views import UserSummaryView
 from meadhall.core.clock import iso
 from meadhall.messages.rows import MessageFields
 
 
-def webhook_snapshot(row: MessageFields) -> dict[str, Any] | None:
+class WebhookSnapshot(TypedDict):
+    """The webhook a message was sent through, as it was named then."""
+
+    id: str
+    name: str | None
+    avatar: str | None
+
+
+class ReactionView(TypedDict):
+    """One emoji's reactions on a message (messages.schemas.Reaction); `me`: the viewer's own."""
+
+    emoji: str
+    count: int
+    me: bool
+
+
+class ReferencedMessageView(TypedDict):
+    """The replied message as a reply shows it (messages/hydrate.assemble)."""
+
+    id: str
+    author: UserSummaryView | None
+    content: str
+    kind: str
+    webhook: WebhookSnapshot | None
+
+
+class MessageView(TypedDict):
+    """The Message object (messages.schemas.Message), keys in the order the API writes them."""
+
+    id: str
+    channel_id: str
+    guild_id: str | None
+    author: UserSummaryView | None
+    webhook: WebhookSnapshot | None
+    content: str
+    kind: str
+    recipient_id: str | None
+    system_event: dict[str, Any] | None
+    attachment_ids: list[str]
+    attachments: list[dict[str, Any]]
+    nonce: str | None
+    reply_to_id: str | None
+    referenced_message: ReferencedMessageView | None
+    mentions: list[str]
+    mention_channels: list[str]
+    mention_everyone: bool
+    suppress_embeds: bool
+    reactions: list[ReactionView]
+    pinned: bool
+    created_at: str
+    edited_at: str | None
+
+
+def webhook_snapshot(row: MessageFields) -> WebhookSnapshot | None:
     if row["webhook_id"] is None:
         return None
     return {"id": str(row["webhook_id"]), "name": row["webhook_name"], "avatar": row["webhook_avatar"]}
 
 
-def message_view(row: MessageFields, *, attachments: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def message_view(row: MessageFields, *, attachments: list[dict[str, Any]] | None = None) -> MessageView:
     """The Message object without what depends on the reader or changes without the row: `author`,
     `reactions` and `referenced_message` are left empty (messages/hydrate.assemble fills them)."""
     # Hot: 50 times per history page. Each column is read once; absent values skip the helpers.

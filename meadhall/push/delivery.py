@@ -21,6 +21,7 @@ import json
 import re
 import uuid
 import weakref
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -274,7 +275,8 @@ async def _queue_late(rt: Runtime, notice: Notice) -> None:
 def message_payload(sent: SentMessage) -> dict[str, Any]:
     """What the service worker receives (docs/push.md, "Payload")."""
     message = sent.message
-    author = message.get("author") or message.get("webhook") or {}  # a webhook's message shows its snapshot
+    # A webhook's message shows its snapshot.
+    author: Mapping[str, Any] = message.get("author") or message.get("webhook") or {}
     name = author.get("display_name") or author.get("username") or author.get("name") or "Someone"
     if sent.guild_id is not None:
         title = f"{name} in #{sent.channel_name}" if sent.channel_name else name

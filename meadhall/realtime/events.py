@@ -7,6 +7,7 @@ those users (logout of one device), `exclude_sessions` skips the originating dev
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from enum import StrEnum
 from itertools import islice
 from operator import lt
@@ -137,7 +138,7 @@ class Event(NamedTuple):
     # An EventType for a dispatch; the gateway's node-to-node messages (gateway/hub.py, NodeMessage)
     # travel in the same envelope, so the field is the wire string both are.
     type: str
-    data: dict[str, Any]
+    data: Mapping[str, Any]
     users: tuple[int, ...]
     sessions: tuple[int, ...] | None = None
     exclude_sessions: tuple[int, ...] = ()
@@ -175,7 +176,7 @@ class Event(NamedTuple):
         return json.dumps(self.data, separators=(",", ":"), ensure_ascii=False)
 
 
-def event(type_: EventType, data: dict[str, Any], users: list[int] | set[int] | tuple[int, ...], **kw: Any) -> Event:
+def event(type_: EventType, data: Mapping[str, Any], users: list[int] | set[int] | tuple[int, ...], **kw: Any) -> Event:
     """Build an event with a de-duplicated, sorted audience."""
     ids = tuple(users)
     # Most audiences come from queries in id order: one pass of comparisons proves such a list sorted and

@@ -15,6 +15,7 @@ from meadhall.core.errors import AppError
 from meadhall.db.uow import UnitOfWork
 from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.members.service import member_views
+from meadhall.guilds.members.views import MemberView
 from meadhall.integrations.livekit import CAMERA, MICROPHONE, SCREEN_SOURCES, MediaGrant, guild_voice_room
 from meadhall.realtime.guild_state import GuildState, cached_state
 from meadhall.runtime import Runtime
@@ -114,7 +115,7 @@ async def change_state(rt: Runtime, user_id: int, change: Change, limit: Limit |
     raise RuntimeError(f"voice state of user {user_id} kept changing")
 
 
-def view_of(state: VoiceState, member: dict[str, Any] | None, *, left: bool = False) -> dict[str, Any]:
+def view_of(state: VoiceState, member: MemberView | None, *, left: bool = False) -> dict[str, Any]:
     """The VoiceState object; `left`: the one that reports leaving (`channel_id` null)."""
     return {
         "guild_id": state.guild_id, "channel_id": None if left else state.channel_id, "user_id": state.user_id,

@@ -93,7 +93,7 @@ def check_conversation(d: dict[str, Any], receiver: Any = None) -> None:
     if receiver is not None:
         assert _id(receiver) in member_ids(d)
         if not d["is_group"]:
-            assert d["counterpart"]["id"] != _id(receiver)
+            assert d["counterpart"] is not None and d["counterpart"]["id"] != _id(receiver)
 
 
 async def conversation_row(rt: Any, conv: Any) -> Any:

@@ -27,7 +27,9 @@ from aiohttp import web
 from google.protobuf.json_format import MessageToDict
 from livekit import api as lk
 
-_REQUESTS: dict[str, tuple[type, type]] = {
+# The protobuf classes differ per method, and the handler reads each request's own fields once it knows the
+# method: typed as a common base, every one of those reads would be an error.
+_REQUESTS: dict[str, tuple[type[Any], type[Any]]] = {
     "RemoveParticipant": (lk.RoomParticipantIdentity, lk.RemoveParticipantResponse),
     "UpdateParticipant": (lk.UpdateParticipantRequest, lk.ParticipantInfo),
     "MutePublishedTrack": (lk.MuteRoomTrackRequest, lk.MuteRoomTrackResponse),

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from alembic import command
-from sqlalchemy import event
+from sqlalchemy import Connection, event
 
 from meadhall.db.engine import create_engine
 from meadhall.db.migrate import alembic_config, shipped_revisions
@@ -69,6 +69,10 @@ def _render(statement: str, parameters: Any) -> str | None:
     return rendered
 
 
+
+def _upgrade(sync_conn: Connection, revision: str) -> None:
+    command.upgrade(alembic_config(sync_conn), revision)
+
 async def render_migration_sql(url: str) -> str:
     """Every statement executed while upgrading the empty database at `url` to each revision in turn, under
     a `-- revision <id>` line per revision."""
@@ -86,8 +90,7 @@ async def render_migration_sql(url: str) -> str:
         for revision in shipped_revisions():
             async with engine.connect() as conn:
                 statements.clear()
-                await conn.run_sync(
-                    lambda sync_conn, rev=revision: command.upgrade(alembic_config(sync_conn), rev))
+                await conn.run_sync(_upgrade, revision)
                 await conn.commit()
                 sections.append(f"-- revision {revision}\n" + "\n".join(_normalise(statements)) + "\n")
     finally:

@@ -26,7 +26,7 @@ async def second_node_with_runtime(settings: Any, rt: Runtime, clock: Any
                                    ) -> AsyncIterator[tuple[httpx.AsyncClient, Runtime]]:
     """`second_node`, with the other node's runtime too (to wait for its background work, or give its
     outbound client a test CA)."""
-    other = Runtime(settings, clock=clock, redis_prefix=getattr(rt.store, "prefix", None))
+    other = Runtime(settings, clock=clock, redis_prefix=rt.redis_prefix)
     other.password_hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
     await other.start(run_migrations=False)
     try:

@@ -43,6 +43,7 @@ class Node:
     def __init__(self, prefix: str, clock: MovableClock) -> None:
         import redis.asyncio as aioredis
 
+        assert TEST_REDIS_URL is not None  # the tests that start nodes are skipped without it
         self.client = aioredis.from_url(TEST_REDIS_URL, decode_responses=True)
         self.subscriber = aioredis.from_url(TEST_REDIS_URL, decode_responses=True)
         self.bus = RedisBus(self.client, channel=f"{prefix}:events", subscriber=self.subscriber)
@@ -106,6 +107,7 @@ async def running_cluster() -> AsyncIterator[Callable[[], Any]]:
     finally:
         for node in nodes:
             await node.close()
+        assert TEST_REDIS_URL is not None
         client = aioredis.from_url(TEST_REDIS_URL, decode_responses=True)
         keys = [k async for k in client.scan_iter(match=f"{prefix}:*")]
         if keys:
@@ -116,9 +118,15 @@ async def running_cluster() -> AsyncIterator[Callable[[], Any]]:
 async def published_and_read(by: Node, events: list[Event], *readers: Node) -> None:
     """Publish through `by` and wait until every reader has handled them (its position reached the end)."""
     await by.bus.publish(events)
-    [[last, _]] = await by.client.xrevrange(by.bus.channel, "+", "-", count=1)
+    newest = await by.client.xrevrange(by.bus.channel, "+", "-", count=1)
+    assert newest  # just published
+    [[last, _]] = newest
     for node in readers or (by,):
-        await wait_until(lambda node=node: node.bus.position == last)
+        await wait_until(_has_read(node, last))
+
+
+def _has_read(node: Node, entry: object) -> Callable[[], bool]:
+    return lambda: node.bus.position == entry
 
 
 def check_contiguous(sink: Sink) -> None:

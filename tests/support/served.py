@@ -17,7 +17,6 @@ async def served(app: Any, port: int = 0) -> AsyncIterator[int]:
     config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on", log_level="warning",
                             ws_max_size=64 * 1024, access_log=False)
     server = uvicorn.Server(config)
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # the test owns signals
     task = asyncio.create_task(server.serve())
     while not server.started:
         if task.done():

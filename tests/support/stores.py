@@ -24,6 +24,7 @@ async def open_store(kind: str) -> AsyncIterator[MemoryStore | RedisStore]:
         return
     import redis.asyncio as aioredis
 
+    assert TEST_REDIS_URL is not None  # the "redis" parameter is skipped without it
     client = aioredis.from_url(TEST_REDIS_URL, decode_responses=True)
     prefix = f"test-{uuid.uuid4().hex[:12]}"
     store = RedisStore(client, prefix=prefix)

@@ -27,7 +27,7 @@ from meadhall.guilds.hooks import GuildNotice, NoticeType, access_changed, annou
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.members.audiences import profile_audiences
 from meadhall.guilds.members.events import notify_member, notify_member_remove
-from meadhall.guilds.members.views import member_view
+from meadhall.guilds.members.views import MemberView, member_view
 from meadhall.guilds.rows import GuildRow, MemberRow
 from meadhall.guilds.snapshot import snapshot_of
 from meadhall.guilds.styles.views import guild_style_views, user_guild_style_views
@@ -100,7 +100,7 @@ async def do_end_membership(uow: UnitOfWork, guild_id: int, user_id: int) -> acc
 
 
 async def member_views(conn: AsyncConnection, guild_id: int, user_ids: Iterable[int], now: datetime
-                       ) -> dict[int, dict[str, Any]]:
+                       ) -> dict[int, MemberView]:
     """user id -> Member object, for the given members, in two queries."""
     ids = sorted(set(user_ids))
     if not ids:
@@ -112,7 +112,7 @@ async def member_views(conn: AsyncConnection, guild_id: int, user_ids: Iterable[
                                              style=styles.get(r.member["user_id"])) for r in rows}
 
 
-async def emit_member_updates(uow: UnitOfWork, guild_id: int, user_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+async def emit_member_updates(uow: UnitOfWork, guild_id: int, user_ids: Iterable[int]) -> dict[int, MemberView]:
     """MEMBER_UPDATE to every member, one per changed member; returns the payloads."""
     views = await member_views(uow.conn, guild_id, user_ids, uow.now)
     if views:

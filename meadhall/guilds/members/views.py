@@ -3,15 +3,27 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
-from meadhall.accounts.views import UserColumns, iso_recalled, user_summary
+from meadhall.accounts.views import UserColumns, UserSummaryView, iso_recalled, user_summary
 from meadhall.core.clock import as_utc, iso
 from meadhall.guilds.rows import MemberRow
 
 
+class MemberView(TypedDict):
+    """The Member object (guilds.members.schemas.Member), keys in the order the API writes them."""
+
+    guild_id: str
+    user: UserSummaryView
+    nick: str | None
+    roles: list[str]
+    joined_at: str
+    timeout_until: str | None
+    style: dict[str, Any] | None
+
+
 def member_view(member: MemberRow, user: UserColumns, role_ids: list[int], now: datetime,
-                summary: dict[str, Any] | None = None, style: dict[str, Any] | None = None) -> dict[str, Any]:
+                summary: UserSummaryView | None = None, style: dict[str, Any] | None = None) -> MemberView:
     """`summary`: the user's summary when the caller already made it (one user in many guilds); `style`:
     the member's guild-scope personal style (meadhall.guilds.styles.views), if any."""
     until = member["timeout_until"]

@@ -38,6 +38,7 @@ from meadhall.messages.read_states import bump_mentions
 from meadhall.messages.rooms import MessageRoom
 from meadhall.messages.rows import MessageRow
 from meadhall.messages.sent_hooks import SentMessage, announce_sent, record_sent, wanted
+from meadhall.messages.views import MessageView
 from meadhall.messages.webhooks import queries
 from meadhall.messages.webhooks.queries import WebhookRow
 from meadhall.realtime.audience import channel_viewers
@@ -122,7 +123,7 @@ def _snapshot(row: WebhookRow, request: Execution) -> tuple[str, str | None]:
     return name, None if row["avatar_file_id"] is None else f"/files/{row['avatar_file_id']}"
 
 
-async def do_execute_webhook(rt: Runtime, raw_id: str, token: str, request: Execution) -> dict[str, Any]:
+async def do_execute_webhook(rt: Runtime, raw_id: str, token: str, request: Execution) -> MessageView:
     """Write the message and send MESSAGE_CREATE to the room's viewers (the route took the rate first)."""
     if not request.content.strip() and not request.attachment_ids:
         raise validation_error("content", "must not be empty")

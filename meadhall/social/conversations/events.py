@@ -4,12 +4,12 @@ with its own view (the counterpart and the last message differ per receiver)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from meadhall.realtime.events import Event, EventType, event
+from meadhall.social.conversations.views import ConversationView
 
 
-def notify_conversation(type_: EventType, views: Mapping[int, dict[str, Any]]) -> list[Event]:
+def notify_conversation(type_: EventType, views: Mapping[int, ConversationView]) -> list[Event]:
     """DM_CHANNEL_CREATE / DM_CHANNEL_UPDATE: one event per receiver, carrying that receiver's view."""
     return [event(type_, view, [receiver]) for receiver, view in views.items()]
 

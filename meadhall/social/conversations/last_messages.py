@@ -13,7 +13,7 @@ request (messages/hydrate.assemble), as for history pages (messages/page_cache.p
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -21,6 +21,7 @@ from meadhall.db.kept import VersionedCache
 from meadhall.messages import queries as message_queries
 from meadhall.messages.hydrate import PageParts, page_parts
 from meadhall.messages.rows import MessageRow
+from meadhall.messages.views import MessageView
 from meadhall.social.conversations import queries
 
 # Past this many messages to read, the user's rooms' last messages are read through their own rows in one
@@ -31,7 +32,7 @@ READ_ALL_FROM = 16
 class _Kept(NamedTuple):
     """One message's parts (PageParts.each)."""
 
-    base: dict[str, Any]
+    base: MessageView
     key: tuple[int, int | None, int | None, bool]
     replied: MessageRow | None
     author_ids: frozenset[int]
@@ -56,7 +57,7 @@ async def last_message_parts(conn: AsyncConnection, user_id: int, wanted: Sequen
     at most two statements. Joined as they are found rather than through PageParts.joined: 300 one-message
     parts cost more to join than to look up."""
     kept_here = KEPT.scope(conn)
-    bases: list[dict[str, Any]] = []
+    bases: list[MessageView] = []
     keys: list[tuple[int, int | None, int | None, bool]] = []
     replied: dict[int, MessageRow] = {}
     author_ids: set[int] = set()

@@ -5,8 +5,6 @@ a conversation of two that one leaves is deleted with its messages and their fil
 
 from __future__ import annotations
 
-from typing import Any
-
 from meadhall.accounts.imported import refuse_imported
 from meadhall.accounts.queries import select_users_by_ids
 from meadhall.auth.sessions import Principal
@@ -31,10 +29,11 @@ from meadhall.social.conversations.service import (
     select_live_users,
     user_id_of,
 )
+from meadhall.social.conversations.views import ConversationView
 
 
 async def do_add_recipient(rt: Runtime, principal: Principal, raw_channel_id: str, raw_user_id: str
-                           ) -> dict[str, Any]:
+                           ) -> ConversationView:
     """Any participant adds a user (no block between adder and added, nor between the two of a 1:1; at most
     10 participants). Adding a participant again changes nothing. DM_CHANNEL_UPDATE to the previous
     participants, DM_CHANNEL_CREATE to the added user."""

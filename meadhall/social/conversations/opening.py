@@ -14,11 +14,12 @@ from meadhall.runtime import Runtime
 from meadhall.social.blocks import check_not_blocked
 from meadhall.social.conversations import queries
 from meadhall.social.conversations.service import announce, built_name, own_view, reload, select_live_users
+from meadhall.social.conversations.views import ConversationView
 
 
 @dataclass(frozen=True)
 class Opened:
-    channel: dict[str, Any]  # the caller's view
+    channel: ConversationView  # the caller's view
     created: bool  # False: the pair's oldest one-to-one conversation already existed
 
 
@@ -52,7 +53,7 @@ async def do_open_conversation(rt: Runtime, principal: Principal, recipient_id: 
 
 
 async def do_create_group(rt: Runtime, principal: Principal, recipient_ids: list[int], name: str | None
-                          ) -> dict[str, Any]:
+                          ) -> ConversationView:
     """A group of the caller (its owner) and 2 to 9 invited users; DM_CHANNEL_CREATE to all."""
     me = principal.user_id
     if me in recipient_ids:

@@ -4,7 +4,6 @@ request names, the built group name, and announcing a conversation's new state t
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -18,7 +17,7 @@ from meadhall.messages.queries import lock_channel
 from meadhall.realtime.events import EventType
 from meadhall.social.conversations.access import Conversation, load_conversation
 from meadhall.social.conversations.events import notify_conversation
-from meadhall.social.conversations.views import views_for
+from meadhall.social.conversations.views import ConversationView, views_for
 
 MAX_PARTICIPANTS = GROUP_DM_MAX_INVITED + 1
 NAME_MAX = 100
@@ -71,5 +70,5 @@ async def announce(uow: UnitOfWork, type_: EventType, conv: Conversation, receiv
         uow.emit(*notify_conversation(type_, await views_for(uow.conn, conv, wanted, uow.now)))
 
 
-async def own_view(uow: UnitOfWork, conv: Conversation, user_id: int) -> dict[str, Any]:
+async def own_view(uow: UnitOfWork, conv: Conversation, user_id: int) -> ConversationView:
     return (await views_for(uow.conn, conv, [user_id], uow.now))[user_id]

@@ -11,17 +11,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from operator import itemgetter
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts.queries import select_summary_rows
-from meadhall.accounts.views import Summaries, UserColumns, iso_recalled
+from meadhall.accounts.views import Summaries, UserColumns, UserSummaryView, iso_recalled
 from meadhall.auth.sessions import Principal
 from meadhall.core.ids import sid
 from meadhall.guilds.rows import ChannelRow
 from meadhall.messages import queries as message_queries
 from meadhall.messages.hydrate import assemble, page_parts
+from meadhall.messages.views import MessageView
 from meadhall.runtime import Runtime
 from meadhall.social.conversations import queries
 from meadhall.social.conversations.access import Conversation
@@ -30,6 +31,28 @@ from meadhall.social.conversations.last_messages import LastMessage, last_messag
 # Positions in a listed room (queries.LISTED_NAMES): the list reads rooms as tuples.
 _ID, _IS_GROUP, _NAME, _ICON, _OWNER, _LAST, _HAS_PRIVATE, _VERSION, _CREATED = range(len(queries.LISTED_NAMES))
 Room = Sequence[Any]
+
+
+class ConversationView(TypedDict):
+    """The Conversation object (social.conversations.schemas.Conversation), keys in the order the API writes
+    them."""
+
+    id: str
+    type: str
+    guild_id: None
+    is_group: bool
+    name: str | None
+    icon_file_id: str | None
+    dm_owner_id: str | None
+    owner_id: str | None
+    member_count: int
+    members: list[UserSummaryView]
+    counterpart: UserSummaryView | None
+    avatar: str | None
+    status: str | None
+    last_message: MessageView | None
+    last_message_id: str | None
+    created_at: str
 
 
 def _room(channel: ChannelRow) -> tuple[Any, ...]:
@@ -47,7 +70,7 @@ def _last_id(room: Room, private: Mapping[int, int]) -> int | None:
 
 async def _views(conn: AsyncConnection, receiver_id: int, rooms: Sequence[Room], members: Mapping[int, list[int]],
                  users: Mapping[int, UserColumns], now: datetime, summaries: Summaries | None, *, keep_last: bool
-                 ) -> list[tuple[int, dict[str, Any]]]:
+                 ) -> list[tuple[int, ConversationView]]:
     """(activity, view) of each room for the receiver, in the given order: `members` maps a room to its
     participants' ids (earliest joined first), `users` has their accounts. `summaries`: those already made for
     the same answer (READY), filled with the ones made here, each user's made once for the whole answer (the
@@ -74,7 +97,7 @@ async def _views(conn: AsyncConnection, receiver_id: int, rooms: Sequence[Room],
         of(row)
     receiver = str(receiver_id)
     find = made.get
-    out = []
+    out: list[tuple[int, ConversationView]] = []
     for room, last_id in zip(rooms, last_ids, strict=True):
         room_id = room[_ID]
         ids = members.get(room_id, ())
@@ -96,7 +119,7 @@ async def _views(conn: AsyncConnection, receiver_id: int, rooms: Sequence[Room],
 
 
 async def conversation_views(conn: AsyncConnection, receiver_id: int, convs: Sequence[Conversation], now: datetime,
-                             users: Mapping[int, UserColumns] | None = None) -> list[dict[str, Any]]:
+                             users: Mapping[int, UserColumns] | None = None) -> list[ConversationView]:
     """The receiver's views of these conversations, in the given order."""
     if not convs:
         return []
@@ -108,7 +131,7 @@ async def conversation_views(conn: AsyncConnection, receiver_id: int, convs: Seq
 
 
 async def conversation_list(conn: AsyncConnection, user_id: int, now: datetime, summaries: Summaries | None = None
-                            ) -> list[dict[str, Any]]:
+                            ) -> list[ConversationView]:
     """Every conversation of the user, newest activity first (GET /users/@me/channels, READY). The
     participants' accounts are selected through the user's own rows rather than by a list of ids (300
     conversations: 300 values to expand and bind); the last messages are mostly kept from the request before."""
@@ -128,7 +151,7 @@ async def access_conversations(rt: Runtime, principal: Principal) -> dict[str, A
 
 
 async def views_for(conn: AsyncConnection, conv: Conversation, receivers: Sequence[int], now: datetime
-                    ) -> dict[int, dict[str, Any]]:
+                    ) -> dict[int, ConversationView]:
     """Each receiver's own view of one conversation (events: DM_CHANNEL_CREATE / UPDATE)."""
     users = await select_summary_rows(conn, conv.participant_ids)
     return {r: (await conversation_views(conn, r, [conv], now, users))[0] for r in receivers}
