@@ -236,7 +236,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     app.include_router(web_pages.pages)
     include_api(app)
     install_gateway(app, rt)
-    profile.on_public_change(member_service.announce_profile)
+    profile.on_public_change(member_service.announce_profile_to_guilds)
     register_fetch_rule("attachment", check_fetch_attachment)  # files know no domain: messages say who sees one
     guild_hooks.register()
     conversation_setup.register()  # messages and files know no conversations: the room and the icon rule

@@ -89,8 +89,8 @@ async def search_page(conn: AsyncConnection, channel_id: int, viewer_id: int, qu
     return cast("list[MessageRow]", rows[:query.limit]), len(rows) > query.limit
 
 
-async def search_messages(rt: Runtime, principal: Principal, raw_channel_id: str, request: SearchRequest
-                          ) -> dict[str, Any]:
+async def search_room_messages(rt: Runtime, principal: Principal, raw_channel_id: str, request: SearchRequest
+                              ) -> dict[str, Any]:
     query = check_query(request)
     async with rt.read() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now, read_history=True)

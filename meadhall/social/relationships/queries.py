@@ -33,7 +33,7 @@ class RelatedUser(SummaryRow):
     rel_since: datetime
 
 
-async def select_user_by_username(conn: AsyncConnection, username_norm: str) -> UserRow | None:
+async def select_live_user_by_username(conn: AsyncConnection, username_norm: str) -> UserRow | None:
     """A live user by login, matched with an escaped LIKE over the casefolded column (docs/social.md): the
     whole name, `%`, `_` and `\\` taken literally."""
     stmt = select(users).where(users.c.username_norm.like(escape_like(username_norm), escape="\\"),
