@@ -233,14 +233,6 @@ class Settings(BaseSettings):
         return bool(self.VAPID_PRIVATE_KEY)
 
     @property
-    def domain_is_ip(self) -> bool:
-        try:
-            ipaddress.ip_address(self.DOMAIN.strip("[]"))
-        except ValueError:
-            return False
-        return True
-
-    @property
     def cors_origins(self) -> list[str]:
         return [o.strip().rstrip("/") for o in self.CORS_ALLOWED_ORIGINS.split(",") if o.strip()]
 

@@ -175,11 +175,6 @@ def require_in(cc: ChannelContext, flag: perms.Permission) -> None:
         raise _deny(cc.guild, flag, "in this room")
 
 
-def require_owner(gc: GuildContext, reason: str) -> None:
-    if not (gc.actor.is_owner or gc.actor.is_instance_admin):
-        raise permission_denied(None, reason)
-
-
 def visible_channels(gc: GuildContext, channel_rows: list[ChannelRow],
                      overrides: Mapping[int, list[OverrideRow]]) -> list[ChannelRow]:
     """Rooms the caller may view, and categories they may view or that hold a room they may view

@@ -31,11 +31,6 @@ async def select_styles(conn: AsyncConnection, user_id: int) -> list[StyleRow]:
     return cast("list[StyleRow]", list((await conn.execute(stmt)).mappings()))
 
 
-async def select_style(conn: AsyncConnection, user_id: int, scope_key: int) -> StyleRow | None:
-    stmt = select(user_styles).where(user_styles.c.user_id == user_id, user_styles.c.scope_key == scope_key)
-    return cast("StyleRow | None", (await conn.execute(stmt)).mappings().first())
-
-
 async def select_guild_styles(conn: AsyncConnection, guild_id: int, user_ids: Iterable[int]) -> dict[int, StyleRow]:
     """user id -> guild-scope style, for the given members of one guild."""
     ids = sorted(set(user_ids))
