@@ -34,8 +34,8 @@ from meadhall.social.conversations.access import (
     Conversation,
     access_conversation_or_wrong_type,
     load_conversation,
-    select_participants,
 )
+from meadhall.social.conversations.queries import select_participants
 
 
 @dataclass(frozen=True)
