@@ -140,6 +140,10 @@ _KEY_HEAD = (update(audit_chain_heads)
              .values(keyed_after=bindparam("b_keyed_after"), mac=bindparam("b_mac")))
 
 
+async def insert_audit_entry(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await conn.execute(audit_log.insert().values(**values))
+
+
 async def upsert_chain_head(conn: AsyncConnection, key: str) -> Row[Any]:
     """The head's (last_id, last_hash, keyed_after), the row created when missing (keyed from its first entry),
     else locked (PostgreSQL: the upsert takes the row lock until commit)."""

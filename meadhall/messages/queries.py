@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import bindparam, case, delete, func, insert, literal, or_, select, tuple_, update
+from sqlalchemy import and_, bindparam, case, delete, func, insert, literal, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
@@ -22,6 +22,12 @@ from meadhall.messages.rows import MessageFields, MessageRow, ReactionCountRow, 
 def visible_to(viewer_id: int | BindParameter[Any]) -> ColumnElement[bool]:
     """`private` messages exist only for their author and recipient."""
     return or_(messages.c.kind != "private", messages.c.author_id == viewer_id, messages.c.recipient_id == viewer_id)
+
+
+def visible_to_from(viewer_id: int, author_id: int | None) -> ColumnElement[bool]:
+    """`visible_to`, narrowed to one author's messages when `author_id` is given (guild search's filter)."""
+    visible = visible_to(viewer_id)
+    return visible if author_id is None else and_(visible, messages.c.author_id == author_id)
 
 
 # The statements of the send and history paths are built once: constructing a statement costs several

@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import and_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.api.pagination import query_id
@@ -27,7 +26,6 @@ from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError, validation_error
 from meadhall.core.text import norm
 from meadhall.db import dialect
-from meadhall.db.schema import messages
 from meadhall.guilds.access import GuildContext, access_guild, channel_permissions
 from meadhall.guilds.rooms import queries as room_queries
 from meadhall.messages import queries
@@ -123,9 +121,7 @@ async def search_guild_messages(rt: Runtime, principal: Principal, raw_guild_id:
             rooms = [channel_id]
         if not rooms:
             return {"messages": [], "has_more": False}
-        visible = queries.visible_to(principal.user_id)
-        if author_id is not None:
-            visible = and_(visible, messages.c.author_id == author_id)
+        visible = queries.visible_to_from(principal.user_id, author_id)
         found = await dialect.search_messages(uow.conn, rooms[0] if len(rooms) == 1 else rooms, query.words,
                                               visible=visible, before=query.before, limit=query.limit + 1)
         rows = cast("list[MessageRow]", found[:query.limit])
