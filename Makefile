@@ -89,6 +89,7 @@ lint: install-test
 	$(BIN)/ruff check meadhall tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/vulture
 	cd web && $(NPM) run check --silent
 
 test: install-test lint

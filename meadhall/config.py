@@ -187,7 +187,8 @@ class Settings(BaseSettings):
 
     @property
     def database_url(self) -> str:
-        """The SQLAlchemy async URL: aiosqlite for SQLite, asyncpg for PostgreSQL."""
+        """The SQLAlchemy async URL: `sqlite+aiosqlite` (served by the inline driver, db/engine.py) for
+        SQLite, asyncpg for PostgreSQL."""
         url = self.DATABASE_URL or f"sqlite:///{(self.DATA_DIR / 'chat.db').resolve()}"
         for prefix, driver in (
             ("sqlite:", "sqlite+aiosqlite:"),
@@ -231,14 +232,6 @@ class Settings(BaseSettings):
     @property
     def web_push_enabled(self) -> bool:
         return bool(self.VAPID_PRIVATE_KEY)
-
-    @property
-    def domain_is_ip(self) -> bool:
-        try:
-            ipaddress.ip_address(self.DOMAIN.strip("[]"))
-        except ValueError:
-            return False
-        return True
 
     @property
     def cors_origins(self) -> list[str]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -205,7 +204,3 @@ class LocalFileStore:
 
     async def remove(self, content: StoredContent) -> None:
         await asyncio.to_thread(_unlink, Path(content.path))
-
-
-def age_seconds(content: StoredContent, now: float | None = None) -> float:
-    return (time.time() if now is None else now) - content.modified

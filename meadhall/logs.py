@@ -12,10 +12,6 @@ from typing import TextIO
 
 import structlog
 
-# Loggers that write every SQL statement with its parameters (password and token hashes, encrypted
-# fields) at DEBUG: held at INFO whatever LOG_LEVEL says.
-_QUERY_LOGGERS = ("aiosqlite",)
-
 
 def configure_logging(level: str = "info", stream: TextIO | None = None) -> None:
     """JSON lines to `stream` (stdout for the service; the CLI passes stderr, its stdout being the one
@@ -47,8 +43,6 @@ def configure_logging(level: str = "info", stream: TextIO | None = None) -> None
     # warnings unless LOG_LEVEL=debug: a terminal running `make run` or a CLI command shows Meadhall's
     # own lines (structlog, filtered below), not library chatter.
     root.setLevel(numeric if numeric <= logging.DEBUG else max(numeric, logging.WARNING))
-    for name in _QUERY_LOGGERS:
-        logging.getLogger(name).setLevel(max(numeric, logging.INFO))
     for noisy in ("uvicorn.access",):
         logging.getLogger(noisy).disabled = True
     structlog.configure(

@@ -96,7 +96,7 @@ class LogCapture:
 def logs(capsys: pytest.CaptureFixture[str]) -> Iterator[LogCapture]:
     root = logging.getLogger()
     saved = (root.handlers[:], root.level)
-    levels = {name: logging.getLogger(name).level for name in ("httpx", "aiosqlite")}
+    levels = {name: logging.getLogger(name).level for name in ("httpx",)}
     access_disabled = logging.getLogger("uvicorn.access").disabled
     yield LogCapture(capsys)
     structlog.reset_defaults()

@@ -7,11 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.accounts.queries import select_user_imported
 from meadhall.core.errors import AppError
-from meadhall.db.schema import users
 
 
 def refuse_imported(row: Mapping[str, Any] | None) -> None:
@@ -23,5 +22,4 @@ def refuse_imported(row: Mapping[str, Any] | None) -> None:
 
 async def refuse_imported_id(conn: AsyncConnection, user_id: int) -> None:
     """`refuse_imported` for a user known by id only (the recipient of a private message in a room)."""
-    imported = (await conn.execute(select(users.c.imported).where(users.c.id == user_id))).scalar_one_or_none()
-    refuse_imported({"imported": bool(imported)})
+    refuse_imported({"imported": await select_user_imported(conn, user_id)})

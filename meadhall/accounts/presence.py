@@ -113,7 +113,7 @@ async def note_session_activity(rt: Runtime, user_id: int) -> None:
     await touch(rt, user_id, stored=True)
 
 
-async def announce_profile(uow: UnitOfWork, row: UserRow) -> None:
+async def announce_profile_to_friends(uow: UnitOfWork, row: UserRow) -> None:
     """The user's public summary changed (chosen status, custom status, profile fields, avatar; going
     `invisible` reads as going offline): PRESENCE_UPDATE to their friends, in the caller's transaction."""
     if row["deleted_at"] is not None:

@@ -206,3 +206,9 @@ async def update_backup_code_used(conn: AsyncConnection, user_id: int, code_id: 
 
 async def delete_backup_codes(conn: AsyncConnection, user_id: int) -> None:
     await conn.execute(delete(backup_codes).where(backup_codes.c.user_id == user_id))
+
+
+async def select_user_imported(conn: AsyncConnection, user_id: int) -> bool:
+    """Whether the user is an imported author (False for no such user)."""
+    stmt = select(users.c.imported).where(users.c.id == user_id)
+    return bool((await conn.execute(stmt)).scalar_one_or_none())

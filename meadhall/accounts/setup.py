@@ -9,4 +9,4 @@ from meadhall.auth import sessions
 
 def setup() -> None:
     sessions.session_activity.add("accounts.presence", presence.note_session_activity)
-    profile.public_change.add("accounts.presence", presence.announce_profile)
+    profile.public_change.add("accounts.presence", presence.announce_profile_to_friends)

@@ -12,7 +12,6 @@ from meadhall.core.text import check_single_line
 USERNAME = re.compile(r"^[A-Za-z0-9_.]{2,32}$")
 LOCALE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 CUSTOM_EMOJI = re.compile(r"^<a?:[A-Za-z0-9_]{2,32}:\d{1,20}>$")
-STATUSES = ("online", "idle", "dnd", "invisible")
 
 
 def check_username(value: str) -> str:

@@ -100,14 +100,6 @@ VALIDATOR_SCHEMAS: dict[Callable[..., Any], dict[str, Any]] = {
 }
 
 
-def documents(schema: dict[str, Any]) -> Callable[[Any], Any]:
-    """Decorator for a field validator: the JSON Schema constraints it enforces (VALIDATOR_SCHEMAS)."""
-    def mark(fn: Any) -> Any:
-        VALIDATOR_SCHEMAS[fn] = schema
-        return fn
-    return mark
-
-
 def not_null(schema: dict[str, Any]) -> None:
     """`json_schema_extra` of an optional field that refuses null (absent means unchanged on a PATCH, but
     the field cannot be cleared): the document drops the null branch pydantic writes for `X | None`."""

@@ -24,13 +24,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import RowMapping, select
+from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.audit.queries import (
+    select_audit_entries_after,
+    select_chain_heads,
+    update_chain_head,
+    upsert_chain_head,
+)
 from meadhall.core.clock import as_utc, iso
 from meadhall.core.ids import id_timestamp_ms, sid
-from meadhall.db import dialect
-from meadhall.db.schema.audit import audit_chain_heads, audit_log
 from meadhall.db.uow import UnitOfWork
 
 INSTANCE_CHAIN = "instance"
@@ -102,10 +106,7 @@ async def lock_head(conn: AsyncConnection, key: str) -> Head:
     """Create the head row if missing (a new chain is keyed from its first entry: `keyed_after` 0), else
     lock it (PostgreSQL: the upsert takes the row lock until commit; SQLite: its single writer already
     serialises)."""
-    values = {"chain_key": key, "last_id": 0, "last_hash": None, "keyed_after": 0, "mac": None}
-    stmt = dialect.upsert(conn, audit_chain_heads, values, keys=["chain_key"], update=["chain_key"])
-    c = audit_chain_heads.c
-    row = (await conn.execute(stmt.returning(c.last_id, c.last_hash, c.keyed_after))).one()
+    row = await upsert_chain_head(conn, key)
     keyed_after = None if row.keyed_after is None else int(row.keyed_after)
     return Head(key, int(row.last_id), row.last_hash, keyed_after)
 
@@ -125,12 +126,11 @@ async def advance_head(conn: AsyncConnection, secret: bytes, head: Head, last_id
     """Name the new last entry and sign the head again. An unmarked head stays unmarked: every head has its
     marker from the first start after the upgrade on (keying.py), so one without it was stripped, and
     marking it here would bless the plain entries put in place of keyed ones."""
-    stmt = audit_chain_heads.update().where(audit_chain_heads.c.chain_key == head.key)
     if head.keyed_after is None:
-        await conn.execute(stmt.values(last_id=last_id, last_hash=last_hash))
+        await update_chain_head(conn, head.key, last_id=last_id, last_hash=last_hash)
         return
-    await conn.execute(stmt.values(last_id=last_id, last_hash=last_hash,
-                                  mac=head_mac(secret, head.key, last_id, last_hash, head.keyed_after)))
+    await update_chain_head(conn, head.key, last_id=last_id, last_hash=last_hash,
+                            mac=head_mac(secret, head.key, last_id, last_hash, head.keyed_after))
 
 
 # ---- verifying ------------------------------------------------------------------------------------------
@@ -167,8 +167,7 @@ async def _entries(conn: AsyncConnection) -> AsyncIterator[RowMapping]:
     """Every entry in id order, fetched in keyset pages so memory stays flat on a large table."""
     after = -1
     while True:
-        stmt = select(audit_log).where(audit_log.c.id > after).order_by(audit_log.c.id).limit(VERIFY_BATCH)
-        rows = list((await conn.execute(stmt)).mappings())
+        rows = await select_audit_entries_after(conn, after, VERIFY_BATCH)
         for row in rows:
             yield row
         if len(rows) < VERIFY_BATCH:
@@ -229,7 +228,7 @@ def _check_head(state: _ChainState, key: str, secret: bytes) -> None:
 async def verify_chains(conn: AsyncConnection, secret: bytes) -> Verification:
     """Walk every chain in id order, recompute each hash (plain up to its head's marker, keyed after it)
     and link, and compare the heads. `secret` is the chain's key (`Keys.audit_chain`)."""
-    heads = {r["chain_key"]: r for r in (await conn.execute(select(audit_chain_heads))).mappings()}
+    heads = {r["chain_key"]: r for r in await select_chain_heads(conn)}
     states = {key: _ChainState(head=head) for key, head in heads.items()}
     out = Verification()
     async for row in _entries(conn):

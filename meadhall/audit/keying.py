@@ -12,27 +12,18 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
 import structlog
-from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from meadhall.audit.chain import head_mac
-from meadhall.db.schema.audit import audit_chain_heads
+from meadhall.audit.queries import (
+    select_any_head_with_mac,
+    select_any_head_without_mac,
+    select_unmarked_heads,
+    update_unmarked_heads,
+)
 from meadhall.db.uow import UnitOfWork
 
 log = structlog.get_logger("meadhall.audit")
-
-_c = audit_chain_heads.c
-# The whole cost of a start with nothing to key: one look for a head without an HMAC.
-_ANY_WITHOUT_MAC = select(_c.chain_key).where(_c.mac.is_(None)).limit(1)
-_ANY_WITH_MAC = select(_c.chain_key).where(_c.mac.is_not(None)).limit(1)
-# In key order, so that two nodes keying at once lock the rows in the same order.
-_UNMARKED = (select(_c.chain_key, _c.last_id, _c.last_hash)
-             .where(_c.mac.is_(None), _c.keyed_after.is_(None)).order_by(_c.chain_key))
-# Conditional: a node that keyed the head first (or a writer that advanced it) leaves nothing to match.
-_KEY_HEAD = (update(audit_chain_heads)
-             .where(_c.chain_key == bindparam("b_key"), _c.last_id == bindparam("b_last_id"),
-                    _c.mac.is_(None), _c.keyed_after.is_(None))
-             .values(keyed_after=bindparam("b_keyed_after"), mac=bindparam("b_mac")))
 
 WARN_NAMES = 20  # chain keys named in the warning; the count says how many there are
 
@@ -43,7 +34,8 @@ async def key_older_chains(engine: AsyncEngine, begin: Callable[[], AbstractAsyn
     plain hashes) and its HMAC, in one write transaction opened by `begin` (the runtime's unit of work,
     which holds the key). Idempotent; returns the keys of the chains keyed."""
     async with engine.connect() as conn:
-        if (await conn.execute(_ANY_WITHOUT_MAC)).first() is None:
+        # The whole cost of a start with nothing to key: one look for a head without an HMAC.
+        if not await select_any_head_without_mac(conn):
             return []
     async with begin() as uow:
         return await _key_unmarked_heads(uow)
@@ -51,18 +43,18 @@ async def key_older_chains(engine: AsyncEngine, begin: Callable[[], AbstractAsyn
 
 async def _key_unmarked_heads(uow: UnitOfWork) -> list[str]:
     assert uow.audit_key is not None, "the runtime's unit of work carries the chain key"
-    unmarked = (await uow.conn.execute(_UNMARKED)).all()
+    unmarked = await select_unmarked_heads(uow.conn)
     if not unmarked:
         return []
-    if (await uow.conn.execute(_ANY_WITH_MAC)).first() is not None:
+    if await select_any_head_with_mac(uow.conn):
         log.warning("audit chain heads without marker and HMAC since the upgrade: not keyed, "
                     "meadhall audit-verify reports them", count=len(unmarked),
-                    chains=[row.chain_key for row in unmarked[:WARN_NAMES]])
+                    chains=[row["chain_key"] for row in unmarked[:WARN_NAMES]])
         return []
-    await uow.conn.execute(_KEY_HEAD, [
-        {"b_key": row.chain_key, "b_last_id": row.last_id, "b_keyed_after": row.last_id,
-         "b_mac": head_mac(uow.audit_key, row.chain_key, row.last_id, row.last_hash, row.last_id)}
+    await update_unmarked_heads(uow.conn, [
+        {"b_key": row["chain_key"], "b_last_id": row["last_id"], "b_keyed_after": row["last_id"],
+         "b_mac": head_mac(uow.audit_key, row["chain_key"], row["last_id"], row["last_hash"], row["last_id"])}
         for row in unmarked])
-    keys = [row.chain_key for row in unmarked]
+    keys = [row["chain_key"] for row in unmarked]
     log.info("audit chains keyed", count=len(keys))
     return keys

@@ -1,6 +1,6 @@
 """SQL over the audit store: one page of entries, newest first, with the actor's user row joined in the
-same query (OpenAPI: listAuditLog). Shared by the guild audit log and the instance audit log.
-Returns typed rows; never commits."""
+same query (OpenAPI: listAuditLog). Shared by the guild audit log and the instance audit log. Also the
+hash chain's heads and its entries in id order (audit/chain.py, audit/keying.py). Never commits."""
 
 from __future__ import annotations
 
@@ -9,10 +9,23 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypedDict, cast
 
-from sqlalchemy import Column, ColumnElement, RowMapping, Select, func, literal_column, select
+from sqlalchemy import (
+    Column,
+    ColumnElement,
+    Row,
+    RowMapping,
+    Select,
+    bindparam,
+    func,
+    literal_column,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.db import dialect
 from meadhall.db.schema import audit_log, users
+from meadhall.db.schema.audit import audit_chain_heads
 
 _ACTOR_PREFIX = "actor__"
 
@@ -110,3 +123,62 @@ def _page_row(row: RowMapping, actor_keys: list[tuple[str, str]]) -> AuditPageRo
     entry = cast(AuditEntryRow, {key: row[key] for key in _ENTRY_KEYS})  # the keys are the table's columns
     actor = None if row[_ACTOR_PREFIX + "id"] is None else {name: row[label] for label, name in actor_keys}
     return AuditPageRow(entry, actor)
+
+
+# ---- the hash chain's heads and entries (audit/chain.py, audit/keying.py) ---------------------------------
+
+_heads = audit_chain_heads.c
+_ANY_WITHOUT_MAC = select(_heads.chain_key).where(_heads.mac.is_(None)).limit(1)
+_ANY_WITH_MAC = select(_heads.chain_key).where(_heads.mac.is_not(None)).limit(1)
+# In key order, so that two nodes keying at once lock the rows in the same order.
+_UNMARKED = (select(_heads.chain_key, _heads.last_id, _heads.last_hash)
+             .where(_heads.mac.is_(None), _heads.keyed_after.is_(None)).order_by(_heads.chain_key))
+# Conditional: a node that keyed the head first (or a writer that advanced it) leaves nothing to match.
+_KEY_HEAD = (update(audit_chain_heads)
+             .where(_heads.chain_key == bindparam("b_key"), _heads.last_id == bindparam("b_last_id"),
+                    _heads.mac.is_(None), _heads.keyed_after.is_(None))
+             .values(keyed_after=bindparam("b_keyed_after"), mac=bindparam("b_mac")))
+
+
+async def insert_audit_entry(conn: AsyncConnection, values: dict[str, Any]) -> None:
+    await conn.execute(audit_log.insert().values(**values))
+
+
+async def upsert_chain_head(conn: AsyncConnection, key: str) -> Row[Any]:
+    """The head's (last_id, last_hash, keyed_after), the row created when missing (keyed from its first entry),
+    else locked (PostgreSQL: the upsert takes the row lock until commit)."""
+    values = {"chain_key": key, "last_id": 0, "last_hash": None, "keyed_after": 0, "mac": None}
+    stmt = dialect.upsert(conn, audit_chain_heads, values, keys=["chain_key"], update=["chain_key"])
+    return (await conn.execute(stmt.returning(_heads.last_id, _heads.last_hash, _heads.keyed_after))).one()
+
+
+async def update_chain_head(conn: AsyncConnection, key: str, **values: Any) -> None:
+    await conn.execute(audit_chain_heads.update().where(_heads.chain_key == key).values(**values))
+
+
+async def select_chain_heads(conn: AsyncConnection) -> list[RowMapping]:
+    return list((await conn.execute(select(audit_chain_heads))).mappings())
+
+
+async def select_audit_entries_after(conn: AsyncConnection, after: int, limit: int) -> list[RowMapping]:
+    """Up to `limit` entries with an id above `after`, in id order (a keyset page)."""
+    stmt = select(audit_log).where(audit_log.c.id > after).order_by(audit_log.c.id).limit(limit)
+    return list((await conn.execute(stmt)).mappings())
+
+
+async def select_any_head_without_mac(conn: AsyncConnection) -> bool:
+    return (await conn.execute(_ANY_WITHOUT_MAC)).first() is not None
+
+
+async def select_any_head_with_mac(conn: AsyncConnection) -> bool:
+    return (await conn.execute(_ANY_WITH_MAC)).first() is not None
+
+
+async def select_unmarked_heads(conn: AsyncConnection) -> list[RowMapping]:
+    """Heads with neither marker nor HMAC: chain_key, last_id, last_hash, in key order."""
+    return list((await conn.execute(_UNMARKED)).mappings())
+
+
+async def update_unmarked_heads(conn: AsyncConnection, params: list[dict[str, Any]]) -> None:
+    """Give unmarked heads their marker and HMAC (`b_key`, `b_last_id`, `b_keyed_after`, `b_mac` each)."""
+    await conn.execute(_KEY_HEAD, params)

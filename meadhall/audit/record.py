@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from meadhall.audit.chain import advance_head, chain_key, entry_mac, lock_head, next_entry_id, stored_form
-from meadhall.db.schema import audit_log
+from meadhall.audit.queries import insert_audit_entry
 from meadhall.db.uow import UnitOfWork
 
 
@@ -40,6 +40,6 @@ async def record(
         "created_at": uow.now,
     }
     digest = entry_mac(uow.audit_key, entry, prev_hash)
-    await uow.conn.execute(audit_log.insert().values(**entry, prev_hash=prev_hash, hash=digest))
+    await insert_audit_entry(uow.conn, {**entry, "prev_hash": prev_hash, "hash": digest})
     await advance_head(uow.conn, uow.audit_key, head, entry_id, digest)
     return entry_id

@@ -15,10 +15,6 @@ def escape_like(value: str, escape: str = "\\") -> str:
     return value.replace(escape, escape * 2).replace("%", escape + "%").replace("_", escape + "_")
 
 
-def strip_controls(value: str) -> str:
-    return "".join(ch for ch in value if unicodedata.category(ch)[0] != "C")
-
-
 # Control characters (docs/reference/errors.md): every code point of Unicode category Cc (U+0000-U+001F, U+007F and the
 # C1 range U+0080-U+009F) is refused in text fields. Multi-line fields (message content, bio, descriptions,
 # topics) keep line feed and tab. Single-line fields also refuse U+2028/U+2029 (line and paragraph

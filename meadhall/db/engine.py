@@ -30,7 +30,8 @@ def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        # aiosqlite URLs (tests, tools) are served by the inline driver (see db/sqlite_inline.py).
+        # aiosqlite URLs (settings, tests, tools) are served by the inline driver (see db/sqlite_inline.py):
+        # aiosqlite itself is never imported, so it is no dependency.
         url = parsed.set(drivername="sqlite+meadhall_inline").render_as_string(hide_password=False)
         # Every checkout ends its own transaction, so the pool's extra rollback on return is skipped.
         engine = inline_engine(create_async_engine(url, echo=echo, pool_reset_on_return=None, hide_parameters=True,

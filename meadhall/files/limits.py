@@ -5,26 +5,19 @@ administration; until a value is set the defaults of 5.3 apply, and a value out 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.core.limits import DEFAULT_MEDIA_LIMITS
-from meadhall.db.dialect import upsert
-from meadhall.db.schema import instance_settings
+from meadhall.files.queries import select_instance_settings_data, upsert_instance_settings_data
 
-SETTINGS_ROW = 1
 MEDIA_LIMIT_MIN = 1024
 MEDIA_LIMIT_MAX = 104_857_600
-
-_SETTINGS = select(instance_settings.c.data).where(instance_settings.c.id == SETTINGS_ROW)
-_UPDATED_AT = select(instance_settings.c.updated_at).where(instance_settings.c.id == SETTINGS_ROW)
 
 
 async def media_limits(conn: AsyncConnection) -> dict[str, int]:
     """The media limits in force: the instance settings over the defaults."""
-    data: Any = (await conn.execute(_SETTINGS)).scalar()
+    data = await select_instance_settings_data(conn)
     configured = data.get("media_limits") if isinstance(data, dict) else None
     limits = dict(DEFAULT_MEDIA_LIMITS)
     if isinstance(configured, dict):
@@ -35,17 +28,10 @@ async def media_limits(conn: AsyncConnection) -> dict[str, int]:
     return limits
 
 
-async def settings_updated_at(conn: AsyncConnection) -> datetime | None:
-    """When the settings row was last written; None while it was never written."""
-    value: datetime | None = (await conn.execute(_UPDATED_AT)).scalar()
-    return value
-
-
 async def write_media_limits(conn: AsyncConnection, limits: dict[str, int], now: datetime) -> None:
     """Store the media limits in force (all five) in the settings row, created on first write. Every node
     reads the row on each upload and each GET /meta, so a change holds everywhere at once (no cache). The
     caller serialises writers (instance administration holds a transaction lock from its read to here)."""
-    data: Any = (await conn.execute(_SETTINGS)).scalar()
+    data = await select_instance_settings_data(conn)
     merged = {**(data if isinstance(data, dict) else {}), "media_limits": dict(limits)}
-    await conn.execute(upsert(conn, instance_settings, {"id": SETTINGS_ROW, "data": merged, "updated_at": now},
-                              keys=["id"], update=["data", "updated_at"]))
+    await upsert_instance_settings_data(conn, merged, now)

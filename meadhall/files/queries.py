@@ -10,12 +10,14 @@ from typing import Any, TypedDict, cast
 from sqlalchemy import and_, bindparam, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.db.dialect import upsert
 from meadhall.db.schema import (
     channels,
     cosmetics,
     emojis,
     files,
     guilds,
+    instance_settings,
     invites,
     messages,
     sounds,
@@ -177,3 +179,26 @@ async def select_existing_ids(conn: AsyncConnection, ids: list[int]) -> set[int]
         batch = ids[start:start + 500]
         found |= set((await conn.execute(select(files.c.id).where(files.c.id.in_(batch)))).scalars())
     return found
+
+
+# The instance settings are one row (docs/reference/limits.md), written by instance administration.
+SETTINGS_ROW = 1
+
+
+async def select_instance_settings_data(conn: AsyncConnection) -> Any:
+    """The settings row's `data` (a JSON object), None while it was never written."""
+    stmt = select(instance_settings.c.data).where(instance_settings.c.id == SETTINGS_ROW)
+    return (await conn.execute(stmt)).scalar()
+
+
+async def select_instance_settings_updated_at(conn: AsyncConnection) -> datetime | None:
+    """When the settings row was last written; None while it was never written."""
+    stmt = select(instance_settings.c.updated_at).where(instance_settings.c.id == SETTINGS_ROW)
+    value: datetime | None = (await conn.execute(stmt)).scalar()
+    return value
+
+
+async def upsert_instance_settings_data(conn: AsyncConnection, data: dict[str, Any], now: datetime) -> None:
+    """Write the settings row's `data`, creating the row on first write."""
+    await conn.execute(upsert(conn, instance_settings, {"id": SETTINGS_ROW, "data": data, "updated_at": now},
+                              keys=["id"], update=["data", "updated_at"]))

@@ -83,11 +83,6 @@ class ResumeStore(Protocol):
         """One result per item, in order: see `appended_seq`."""
         ...
 
-    async def append_event(self, session_ids: list[str], event_id: str, type_: str, payload: str,
-                           now: float, pos: str = "") -> list[int]:
-        """One event to many sessions (the hub's hot path): as `append`, one result per session."""
-        ...
-
     async def peek(self, session_id: str, now: float) -> Meta | None:
         """The session's metadata, without its buffer; None when it no longer exists."""
         ...
@@ -147,25 +142,6 @@ class MemoryResumeStore:
             if item.pos:
                 state.pos = later(state.pos, item.pos)
             out.append(state.seq)
-        return out
-
-    async def append_event(self, session_ids: list[str], event_id: str, type_: str, payload: str,
-                           now: float, pos: str = "") -> list[int]:
-        entry = (type_, payload)
-        sessions = self._sessions
-        out: list[int] = []
-        for sid in session_ids:
-            state = sessions.get(sid)
-            if state is None or state.expires <= now:
-                if state is not None:
-                    del sessions[sid]
-                out.append(GONE)
-                continue
-            seq = state.seq = state.seq + 1
-            state.frames.append(entry)
-            if pos:
-                state.pos = later(state.pos, pos)
-            out.append(seq)
         return out
 
     async def peek(self, session_id: str, now: float) -> Meta | None:
@@ -373,10 +349,6 @@ class RedisResumeStore:
         for item in items:
             args += [item.session_id, item.event_id, item.pos]
         return [int(x) for x in await self._append(keys=[], args=args)]
-
-    async def append_event(self, session_ids: list[str], event_id: str, type_: str, payload: str,
-                           now: float, pos: str = "") -> list[int]:
-        return await self.append([Append(sid, event_id, type_, payload, pos=pos) for sid in session_ids], now)
 
     async def peek(self, session_id: str, now: float) -> Meta | None:
         user, auth, seq, exp, pos = await self.client.hmget(self._base(session_id), "user", "auth", "seq", "exp",

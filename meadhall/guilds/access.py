@@ -138,22 +138,31 @@ async def access_guild_channel(conn: AsyncConnection, gc: GuildContext, raw_id: 
 
 async def access_channel(conn: AsyncConnection, principal: Principal, raw_id: str | int, now: datetime, *,
                          with_caller: bool = False) -> ChannelContext:
-    """A guild room by id alone (paths like /channels/{id}); 404 when missing or unseen. One query for
+    """A guild room by id alone (paths like /channels/{id}); 404 when missing or unseen."""
+    cc = await visible_channel(conn, principal, raw_id, now, with_caller=with_caller)
+    if cc is None:
+        raise AppError("channel.not_found")
+    return cc
+
+
+async def visible_channel(conn: AsyncConnection, principal: Principal, raw_id: str | int, now: datetime, *,
+                          with_caller: bool = False) -> ChannelContext | None:
+    """A guild room by id alone, or None when missing or unseen (then it may be a conversation). One query for
     the room and its guild (and, `with_caller`, the caller's account row); permission data from the cache."""
     channel_id = parse_id(raw_id)
     found = None if channel_id is None else await room_queries.select_channel_with_guild(
         conn, channel_id, user_id=principal.user_id if with_caller else None)
     if found is None:
-        raise AppError("channel.not_found")
+        return None
     channel, guild, caller = found
     state = await cached_state(conn, guild["id"], int(guild["perm_version"]))
     gc = None if state is None else _context_from_state(principal, guild, state, now)
     if gc is None or state is None:
-        raise AppError("channel.not_found")
+        return None
     overrides = cast("list[OverrideRow]", state.overrides.get(channel["id"], []))
     mask = channel_permissions(gc, overrides)
     if not mask & perms.P.VIEW_CHANNEL:
-        raise AppError("channel.not_found")
+        return None
     return ChannelContext(gc, channel, overrides, mask, state, caller)
 
 
@@ -174,11 +183,6 @@ def require_in(cc: ChannelContext, flag: perms.Permission) -> None:
     """403 `perm.denied` naming the missing permission in this room."""
     if not cc.permissions & flag:
         raise _deny(cc.guild, flag, "in this room")
-
-
-def require_owner(gc: GuildContext, reason: str) -> None:
-    if not (gc.actor.is_owner or gc.actor.is_instance_admin):
-        raise permission_denied(None, reason)
 
 
 def visible_channels(gc: GuildContext, channel_rows: list[ChannelRow],

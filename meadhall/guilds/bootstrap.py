@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts import queries as account_queries
@@ -18,7 +17,7 @@ from meadhall.core import permissions as perms
 from meadhall.core.crypto import random_password
 from meadhall.core.errors import validation_error
 from meadhall.core.text import check_single_line
-from meadhall.db.schema import guilds
+from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.structure import ChannelSpec, RoleSpec, Structure, build_guild
 from meadhall.runtime import Runtime
@@ -38,7 +37,7 @@ async def is_bootstrapped(conn: AsyncConnection) -> bool:
     """Any instance administrator or any main server means setup has happened."""
     if await account_queries.select_admin_count(conn) > 0:
         return True
-    return bool((await conn.execute(select(exists().where(guilds.c.is_main.is_(True))))).scalar())
+    return await guild_queries.select_main_guild_exists(conn)
 
 
 def _validated(username: str, email: str, password: str | None, guild_name: str, rt: Runtime

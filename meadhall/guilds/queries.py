@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import bindparam, delete, exists, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.core.text import escape_like
 from meadhall.db.schema import (
     guilds,
     members,
@@ -42,6 +43,29 @@ async def delete_guild_row(conn: AsyncConnection, guild_id: int) -> None:
 # Built once (READY runs it): building it per call cost about a fifth of its run for 100 guilds.
 _GUILDS_OF_USER = (select(guilds).join(members, members.c.guild_id == guilds.c.id)
                    .where(members.c.user_id == bindparam("user_id")).order_by(members.c.joined_at, guilds.c.id))
+
+
+async def select_main_guild_exists(conn: AsyncConnection) -> bool:
+    return bool((await conn.execute(select(exists().where(guilds.c.is_main.is_(True))))).scalar())
+
+
+async def select_public_guilds(conn: AsyncConnection, name_part_norm: str | None, before: int | None, limit: int
+                               ) -> list[GuildRow]:
+    """Public guilds newest first, below `before`, whose casefolded name holds `name_part_norm` (LIKE
+    wildcards in it taken literally)."""
+    stmt = select(guilds).where(guilds.c.public.is_(True))
+    if name_part_norm is not None:
+        stmt = stmt.where(guilds.c.name_norm.like("%" + escape_like(name_part_norm) + "%", escape="\\"))
+    if before is not None:
+        stmt = stmt.where(guilds.c.id < before)
+    stmt = stmt.order_by(guilds.c.id.desc()).limit(limit)
+    return cast("list[GuildRow]", list((await conn.execute(stmt)).mappings()))
+
+
+async def select_member_guild_ids(conn: AsyncConnection, user_id: int, guild_ids: list[int]) -> set[int]:
+    """Those of `guild_ids` the user is a member of."""
+    stmt = select(members.c.guild_id).where(members.c.user_id == user_id, members.c.guild_id.in_(guild_ids))
+    return set((await conn.execute(stmt)).scalars())
 
 
 async def select_guilds_of_user(conn: AsyncConnection, user_id: int) -> list[GuildRow]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
-
 from meadhall.accounts import queries as account_queries
 from meadhall.accounts.signin import require_step_up
 from meadhall.audit.diff import changes
@@ -15,15 +13,15 @@ from meadhall.auth.sessions import Principal
 from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError, permission_denied, validation_error
 from meadhall.core.ids import parse_id, sid
-from meadhall.core.text import escape_like, norm
-from meadhall.db.schema import guilds, members
+from meadhall.core.text import norm
 from meadhall.db.uow import UnitOfWork
 from meadhall.files.cleanup import drop_guild_files
 from meadhall.guilds import queries as guild_queries
 from meadhall.guilds.access import access_guild, require
 from meadhall.guilds.events import notify_guild_create, notify_guild_delete, notify_guild_update
 from meadhall.guilds.hooks import access_changed
-from meadhall.guilds.invites.codes import delete_public_invite, insert_invite
+from meadhall.guilds.invites.codes import insert_invite
+from meadhall.guilds.invites.queries import delete_public_invite
 from meadhall.guilds.members import queries as member_queries
 from meadhall.guilds.members.service import check_membership_limit, do_remove_member
 from meadhall.guilds.roles.service import ViewWatch
@@ -72,18 +70,10 @@ async def access_own_guilds(rt: Runtime, principal: Principal) -> dict[str, Any]
 
 async def access_public_guilds(rt: Runtime, principal: Principal, q: str | None, before: int | None, limit: int
                         ) -> dict[str, Any]:
-    stmt = select(guilds).where(guilds.c.public.is_(True))
-    if q:
-        stmt = stmt.where(guilds.c.name_norm.like("%" + escape_like(norm(q)) + "%", escape="\\"))
-    if before is not None:
-        stmt = stmt.where(guilds.c.id < before)
-    stmt = stmt.order_by(guilds.c.id.desc()).limit(limit + 1)
     async with rt.read() as uow:
-        rows = list((await uow.conn.execute(stmt)).mappings())[: limit + 1]
-        joined = set((await uow.conn.execute(
-            select(members.c.guild_id).where(members.c.user_id == principal.user_id,
-                                             members.c.guild_id.in_([r["id"] for r in rows]))
-        )).scalars()) if rows else set()
+        rows = await guild_queries.select_public_guilds(uow.conn, norm(q) if q else None, before, limit + 1)
+        joined = await guild_queries.select_member_guild_ids(
+            uow.conn, principal.user_id, [r["id"] for r in rows]) if rows else set()
     items = [
         {"id": str(r["id"]), "name": r["name"], "icon_file_id": sid(r["icon_file_id"]),
          "description": r["description"], "member_count": int(r["member_count"]), "is_member": r["id"] in joined,
@@ -149,7 +139,7 @@ async def _validated_changes(uow: Any, gc: Any, fields: dict[str, Any]) -> dict[
 async def _toggle_public(uow: Any, guild: Any, actor_id: int, public: bool) -> str | None:
     """Setting `public` creates the permanent public invitation; clearing it deletes it (OpenAPI: updateGuild)."""
     if not public:
-        await delete_public_invite(uow, guild["id"])
+        await delete_public_invite(uow.conn, guild["id"])
         return None
     rooms = await room_queries.select_channels(uow.conn, guild["id"])
     room_id = guild["system_channel_id"] or next((r["id"] for r in rooms if r["type"] == "text"), None)

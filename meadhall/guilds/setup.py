@@ -5,10 +5,10 @@ PRESENCE_UPDATE carries the user's friends-scope style, which guilds own (docs/c
 from __future__ import annotations
 
 from meadhall.accounts import presence, profile
-from meadhall.guilds.members.service import announce_profile
+from meadhall.guilds.members.service import announce_profile_to_guilds
 from meadhall.guilds.styles.views import friends_style_views
 
 
 def setup() -> None:
-    profile.public_change.add("guilds.members", announce_profile)
+    profile.public_change.add("guilds.members", announce_profile_to_guilds)
     presence.style_lookup.add("guilds.styles", friends_style_views)

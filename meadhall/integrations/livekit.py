@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from livekit.api import AccessToken, VideoGrants
 
 from meadhall.config import Settings
+from meadhall.core.errors import AppError
 from meadhall.core.limits import MEDIA_TOKEN_MINUTES
 
 TOKEN_LIFETIME = timedelta(minutes=MEDIA_TOKEN_MINUTES)
@@ -47,6 +48,12 @@ def call_room(channel_id: int) -> str:
 def guild_voice_room(guild_id: int, channel_id: int) -> str:
     """The media-server room of a guild voice room."""
     return f"guild_{guild_id}_channel_{channel_id}"
+
+
+def check_voice_enabled(settings: Settings) -> None:
+    """Every call and voice operation answers this first when no media server is configured."""
+    if not settings.voice_enabled:
+        raise AppError("voice.disabled")
 
 
 def media_token(settings: Settings, user_id: int, display_name: str, grant: MediaGrant, now: datetime) -> str:

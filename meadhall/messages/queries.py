@@ -4,10 +4,11 @@ mappings cast to TypedDicts, no copy); never commits."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import bindparam, case, delete, func, insert, literal, or_, select, tuple_, update
+from sqlalchemy import and_, bindparam, case, delete, func, insert, literal, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
@@ -21,6 +22,12 @@ from meadhall.messages.rows import MessageFields, MessageRow, ReactionCountRow, 
 def visible_to(viewer_id: int | BindParameter[Any]) -> ColumnElement[bool]:
     """`private` messages exist only for their author and recipient."""
     return or_(messages.c.kind != "private", messages.c.author_id == viewer_id, messages.c.recipient_id == viewer_id)
+
+
+def visible_to_from(viewer_id: int, author_id: int | None) -> ColumnElement[bool]:
+    """`visible_to`, narrowed to one author's messages when `author_id` is given (guild search's filter)."""
+    visible = visible_to(viewer_id)
+    return visible if author_id is None else and_(visible, messages.c.author_id == author_id)
 
 
 # The statements of the send and history paths are built once: constructing a statement costs several
@@ -307,6 +314,64 @@ _READ_STATES = (select(read_states).where(read_states.c.user_id == bindparam("us
 
 async def select_read_states(conn: AsyncConnection, user_id: int) -> list[ReadStateRow]:
     return cast("list[ReadStateRow]", (await conn.execute(_READ_STATES, {"user_id": user_id})).mappings().all())
+
+
+async def select_read_state_user_ids(conn: AsyncConnection, channel_id: int, user_ids: list[int]) -> set[int]:
+    """Those of the users who have a read state in the room."""
+    stmt = select(read_states.c.user_id).where(read_states.c.channel_id == channel_id,
+                                               read_states.c.user_id.in_(user_ids))
+    return set((await conn.execute(stmt)).scalars())
+
+
+async def update_mention_counts_up(conn: AsyncConnection, channel_id: int, user_ids: list[int], cap: int,
+                                   now: datetime) -> None:
+    """+1 mention for each of the users' read states in the room, stopping at `cap`."""
+    await conn.execute(
+        update(read_states)
+        .where(read_states.c.channel_id == channel_id, read_states.c.user_id.in_(user_ids))
+        .values(mention_count=case((read_states.c.mention_count < cap,
+                                    read_states.c.mention_count + 1), else_=read_states.c.mention_count),
+                updated_at=now)
+    )
+
+
+async def insert_read_state_once(conn: AsyncConnection, row: ReadStateRow) -> None:
+    """The read state, unless the user has one in the room already."""
+    await conn.execute(dialect.insert_ignore(conn, read_states, dict(row)))
+
+
+@dataclass(frozen=True)
+class MentionedUsers:
+    """Whose mention counts a deleted message lowers: the listed users, or everyone but its author."""
+
+    user_ids: list[int] | None = None
+    all_but: int | None = None
+
+
+async def update_mention_counts_down(conn: AsyncConnection, channel_id: int, message_id: int, who: MentionedUsers,
+                                     cap: int) -> None:
+    """-1 mention for those of `who` who have not read past the message; a count at `cap` stays."""
+    chosen = (read_states.c.user_id.in_(who.user_ids or []) if who.all_but is None
+              else read_states.c.user_id != who.all_but)
+    await conn.execute(
+        update(read_states)
+        .where(read_states.c.channel_id == channel_id, chosen, read_states.c.mention_count > 0,
+               read_states.c.mention_count < cap,
+               (read_states.c.last_read_message_id.is_(None)) | (read_states.c.last_read_message_id < message_id))
+        .values(mention_count=read_states.c.mention_count - 1)
+    )
+
+
+async def select_newest_message_id(conn: AsyncConnection, channel_id: int) -> int | None:
+    """The room's newest message id, whoever may see it."""
+    stmt = select(func.max(messages.c.id)).where(messages.c.channel_id == channel_id)
+    value: int | None = (await conn.execute(stmt)).scalar_one_or_none()
+    return value
+
+
+async def upsert_read_state(conn: AsyncConnection, row: ReadStateRow) -> None:
+    await conn.execute(dialect.upsert(conn, read_states, dict(row), ["user_id", "channel_id"],
+                                      ["last_read_message_id", "mention_count", "updated_at"]))
 
 
 # ---- nonces (messages/nonces.py) --------------------------------------------------------------------------------

@@ -11,16 +11,13 @@ write transaction holds the database's single write lock)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import case, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.auth.sessions import Principal
 from meadhall.core.clock import iso
 from meadhall.core.limits import MENTION_COUNT_MAX
-from meadhall.db import dialect
-from meadhall.db.schema import messages, read_states
 from meadhall.db.uow import UnitOfWork
 from meadhall.messages import queries
 from meadhall.messages.events import notify_read_state
@@ -45,23 +42,14 @@ async def bump_mentions(uow: UnitOfWork, channel_id: int, user_ids: list[int]) -
     if not user_ids:
         return
     conn = uow.conn
-    existing = set((await conn.execute(
-        select(read_states.c.user_id).where(read_states.c.channel_id == channel_id,
-                                            read_states.c.user_id.in_(user_ids))
-    )).scalars())
+    existing = await queries.select_read_state_user_ids(conn, channel_id, user_ids)
     if existing:
-        await conn.execute(
-            update(read_states)
-            .where(read_states.c.channel_id == channel_id, read_states.c.user_id.in_(list(existing)))
-            .values(mention_count=case((read_states.c.mention_count < MENTION_COUNT_MAX,
-                                        read_states.c.mention_count + 1), else_=read_states.c.mention_count),
-                    updated_at=uow.now)
-        )
+        await queries.update_mention_counts_up(conn, channel_id, list(existing), MENTION_COUNT_MAX, uow.now)
     fresh = [u for u in dict.fromkeys(user_ids) if u not in existing]
     for user_id in fresh:
-        await conn.execute(dialect.insert_ignore(conn, read_states, {
+        await queries.insert_read_state_once(conn, {
             "user_id": user_id, "channel_id": channel_id, "last_read_message_id": None, "mention_count": 1,
-            "updated_at": uow.now}))
+            "updated_at": uow.now})
 
 
 async def drop_mentions(uow: UnitOfWork, row: MessageFields) -> None:
@@ -71,21 +59,15 @@ async def drop_mentions(uow: UnitOfWork, row: MessageFields) -> None:
     if row["kind"] == "system":
         return
     if row["kind"] == "private":
-        who = read_states.c.user_id == row["recipient_id"]
+        who = queries.MentionedUsers(user_ids=[cast(int, row["recipient_id"])])  # a private message names one
     elif row["mention_everyone"]:
-        who = read_states.c.user_id != row["author_id"]
+        who = queries.MentionedUsers(all_but=row["author_id"])
     else:
         mentioned = [int(m) for m in row["mentions"] or [] if int(m) != row["author_id"]]
         if not mentioned:
             return
-        who = read_states.c.user_id.in_(mentioned)
-    await uow.conn.execute(
-        update(read_states)
-        .where(read_states.c.channel_id == row["channel_id"], who, read_states.c.mention_count > 0,
-               read_states.c.mention_count < MENTION_COUNT_MAX,
-               (read_states.c.last_read_message_id.is_(None)) | (read_states.c.last_read_message_id < row["id"]))
-        .values(mention_count=read_states.c.mention_count - 1)
-    )
+        who = queries.MentionedUsers(user_ids=mentioned)
+    await queries.update_mention_counts_down(uow.conn, row["channel_id"], row["id"], who, MENTION_COUNT_MAX)
 
 
 @dataclass(frozen=True)
@@ -109,9 +91,7 @@ async def count_mentions(conn: Any, user_id: int, channel_id: int, after: int | 
 async def prepare_mark(conn: Any, user_id: int, channel_id: int, message_id: int | None) -> PendingMark:
     """The counting half of an acknowledgement, for a read transaction: mentions after the mark up to the
     room's newest message now."""
-    through = (await conn.execute(
-        select(func.max(messages.c.id)).where(messages.c.channel_id == channel_id)
-    )).scalar_one_or_none()
+    through = await queries.select_newest_message_id(conn, channel_id)
     counted = 0 if through is None else await count_mentions(conn, user_id, channel_id, message_id, through)
     return PendingMark(user_id, channel_id, message_id, counted, through)
 
@@ -126,8 +106,7 @@ async def mark_read(uow: UnitOfWork, mark: PendingMark) -> ReadStateRow:
                     MENTION_COUNT_MAX)
     values: ReadStateRow = {"user_id": mark.user_id, "channel_id": mark.channel_id, "last_read_message_id": mark.message_id,
               "mention_count": count, "updated_at": uow.now}
-    await uow.conn.execute(dialect.upsert(uow.conn, read_states, dict(values), ["user_id", "channel_id"],
-                                          ["last_read_message_id", "mention_count", "updated_at"]))
+    await queries.upsert_read_state(uow.conn, values)
     return values
 
 

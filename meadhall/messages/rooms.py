@@ -18,7 +18,7 @@ from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError
 from meadhall.core.hooks import Hook
 from meadhall.core.ids import parse_id
-from meadhall.guilds.access import ChannelContext, access_channel, require_in, to_overrides
+from meadhall.guilds.access import ChannelContext, require_in, to_overrides, visible_channel
 from meadhall.guilds.rows import ChannelRow
 from meadhall.messages.rows import MessageFields
 from meadhall.realtime.audience import GuildViewers
@@ -162,20 +162,16 @@ async def access_message_room(conn: AsyncConnection, principal: Principal, raw_i
     """The room if the caller may view it (else 404) and it carries messages (else 422); `with_caller`
     reads the caller's account row with a guild room (`room.caller`). A conversation is looked up only
     when no guild room answers, so the guild path costs no extra query."""
-    try:
-        cc = await access_channel(conn, principal, raw_id, now, with_caller=with_caller)
-    except AppError as exc:
-        if exc.code != "channel.not_found" or not conversation_room:
-            raise
-        found = await _conversation_room(conn, principal, raw_id, now)
-        if found is None:
-            raise
-        if read_history:
-            found.require(P.READ_MESSAGE_HISTORY)
-        return found
-    if cc.channel["type"] not in MESSAGE_ROOM_TYPES:
-        raise AppError("channel.wrong_type", "Categories hold no messages")
-    room = GuildRoom(cc)
+    cc = await visible_channel(conn, principal, raw_id, now, with_caller=with_caller)
+    room: MessageRoom | None
+    if cc is not None:
+        if cc.channel["type"] not in MESSAGE_ROOM_TYPES:
+            raise AppError("channel.wrong_type", "Categories hold no messages")
+        room = GuildRoom(cc)
+    else:
+        room = await _conversation_room(conn, principal, raw_id, now)
+        if room is None:
+            raise AppError("channel.not_found")
     if read_history:
         room.require(P.READ_MESSAGE_HISTORY)
     return room

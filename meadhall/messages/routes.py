@@ -141,7 +141,7 @@ async def search_messages(
     before: SearchBefore = None,
     limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = PAGE_DEFAULT,
 ) -> JSONResponse:
-    return json_response(await search.search_messages(rt, principal, channel_id, search.SearchRequest(q, before, limit)))
+    return json_response(await search.search_room_messages(rt, principal, channel_id, search.SearchRequest(q, before, limit)))
 
 
 @router.get("/guilds/{guild_id}/messages/search", response_model=s.MessagesResponse,

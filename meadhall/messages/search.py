@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import and_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.api.pagination import query_id
@@ -27,7 +26,6 @@ from meadhall.core import permissions as perms
 from meadhall.core.errors import AppError, validation_error
 from meadhall.core.text import norm
 from meadhall.db import dialect
-from meadhall.db.schema import messages
 from meadhall.guilds.access import GuildContext, access_guild, channel_permissions
 from meadhall.guilds.rooms import queries as room_queries
 from meadhall.messages import queries
@@ -90,8 +88,8 @@ async def search_page(conn: AsyncConnection, channel_id: int, viewer_id: int, qu
     return cast("list[MessageRow]", rows[:query.limit]), len(rows) > query.limit
 
 
-async def search_messages(rt: Runtime, principal: Principal, raw_channel_id: str, request: SearchRequest
-                          ) -> dict[str, Any]:
+async def search_room_messages(rt: Runtime, principal: Principal, raw_channel_id: str, request: SearchRequest
+                              ) -> dict[str, Any]:
     query = check_query(request)
     async with rt.read() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now, read_history=True)
@@ -124,9 +122,7 @@ async def search_guild_messages(rt: Runtime, principal: Principal, raw_guild_id:
             rooms = [channel_id]
         if not rooms:
             return {"messages": [], "has_more": False}
-        visible = queries.visible_to(principal.user_id)
-        if author_id is not None:
-            visible = and_(visible, messages.c.author_id == author_id)
+        visible = queries.visible_to_from(principal.user_id, author_id)
         found = await dialect.select_messages_containing(uow.conn, rooms[0] if len(rooms) == 1 else rooms,
                                                          query.words, visible=visible, before=query.before,
                                                          limit=query.limit + 1)

@@ -26,9 +26,3 @@ def setup(rt: Runtime) -> None:
         rt.jobs.add("push-outbox-poll", POLL_EVERY, deliveries.poll)
         rt.jobs.add("push-outbox-leases", LEASE_SECONDS / 3, deliveries.renew, leader_only=False)
         rt.stop_hooks.append(deliveries.close)
-
-
-async def stop_push(rt: Runtime, seconds: float = 5.0) -> None:
-    """A graceful stop: deliveries in progress get `seconds` to finish; what this node still holds is handed back
-    to the outbox at once, for another node (or the next start) to deliver. (The runtime's stop hooks run it.)"""
-    await deliveries_of(rt).close(seconds)

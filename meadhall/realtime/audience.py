@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.core import permissions as perms
-from meadhall.db.schema import members
 from meadhall.realtime.guild_state import GuildState, load_state, viewers_of
+from meadhall.realtime.queries import select_guild_member_ids
 
 
 def only(user_id: int) -> list[int]:
@@ -20,8 +19,7 @@ def only(user_id: int) -> list[int]:
 
 async def guild_members(conn: AsyncConnection, guild_id: int) -> list[int]:
     """Every member of the guild (GUILD_*, MEMBER_*, ROLE_*, VOICE_STATE_UPDATE ...)."""
-    stmt = select(members.c.user_id).where(members.c.guild_id == guild_id).order_by(members.c.user_id)
-    return list((await conn.execute(stmt)).scalars())
+    return await select_guild_member_ids(conn, guild_id)
 
 
 class GuildViewers:

@@ -11,15 +11,14 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import structlog
-from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from meadhall.core.clock import Clock, as_utc
 from meadhall.core.ids import SnowflakeGenerator
 from meadhall.db import dialect
-from meadhall.db.schema.outbox import event_outbox
 from meadhall.db.uow import Publisher, outbox_drained, outbox_mark, unit_of_work
 from meadhall.realtime.events import Event
+from meadhall.realtime.queries import delete_outbox_batch, select_outbox_pending
 
 # A command's effect may take 2 seconds to reach the connections (docs/operations.md); an idle poll is one
 # indexed read.
@@ -32,13 +31,6 @@ STALE_AFTER = 120.0
 BATCH = 500
 
 log = structlog.get_logger("meadhall.outbox")
-
-_ANY = select(event_outbox.c.id).limit(1)
-_CLAIM = (
-    delete(event_outbox)
-    .where(event_outbox.c.id.in_(select(event_outbox.c.id).order_by(event_outbox.c.id).limit(BATCH)))
-    .returning(event_outbox.c.id, event_outbox.c.created_at, event_outbox.c.body)
-)
 
 
 def _fresh(created_at: datetime, cutoff: datetime) -> bool:
@@ -92,13 +84,13 @@ class OutboxDrain:
         """The idle cost of the outbox: one read of at most one key, without a transaction on SQLite."""
         async with self.engine.connect() as conn:
             conn = await conn.execution_options(**{dialect.READ_OPTION: True})
-            return (await conn.execute(_ANY)).first() is not None
+            return await select_outbox_pending(conn)
 
     async def _publish_batch(self) -> tuple[int, int]:
         async with unit_of_work(self.engine, self.clock, self.ids, self.bus) as uow:
-            rows = sorted((await uow.conn.execute(_CLAIM)).all())
+            rows = await delete_outbox_batch(uow.conn, BATCH)
             cutoff = uow.now - timedelta(seconds=STALE_AFTER)
-            fresh = [row.body for row in rows if _fresh(row.created_at, cutoff)]
+            fresh = [row["body"] for row in rows if _fresh(row["created_at"], cutoff)]
             if len(fresh) < len(rows):
                 log.info("stale outbox rows dropped", count=len(rows) - len(fresh), older_than_seconds=STALE_AFTER)
             events = [ev for ev in map(_decoded, fresh) if ev is not None]

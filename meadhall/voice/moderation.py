@@ -16,6 +16,7 @@ from meadhall.core.ids import parse_id
 from meadhall.guilds.access import GuildContext, access_guild, access_guild_channel, channel_permissions
 from meadhall.guilds.members.service import load_target
 from meadhall.guilds.rooms import queries as room_queries
+from meadhall.integrations.livekit import check_voice_enabled
 from meadhall.runtime import Runtime
 from meadhall.voice import state as vs
 from meadhall.voice.media import MediaServer
@@ -42,7 +43,7 @@ class Target:
 async def _target(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str) -> Target:
     """The guild, the target's voice state in it (404 `voice_state.not_found`), the caller's permissions in
     the target's room and whether the hierarchy lets them act."""
-    vs.check_voice_enabled(rt)
+    check_voice_enabled(rt.settings)
     async with rt.read() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
         user_id = principal.user_id if raw_user_id == "@me" else parse_id(raw_user_id)

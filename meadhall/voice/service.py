@@ -18,7 +18,7 @@ from meadhall.core.errors import AppError, permission_denied
 from meadhall.core.ids import parse_id
 from meadhall.guilds.access import ChannelContext, access_channel, access_guild, require_in
 from meadhall.guilds.hooks import takes_part_in_conversation
-from meadhall.integrations.livekit import media_token
+from meadhall.integrations.livekit import check_voice_enabled, media_token
 from meadhall.messages.system import post_system_message
 from meadhall.runtime import Runtime
 from meadhall.social.calls.service import do_leave_joined_calls
@@ -54,7 +54,7 @@ async def do_join_voice(rt: Runtime, principal: Principal, raw_channel_id: str) 
     """Join (or move to) the voice room; in it already: the same state with a fresh token. 409
     `voice.channel_full` when `user_limit` participants are in it. VOICE_STATE_UPDATE to the room's viewers,
     the system message `voice_join` in the room."""
-    vs.check_voice_enabled(rt)
+    check_voice_enabled(rt.settings)
     cc = await _voice_room(rt, principal, raw_channel_id)
     me, guild_id, channel_id = principal.user_id, cc.guild.guild_id, cc.channel_id
     now = rt.clock.now()
@@ -95,7 +95,7 @@ async def do_join_voice(rt: Runtime, principal: Principal, raw_channel_id: str) 
 
 async def do_leave_voice(rt: Runtime, principal: Principal, raw_channel_id: str) -> None:
     """Leave the voice room (idempotent: not in it, nothing happens)."""
-    vs.check_voice_enabled(rt)
+    check_voice_enabled(rt.settings)
     channel_id = parse_id(raw_channel_id)
 
     def leave(before: VoiceState | None) -> VoiceState | None:
@@ -123,7 +123,7 @@ async def leave_voice_of(rt: Runtime, user_id: int) -> None:
 
 async def access_voice_states(rt: Runtime, principal: Principal, raw_guild_id: str) -> dict[str, Any]:
     """The voice states of the guild's rooms the caller may view."""
-    vs.check_voice_enabled(rt)
+    check_voice_enabled(rt.settings)
     async with rt.read() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)
         states = await visible_states(rt, uow.conn, gc.guild_id, principal.user_id, uow.now)
@@ -145,7 +145,7 @@ async def do_update_own_flags(rt: Runtime, principal: Principal, raw_guild_id: s
                               ) -> dict[str, Any]:
     """The caller's own flags in their voice room of this guild; turning the microphone, camera or screen on
     needs SPEAK, VIDEO or STREAM in that room."""
-    vs.check_voice_enabled(rt)
+    check_voice_enabled(rt.settings)
     me = principal.user_id
     async with rt.read() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)

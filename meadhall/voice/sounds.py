@@ -10,6 +10,7 @@ from meadhall.core.errors import AppError, permission_denied
 from meadhall.guilds.access import access_guild
 from meadhall.guilds.sounds.service import soundboard_sound
 from meadhall.guilds.sounds.views import sound_view
+from meadhall.integrations.livekit import check_voice_enabled
 from meadhall.runtime import Runtime
 from meadhall.voice import state as vs
 from meadhall.voice.events import notify_soundboard_play
@@ -19,7 +20,7 @@ P = perms.P
 
 
 async def do_play_sound(rt: Runtime, principal: Principal, raw_guild_id: str, raw_sound_id: str) -> None:
-    vs.check_voice_enabled(rt)
+    check_voice_enabled(rt.settings)
     me = principal.user_id
     async with rt.read() as uow:
         gc = await access_guild(uow.conn, principal, raw_guild_id, uow.now)

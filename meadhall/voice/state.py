@@ -26,12 +26,6 @@ P = perms.P
 CAS_ATTEMPTS = 8
 
 
-def check_voice_enabled(rt: Runtime) -> None:
-    """Every voice route answers this first when no media server is configured."""
-    if not rt.settings.voice_enabled:
-        raise AppError("voice.disabled")
-
-
 def sources_of(mask: int) -> tuple[str, ...]:
     """What a member may publish in a room: the microphone with SPEAK, the camera with VIDEO, the screen
     (video and its sound) with STREAM."""

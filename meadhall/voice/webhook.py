@@ -24,6 +24,7 @@ from livekit.protocol.webhook import WebhookEvent
 
 from meadhall.core.errors import AppError, validation_error
 from meadhall.core.text import check_single_line
+from meadhall.integrations.livekit import check_voice_enabled
 from meadhall.runtime import Runtime
 from meadhall.social.calls.service import do_leave_call_room
 from meadhall.voice import queries
@@ -81,7 +82,7 @@ def _event(body: bytes) -> WebhookEvent:
 
 async def do_media_webhook(rt: Runtime, body: bytes, authorization: str | None) -> None:
     """Verify, apply once, journal. 403 `voice.disabled` before any signature check when voice is off."""
-    vs.check_voice_enabled(rt)
+    check_voice_enabled(rt.settings)
     _check_signature(rt, body, authorization)
     event = _event(body)
     event_id, kind = str(event.id), str(event.event)

@@ -13,7 +13,8 @@ from meadhall.auth.sessions import Principal
 from meadhall.core.clock import iso
 from meadhall.db.dialect import transaction_lock
 from meadhall.db.uow import UnitOfWork
-from meadhall.files.limits import media_limits, settings_updated_at, write_media_limits
+from meadhall.files.limits import media_limits, write_media_limits
+from meadhall.files.queries import select_instance_settings_updated_at
 from meadhall.runtime import Runtime
 
 # `updated_at` of settings never written: the epoch, so that the field is always a timestamp (docs/admin.md).
@@ -23,7 +24,7 @@ SETTINGS_LOCK = 0x73657474  # "sett": the transaction lock of settings writers (
 
 async def _settings_view(uow: UnitOfWork) -> dict[str, Any]:
     limits = await media_limits(uow.conn)
-    updated_at = await settings_updated_at(uow.conn)
+    updated_at = await select_instance_settings_updated_at(uow.conn)
     return {"settings": {"media_limits": limits, "updated_at": iso(updated_at or NEVER_WRITTEN)}}
 
 

@@ -56,7 +56,7 @@ async def _user_updated(rt: Runtime, uow: UnitOfWork, user_id: int) -> None:
     uow.emit(notify_user_update(fresh, rt.keys))
 
 
-async def do_ban_user(rt: Runtime, principal: Principal, raw_user_id: str, reason: str) -> dict[str, Any]:
+async def do_ban_account(rt: Runtime, principal: Principal, raw_user_id: str, reason: str) -> dict[str, Any]:
     """Instance ban: every session deleted (SESSION_INVALIDATED `banned`, then close 4010), then the account
     leaves its voice room and calls. Neither oneself nor an administrator can be banned."""
     async with rt.uow() as uow:

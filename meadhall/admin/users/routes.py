@@ -54,7 +54,7 @@ async def get_instance_user(rt: RuntimeDep, user_id: str, principal: PrincipalDe
              responses=errors(*_ACTION, "user.already_banned"))
 async def ban_instance_user(rt: RuntimeDep, user_id: str, body: s.InstanceBanRequest, principal: PrincipalDep
                             ) -> dict:
-    return await actions.do_ban_user(rt, principal, user_id, body.reason)
+    return await actions.do_ban_account(rt, principal, user_id, body.reason)
 
 
 @router.post("/instance/users/{user_id}/unban", operation_id="unbanInstanceUser",

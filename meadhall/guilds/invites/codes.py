@@ -1,16 +1,13 @@
-"""Invitation rows: code generation and insertion, shared by invites and the public-server flag."""
+"""Invitation codes: a new invitation with a fresh code, shared by invites and the public-server flag."""
 
 from __future__ import annotations
 
 import secrets
 import string
 from datetime import timedelta
-from typing import cast
 
-from sqlalchemy import delete, insert, select
-
-from meadhall.db.schema import invites
 from meadhall.db.uow import UnitOfWork
+from meadhall.guilds.invites import queries
 from meadhall.guilds.rows import InviteRow
 
 CODE_ALPHABET = string.ascii_lowercase + string.digits
@@ -28,8 +25,7 @@ async def insert_invite(
     """A new invitation with a fresh code (36^8 codes: a collision is retried, not expected)."""
     for _ in range(5):
         code = new_code()
-        taken = (await uow.conn.execute(select(invites.c.code).where(invites.c.code == code))).first()
-        if taken is None:
+        if not await queries.select_invite_code_taken(uow.conn, code):
             break
     values: InviteRow = {
         "code": code,
@@ -44,12 +40,8 @@ async def insert_invite(
         "background_file_id": None,
         "created_at": uow.now,
     }
-    await uow.conn.execute(insert(invites).values(dict(values)))
+    await queries.insert_invite_row(uow.conn, values)
     # Read back: the row as every reader sees it (timestamps as the database returns them).
-    row = (await uow.conn.execute(select(invites).where(invites.c.code == code))).mappings().first()
+    row = await queries.select_invite(uow.conn, code)
     assert row is not None
-    return cast(InviteRow, row)
-
-
-async def delete_public_invite(uow: UnitOfWork, guild_id: int) -> None:
-    await uow.conn.execute(delete(invites).where(invites.c.guild_id == guild_id, invites.c.is_public.is_(True)))
+    return row

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import cast
 
-from sqlalchemy import ColumnElement, and_, delete, func, not_, or_, select, update
+from sqlalchemy import ColumnElement, and_, delete, func, insert, not_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.db.schema import invites
@@ -18,6 +18,23 @@ def _live(now: datetime) -> ColumnElement[bool]:
         or_(invites.c.expires_at.is_(None), invites.c.expires_at > now),
         or_(invites.c.max_uses == 0, invites.c.uses < invites.c.max_uses),
     )
+
+
+async def select_invite_code_taken(conn: AsyncConnection, code: str) -> bool:
+    return (await conn.execute(select(invites.c.code).where(invites.c.code == code))).first() is not None
+
+
+async def select_invite(conn: AsyncConnection, code: str) -> InviteRow | None:
+    """The invitation by code, live or not."""
+    return cast("InviteRow | None", (await conn.execute(select(invites).where(invites.c.code == code))).mappings().first())
+
+
+async def insert_invite_row(conn: AsyncConnection, row: InviteRow) -> None:
+    await conn.execute(insert(invites).values(dict(row)))
+
+
+async def delete_public_invite(conn: AsyncConnection, guild_id: int) -> None:
+    await conn.execute(delete(invites).where(invites.c.guild_id == guild_id, invites.c.is_public.is_(True)))
 
 
 async def select_live_invite(conn: AsyncConnection, code: str, now: datetime) -> InviteRow | None:

@@ -32,7 +32,6 @@ from meadhall.guilds.rows import GuildRow, InviteRow
 from meadhall.runtime import Runtime
 
 MAX_INVITES_PER_GUILD = 1000
-DEFAULT_MAX_AGE = 86400
 _CODE = re.compile(r"[a-z0-9]{1,16}")
 P = perms.P
 

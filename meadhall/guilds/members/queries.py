@@ -88,11 +88,6 @@ async def delete_member_role_row(conn: AsyncConnection, guild_id: int, user_id: 
     return result.rowcount == 1
 
 
-async def select_member_user_ids(conn: AsyncConnection, guild_id: int) -> list[int]:
-    stmt = select(members.c.user_id).where(members.c.guild_id == guild_id).order_by(members.c.user_id)
-    return list((await conn.execute(stmt)).scalars())
-
-
 async def select_members_with_users(conn: AsyncConnection, guild_id: int, *, after: int | None = None,
                              limit: int = 50, query_norm: str | None = None,
                              user_ids: list[int] | None = None) -> list[MemberWithUser]:

@@ -122,7 +122,7 @@ async def emit_member_updates(uow: UnitOfWork, guild_id: int, user_ids: Iterable
     return views
 
 
-async def announce_profile(uow: UnitOfWork, user: account_queries.UserRow) -> None:
+async def announce_profile_to_guilds(uow: UnitOfWork, user: account_queries.UserRow) -> None:
     """A user's public profile changed (`user`: their row as just written): MEMBER_UPDATE in every guild they
     belong to, read for all of them in one query (a member of 100 servers changing their custom status would
     otherwise pay 300) and kept under the guilds' versions (guilds/members/audiences.py: the change writes the

@@ -32,8 +32,8 @@ async def get_ban(rt: RuntimeDep, guild_id: str, user_id: str, principal: Princi
                 responses=errors(NO_GUILD, "perm.denied", "user.not_found", "member.not_found"))
 async def ban_user(rt: RuntimeDep, guild_id: str, user_id: str, principal: PrincipalDep,
                    body: Annotated[s.BanPut | None, Body()] = None) -> Response:
-    await moderation.do_ban_user(rt, principal, guild_id, user_id, body.reason if body else None,
-                                 delete_message_seconds=body.delete_message_seconds if body else 0)
+    await moderation.do_ban_member(rt, principal, guild_id, user_id, body.reason if body else None,
+                                   delete_message_seconds=body.delete_message_seconds if body else 0)
     return Response(status_code=204)
 
 

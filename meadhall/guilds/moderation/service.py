@@ -71,8 +71,8 @@ async def access_ban_view(rt: Runtime, principal: Principal, raw_guild_id: str, 
     return {"ban": views[0]}
 
 
-async def do_ban_user(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str,
-                   reason: str | None, *, delete_message_seconds: int = 0) -> None:
+async def do_ban_member(rt: Runtime, principal: Principal, raw_guild_id: str, raw_user_id: str,
+                     reason: str | None, *, delete_message_seconds: int = 0) -> None:
     """Ban a member (hierarchy applies; they are removed) or a non-member; repeating updates the reason.
     With `delete_message_seconds`, their messages in the guild of that many seconds before now go too."""
     async with rt.uow() as uow:

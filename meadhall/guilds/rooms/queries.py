@@ -95,18 +95,6 @@ async def select_guild_overrides(conn: AsyncConnection, guild_id: int) -> dict[i
     return await select_overrides_of_guilds(conn, [guild_id])
 
 
-async def select_channels_of_guilds(conn: AsyncConnection, guild_ids: list[int]) -> dict[int, list[ChannelRow]]:
-    """guild id -> its rooms in display order, for several guilds in one query (READY)."""
-    out: dict[int, list[ChannelRow]] = {guild_id: [] for guild_id in guild_ids}
-    if not guild_ids:
-        return out
-    stmt = (select(channels).where(channels.c.guild_id.in_(guild_ids))
-            .order_by(channels.c.guild_id, channels.c.position, channels.c.id))
-    for row in (await conn.execute(stmt)).mappings():
-        out[row["guild_id"]].append(cast(ChannelRow, row))
-    return out
-
-
 async def select_overrides_of_guilds(conn: AsyncConnection, guild_ids: list[int]) -> dict[int, list[OverrideRow]]:
     """channel id -> its overrides, for every room of several guilds in one query (READY)."""
     result: dict[int, list[OverrideRow]] = defaultdict(list)

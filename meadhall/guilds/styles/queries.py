@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TypedDict, cast
 
-from sqlalchemy import delete, or_, select, union
+from sqlalchemy import bindparam, delete, or_, select, union
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from meadhall.db import dialect
 from meadhall.db.dialect import upsert
 from meadhall.db.schema import member_roles, members, roles, user_styles
 
@@ -31,9 +32,24 @@ async def select_styles(conn: AsyncConnection, user_id: int) -> list[StyleRow]:
     return cast("list[StyleRow]", list((await conn.execute(stmt)).mappings()))
 
 
-async def select_style(conn: AsyncConnection, user_id: int, scope_key: int) -> StyleRow | None:
-    stmt = select(user_styles).where(user_styles.c.user_id == user_id, user_styles.c.scope_key == scope_key)
-    return cast("StyleRow | None", (await conn.execute(stmt)).mappings().first())
+# Built once, as every status change runs both (building one cost more than running it).
+_GUILD_STYLES_OF_USER = (select(user_styles)
+                         .where(user_styles.c.user_id == bindparam("user_id"), user_styles.c.scope_key != FRIENDS)
+                         .order_by(user_styles.c.scope_key))
+_FRIENDS_STYLES = dialect.IdsBound(lambda ids_in: select(user_styles).where(
+    user_styles.c.scope_key == FRIENDS, ids_in(user_styles.c.user_id)))
+
+
+async def select_guild_styles_of_user(conn: AsyncConnection, user_id: int) -> dict[int, StyleRow]:
+    """guild id -> one user's guild-scope style, for every guild where they set one."""
+    found = (await conn.execute(_GUILD_STYLES_OF_USER, {"user_id": user_id})).mappings()
+    return {r["scope_key"]: cast(StyleRow, r) for r in found}
+
+
+async def select_friends_styles(conn: AsyncConnection, user_ids: Sequence[int]) -> dict[int, StyleRow]:
+    """user id -> friends-scope style, for those of `user_ids` (sorted, distinct) who set one."""
+    found = (await _FRIENDS_STYLES.execute(conn, user_ids)).mappings()
+    return {int(r["user_id"]): cast(StyleRow, r) for r in found}
 
 
 async def select_guild_styles(conn: AsyncConnection, guild_id: int, user_ids: Iterable[int]) -> dict[int, StyleRow]:

@@ -4,19 +4,18 @@ available shown as null (the stored choice is kept, docs/customisation.md)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.core.clock import iso
-from meadhall.db import dialect
-from meadhall.db.schema import user_styles
 from meadhall.guilds.cosmetics.queries import CosmeticRow, select_cosmetics_by_ids
 from meadhall.guilds.styles.queries import (
     FRIENDS,
     StyleRow,
+    select_friends_styles,
     select_guild_styles,
+    select_guild_styles_of_user,
     select_role_cosmetic_ids,
 )
 
@@ -53,19 +52,10 @@ async def guild_style_views(conn: AsyncConnection, guild_id: int, user_ids: Iter
     return out
 
 
-# Built once, as every status change runs both (building one cost more than running it).
-_GUILD_STYLES_OF_USER = (select(user_styles)
-                         .where(user_styles.c.user_id == bindparam("user_id"), user_styles.c.scope_key != FRIENDS)
-                         .order_by(user_styles.c.scope_key))
-_FRIENDS_STYLES = dialect.IdsBound(lambda ids_in: select(user_styles).where(
-    user_styles.c.scope_key == FRIENDS, ids_in(user_styles.c.user_id)))
-
-
 async def user_guild_style_views(conn: AsyncConnection, user_id: int) -> dict[int, dict[str, Any]]:
     """guild id -> one user's guild-scope Style in each guild where they set one (a profile change
     announces the member in every guild): one query when none, three otherwise."""
-    found = (await conn.execute(_GUILD_STYLES_OF_USER, {"user_id": user_id})).mappings()
-    rows = {r["scope_key"]: cast(StyleRow, r) for r in found}
+    rows = await select_guild_styles_of_user(conn, user_id)
     if not rows:
         return {}
     held = await select_role_cosmetic_ids(conn, [user_id])
@@ -80,8 +70,7 @@ async def friends_style_views(conn: AsyncConnection, user_ids: Sequence[int]) ->
     ids = sorted(set(user_ids))
     if not ids:
         return {}
-    found = (await _FRIENDS_STYLES.execute(conn, ids)).mappings()
-    rows = {int(r["user_id"]): cast(StyleRow, r) for r in found}
+    rows = await select_friends_styles(conn, ids)
     if not rows:
         return {}
     held = await select_role_cosmetic_ids(conn, rows)

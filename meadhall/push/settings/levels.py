@@ -9,8 +9,6 @@ from typing import Any
 from meadhall.core.clock import as_utc, iso
 
 ALL, MENTIONS, NOTHING, DEFAULT = "all", "mentions", "nothing", "default"
-GUILD_LEVELS = (ALL, MENTIONS, NOTHING)
-ROOM_LEVELS = (DEFAULT, ALL, MENTIONS, NOTHING)  # `default`: the server's level; guild rooms only
 GUILD_DEFAULT = MENTIONS
 ROOM_DEFAULT = DEFAULT
 CONVERSATION_DEFAULT = ALL  # so that the defaults notify exactly what Web Push's triggers name

@@ -17,7 +17,7 @@ from meadhall.db.uow import UnitOfWork
 from meadhall.runtime import Runtime
 from meadhall.social.calls import queries, transitions
 from meadhall.social.calls.transitions import DISCONNECT_SECONDS, RINGING_SECONDS, LiveCall, load_live_calls
-from meadhall.social.conversations.access import select_participants
+from meadhall.social.conversations.queries import select_participants
 
 RING_CHECK_EVERY = 5.0  # a call stops ringing at most this late
 DISCONNECT_CHECK_EVERY = 10.0

@@ -21,7 +21,7 @@ from meadhall.api.pagination import Page
 from meadhall.auth.sessions import Principal
 from meadhall.core.errors import AppError
 from meadhall.db.uow import UnitOfWork
-from meadhall.integrations.livekit import MediaGrant, call_room, media_token
+from meadhall.integrations.livekit import MediaGrant, call_room, check_voice_enabled, media_token
 from meadhall.realtime.events import EventType
 from meadhall.runtime import Runtime
 from meadhall.social.blocks import check_not_blocked
@@ -34,8 +34,8 @@ from meadhall.social.conversations.access import (
     Conversation,
     access_conversation_or_wrong_type,
     load_conversation,
-    select_participants,
 )
+from meadhall.social.conversations.queries import select_participants
 
 
 @dataclass(frozen=True)
@@ -52,11 +52,6 @@ def _answer(rt: Runtime, joined: InCall, now: datetime) -> dict[str, Any]:
     # In calls every source may be published and no guild permission applies: the metadata flags are false.
     token = media_token(rt.settings, joined.user_id, joined.display_name, MediaGrant(room), now)
     return {"call": joined.call, "token": token, "url": rt.settings.MEDIA_PUBLIC_URL, "room": room}
-
-
-def check_voice_enabled(rt: Runtime) -> None:
-    if not rt.settings.voice_enabled:
-        raise AppError("voice.disabled")
 
 
 async def check_call_not_blocked(conn: AsyncConnection, conv: Conversation, user_id: int) -> None:
@@ -115,7 +110,7 @@ async def do_start_call(rt: Runtime, principal: Principal, raw_channel_id: str, 
     me = principal.user_id
     async with rt.uow() as uow:
         conv = await _access_locked(uow, principal, raw_channel_id)
-        check_voice_enabled(rt)
+        check_voice_enabled(rt.settings)
         await check_call_not_blocked(uow.conn, conv, me)
         existing, others = await _lock_calls(uow, conv, me)
         if existing is not None:
@@ -166,7 +161,7 @@ async def do_join_call(rt: Runtime, principal: Principal, raw_channel_id: str) -
     me = principal.user_id
     async with rt.uow() as uow:
         conv, live, others = await _access_ongoing(uow, principal, raw_channel_id)
-        check_voice_enabled(rt)
+        check_voice_enabled(rt.settings)
         await check_call_not_blocked(uow.conn, conv, me)
         if live.state_of(me) != "joined":
             await _leave_other_calls(uow, others, me)

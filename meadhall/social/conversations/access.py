@@ -5,17 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import cast
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.auth.sessions import Principal
 from meadhall.core.errors import AppError
 from meadhall.core.ids import parse_id
-from meadhall.db.schema import channels, dm_participants
 from meadhall.guilds.access import access_channel
 from meadhall.guilds.rows import ChannelRow
+from meadhall.social.conversations.queries import select_dm_channel, select_participants
 from meadhall.social.conversations.rows import ParticipantRow
 
 
@@ -42,17 +40,6 @@ class Conversation:
 
     def has(self, user_id: int) -> bool:
         return any(p["user_id"] == user_id for p in self.participants)
-
-
-async def select_dm_channel(conn: AsyncConnection, channel_id: int) -> ChannelRow | None:
-    stmt = select(channels).where(channels.c.id == channel_id, channels.c.type == "dm")
-    return cast("ChannelRow | None", (await conn.execute(stmt)).mappings().first())
-
-
-async def select_participants(conn: AsyncConnection, channel_id: int) -> list[ParticipantRow]:
-    stmt = (select(dm_participants).where(dm_participants.c.channel_id == channel_id)
-            .order_by(dm_participants.c.joined_at, dm_participants.c.user_id))
-    return cast("list[ParticipantRow]", list((await conn.execute(stmt)).mappings()))
 
 
 async def load_conversation(conn: AsyncConnection, channel_id: int) -> Conversation | None:

@@ -14,7 +14,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts.queries import SUMMARY_COLUMNS, SummaryRow
 from meadhall.db.schema import channels, dm_participants, messages, read_states, users
+from meadhall.guilds.rows import ChannelRow
 from meadhall.messages.rows import MessageRow
+from meadhall.social.conversations.rows import ParticipantRow
 
 
 def pair_key(a: int, b: int) -> str:
@@ -124,3 +126,14 @@ async def select_newest_private_ids(conn: AsyncConnection, channel_ids: Iterable
                    or_(messages.c.author_id == user_id, messages.c.recipient_id == user_id))
             .group_by(messages.c.channel_id))
     return {int(c): int(m) for c, m in (await conn.execute(stmt)).all()}
+
+
+async def select_dm_channel(conn: AsyncConnection, channel_id: int) -> ChannelRow | None:
+    stmt = select(channels).where(channels.c.id == channel_id, channels.c.type == "dm")
+    return cast("ChannelRow | None", (await conn.execute(stmt)).mappings().first())
+
+
+async def select_participants(conn: AsyncConnection, channel_id: int) -> list[ParticipantRow]:
+    stmt = (select(dm_participants).where(dm_participants.c.channel_id == channel_id)
+            .order_by(dm_participants.c.joined_at, dm_participants.c.user_id))
+    return cast("list[ParticipantRow]", list((await conn.execute(stmt)).mappings()))

@@ -33,7 +33,7 @@ class RelatedUser(SummaryRow):
     rel_since: datetime
 
 
-async def select_user_by_username(conn: AsyncConnection, username_norm: str) -> UserRow | None:
+async def select_live_user_by_username(conn: AsyncConnection, username_norm: str) -> UserRow | None:
     """A live user by login, matched with an escaped LIKE over the casefolded column (docs/social.md): the
     whole name, `%`, `_` and `\\` taken literally."""
     stmt = select(users).where(users.c.username_norm.like(escape_like(username_norm), escape="\\"),
@@ -126,3 +126,13 @@ async def select_rows_involving(conn: AsyncConnection, user_id: int) -> list[Rel
 async def delete_rows_involving(conn: AsyncConnection, user_id: int) -> None:
     await conn.execute(delete(relationships)
                        .where(or_(relationships.c.user_id == user_id, relationships.c.other_id == user_id)))
+
+
+async def select_block_between(conn: AsyncConnection, a: int, b: int) -> bool:
+    """True when either user blocked the other."""
+    stmt = select(relationships.c.user_id).where(
+        relationships.c.type == "blocked",
+        or_(and_(relationships.c.user_id == a, relationships.c.other_id == b),
+            and_(relationships.c.user_id == b, relationships.c.other_id == a)),
+    ).limit(1)
+    return (await conn.execute(stmt)).first() is not None

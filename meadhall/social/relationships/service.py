@@ -40,7 +40,7 @@ async def access_relationships(rt: Runtime, principal: Principal) -> dict[str, A
 async def do_request_by_username(rt: Runtime, principal: Principal, username: str) -> dict[str, Any]:
     """POST: a friend request by login; 201 with `outgoing`, or `friend` when the other had asked first."""
     async with rt.uow() as uow:
-        target = await queries.select_user_by_username(uow.conn, norm(username))
+        target = await queries.select_live_user_by_username(uow.conn, norm(username))
         if target is None:
             raise AppError("user.not_found")
         if target["id"] == principal.user_id:

@@ -10,7 +10,6 @@ from meadhall.accounts.views import Summaries, UserColumns, iso_recalled, user_s
 from meadhall.core.clock import iso
 from meadhall.social.relationships.queries import RelatedUser
 
-TYPES = ("friend", "incoming", "outgoing", "blocked")
 # The list each type is shown in.
 LISTS = {"friend": "friends", "incoming": "incoming", "outgoing": "outgoing", "blocked": "blocked"}
 
