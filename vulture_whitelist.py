@@ -41,9 +41,6 @@ is_search_object
 truncate_all
 _.connected
 
-# Reported to the lead for the dialect package (issue 34): dead, deleted there, not here.
-name_of
-
 # Fields of TypedDicts, dataclasses and response models: rows are read by key and models serialised by field,
 # which vulture does not follow.
 attachments_per_message
