@@ -41,6 +41,12 @@ export class ApiError extends Error {
   }
 }
 
+/** The words of any failure a screen shows: an ApiError's (the envelope in words) or another Error's
+ * message, else the thrown value itself. */
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** "in 15 minutes", "in 1 minute", "in 40 seconds": a wait in words, rounded up. */
 export function inTime(seconds: number): string {
   const s = Math.max(1, Math.ceil(seconds));

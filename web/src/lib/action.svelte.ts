@@ -1,0 +1,52 @@
+// One way for a screen to run a call: `busy` while it runs, the failure kept in words (`errorText`) for
+// the screen to show, and, for loads that a newer one supersedes (a search typed on, another user
+// opened), only the newest call's outcome lands. The call never throws to the screen: a failure is
+// `error`, and the result is undefined.
+
+import { errorText } from "./api";
+
+export interface RunOptions {
+  /** Clear `error` when the call starts (default). False leaves the last words up until the work
+   * itself clears them (a reload behind a shown list). */
+  clear?: boolean;
+  /** Only the newest call of this action counts: an older one that settles later leaves `busy`,
+   * `error` and its hooks alone, and returns undefined. */
+  latest?: boolean;
+  /** A failure that is none (an abort the screen made itself): left unsaid, `onError` not told. */
+  quiet?: (err: unknown) => boolean;
+  /** Told of the failure after `error` holds its words (focus a field, drop a stale list). */
+  onError?: (err: unknown) => void;
+  /** Runs once the call settled either way (the `finally` of the call). */
+  onSettled?: () => void;
+}
+
+export class Action {
+  busy = $state(false);
+  error = $state("");
+  #seq = 0;
+
+  /** Runs `work` (given `current()`: whether it is still the newest call) and returns its result, or
+   * undefined when it failed or, with `latest`, was superseded. */
+  async run<T>(work: (current: () => boolean) => Promise<T>, options: RunOptions = {}): Promise<T | undefined> {
+    const { clear = true, latest = false, quiet, onError, onSettled } = options;
+    const mine = ++this.#seq;
+    const current = () => !latest || mine === this.#seq;
+    if (clear) this.error = "";
+    this.busy = true;
+    try {
+      const value = await work(current);
+      return current() ? value : undefined;
+    } catch (err) {
+      if (current() && !quiet?.(err)) {
+        this.error = errorText(err);
+        onError?.(err);
+      }
+      return undefined;
+    } finally {
+      if (current()) {
+        this.busy = false;
+        onSettled?.();
+      }
+    }
+  }
+}
