@@ -12,6 +12,8 @@ export interface RunOptions {
   /** Only the newest call of this action counts: an older one that settles later leaves `busy`,
    * `error` and its hooks alone, and returns undefined. */
   latest?: boolean;
+  /** The failure in words, when a screen says some refusals its own way (default `errorText`). */
+  words?: (err: unknown) => string;
   /** A failure that is none (an abort the screen made itself): left unsaid, `onError` not told. */
   quiet?: (err: unknown) => boolean;
   /** Told of the failure after `error` holds its words (focus a field, drop a stale list). */
@@ -28,7 +30,7 @@ export class Action {
   /** Runs `work` (given `current()`: whether it is still the newest call) and returns its result, or
    * undefined when it failed or, with `latest`, was superseded. */
   async run<T>(work: (current: () => boolean) => Promise<T>, options: RunOptions = {}): Promise<T | undefined> {
-    const { clear = true, latest = false, quiet, onError, onSettled } = options;
+    const { clear = true, latest = false, words = errorText, quiet, onError, onSettled } = options;
     const mine = ++this.#seq;
     const current = () => !latest || mine === this.#seq;
     if (clear) this.error = "";
@@ -38,7 +40,7 @@ export class Action {
       return current() ? value : undefined;
     } catch (err) {
       if (current() && !quiet?.(err)) {
-        this.error = errorText(err);
+        this.error = words(err);
         onError?.(err);
       }
       return undefined;

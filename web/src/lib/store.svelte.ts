@@ -1,7 +1,7 @@
 // The reactive store the screens read (one instance of state.ts), the session's life (sign-in, the
 // gateway, sign-out) and the actions that call the interface. Events change the store; nothing polls.
 
-import { api, ApiError, describe, onUnauthorized, resend, SEND_TIMEOUT_MS, wakeResends } from "./api";
+import { api, ApiError, describe, errorText, onUnauthorized, resend, SEND_TIMEOUT_MS, wakeResends } from "./api";
 import { GatewayClient, type Phase } from "./gateway";
 import { compareIds, newer } from "./ids";
 import { navigate } from "./router.svelte";
@@ -512,7 +512,7 @@ async function deliver(nonceValue: string): Promise<void> {
     const q = entry();
     if (q) {
       q.status = "failed";
-      q.error = err instanceof Error ? err.message : String(err);
+      q.error = errorText(err);
     }
   }
 }

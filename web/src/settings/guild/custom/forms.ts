@@ -2,7 +2,7 @@
 // before a file is sent, the words for the interface sounds' events, and the multipart upload whose
 // refusals come back in words.
 
-import { api, ApiError, describe, type ErrorBody } from "../../../lib/api";
+import { api, ApiError, describe, errorText as failureText, type ErrorBody } from "../../../lib/api";
 import { formatBytes } from "../../../lib/upload";
 import type { PaletteEvent } from "../../../lib/types";
 
@@ -137,7 +137,7 @@ export async function postForm<T>(path: string, file: File, fields: Record<strin
 /** The refusal of a JSON call in words (an ApiError's message is already in words; some codes say more). */
 export function errorText(err: unknown, words: Record<string, string> = {}): string {
   if (err instanceof ApiError && words[err.code]) return words[err.code];
-  return err instanceof Error ? err.message : String(err);
+  return failureText(err);
 }
 
 /** "1.2 s", "850 ms". */

@@ -2,7 +2,7 @@
 // deleteWebhook, regenerateWebhookToken, setWebhookAvatar, removeWebhookAvatar; docs/webhooks.md). Creating
 // one and making a new URL need a recent re-verification: both go through withStepUp.
 
-import { api, ApiError, describe } from "../../../lib/api";
+import { api, ApiError, describe, errorText as failureText } from "../../../lib/api";
 import { withStepUp } from "../../../lib/stepup.svelte";
 import type { Id, Webhook } from "../../../lib/types";
 
@@ -16,7 +16,7 @@ const WORDS: Record<string, string> = {
 
 export function errorText(err: unknown): string {
   if (err instanceof ApiError) return WORDS[err.code] ?? err.message;
-  return err instanceof Error ? err.message : String(err);
+  return failureText(err);
 }
 
 export async function listWebhooks(guildId: Id): Promise<Webhook[]> {
