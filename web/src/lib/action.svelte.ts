@@ -27,6 +27,11 @@ export class Action {
   error = $state("");
   #seq = 0;
 
+  /** `busy` true from the start: a screen that loads at once shows its loading state from the first frame. */
+  constructor(options: { busy?: boolean } = {}) {
+    this.busy = options.busy ?? false;
+  }
+
   /** Runs `work` (given `current()`: whether it is still the newest call) and returns its result, or
    * undefined when it failed or, with `latest`, was superseded. */
   async run<T>(work: (current: () => boolean) => Promise<T>, options: RunOptions = {}): Promise<T | undefined> {
