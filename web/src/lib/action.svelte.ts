@@ -36,7 +36,8 @@ export class Action {
    * undefined when it failed or, with `latest`, was superseded. */
   async run<T>(work: (current: () => boolean) => Promise<T>, options: RunOptions = {}): Promise<T | undefined> {
     const { clear = true, latest = false, words = errorText, quiet, onError, onSettled } = options;
-    const mine = ++this.#seq;
+    // Only calls that ask for it take part in the race: a one-off call beside a load never supersedes it.
+    const mine = latest ? ++this.#seq : this.#seq;
     const current = () => !latest || mine === this.#seq;
     if (clear) this.error = "";
     this.busy = true;

@@ -112,3 +112,14 @@ describe("Action", () => {
     expect(action.error).toBe("first failed");
   });
 });
+
+describe("Action beside a newest-wins load", () => {
+  it("a one-off call does not supersede the load in flight", async () => {
+    const action = new Action();
+    const load = deferred<string>();
+    const loading = action.run(() => load.promise, { latest: true });
+    await action.run(async () => "one-off");
+    load.resolve("page");
+    expect(await loading).toBe("page");
+  });
+});
