@@ -9,6 +9,9 @@ export interface RunOptions {
   /** Clear `error` when the call starts (default). False leaves the last words up until the work
    * itself clears them (a reload behind a shown list). */
   clear?: boolean;
+  /** Whether the call makes the action `busy` (default). False for a call beside the action's own, such
+   * as a reload of the list under a form, that must not disable the form. */
+  hold?: boolean;
   /** Only the newest call of this action counts: an older one that settles later leaves `busy`,
    * `error` and its hooks alone, and returns undefined. */
   latest?: boolean;
@@ -35,12 +38,12 @@ export class Action {
   /** Runs `work` (given `current()`: whether it is still the newest call) and returns its result, or
    * undefined when it failed or, with `latest`, was superseded. */
   async run<T>(work: (current: () => boolean) => Promise<T>, options: RunOptions = {}): Promise<T | undefined> {
-    const { clear = true, latest = false, words = errorText, quiet, onError, onSettled } = options;
+    const { clear = true, hold = true, latest = false, words = errorText, quiet, onError, onSettled } = options;
     // Only calls that ask for it take part in the race: a one-off call beside a load never supersedes it.
     const mine = latest ? ++this.#seq : this.#seq;
     const current = () => !latest || mine === this.#seq;
     if (clear) this.error = "";
-    this.busy = true;
+    if (hold) this.busy = true;
     try {
       const value = await work(current);
       return current() ? value : undefined;
@@ -52,7 +55,7 @@ export class Action {
       return undefined;
     } finally {
       if (current()) {
-        this.busy = false;
+        if (hold) this.busy = false;
         onSettled?.();
       }
     }

@@ -123,3 +123,19 @@ describe("Action beside a newest-wins load", () => {
     expect(await loading).toBe("page");
   });
 });
+
+describe("Action with hold: false", () => {
+  it("runs beside the action's own call without touching busy", async () => {
+    const action = new Action();
+    const own = deferred<void>();
+    const running = action.run(() => own.promise);
+    await action.run(async () => {
+      throw new Error("reload failed");
+    }, { hold: false });
+    expect(action.busy).toBe(true);
+    expect(action.error).toBe("reload failed");
+    own.resolve();
+    await running;
+    expect(action.busy).toBe(false);
+  });
+});
