@@ -105,3 +105,51 @@ describe("api", () => {
     expect(await api.put("/channels/1/pins/2")).toBeUndefined();
   });
 });
+
+describe("api.upload", () => {
+  it("posts the fields, then the file as the part `file`, without a JSON content type", async () => {
+    const calls: [string, RequestInit][] = [];
+    configure({ fetch: (async (url: string, init: RequestInit) => {
+      calls.push([url, init]);
+      return answer(201, { emoji: { id: "9" } });
+    }) as typeof fetch });
+    const file = new File(["png"], "party.png", { type: "image/png" });
+    const out = await api.upload<{ emoji: { id: string } }>("/guilds/1/emojis", file, { fields: { name: "party" } });
+    expect(out.emoji.id).toBe("9");
+    const [url, init] = calls[0];
+    expect([url, init.method, init.credentials]).toEqual(["/api/v1/guilds/1/emojis", "POST", "same-origin"]);
+    const form = init.body as FormData;
+    expect([...form.keys()]).toEqual(["name", "file"]);
+    expect((form.get("file") as File).name).toBe("party.png");
+    expect((init.headers as Record<string, string>)["Content-Type"]).toBeUndefined();
+  });
+
+  it("names a blob's part as told and rewords a refusal for the file", async () => {
+    let sent: FormData | null = null;
+    configure({ fetch: (async (_url: string, init: RequestInit) => {
+      sent = init.body as FormData;
+      return answer(415, { error: { code: "file.unsupported_type", message: "Unsupported." } });
+    }) as typeof fetch });
+    const refusal = api.upload("/users/@me/avatar", new Blob(["x"]), {
+      name: "avatar.webp",
+      reword: (e) => ({ ...e, message: "That file is not an image the server accepts." }),
+    });
+    await expect(refusal).rejects.toMatchObject({ status: 415, code: "file.unsupported_type", message: "That file is not an image the server accepts." });
+    expect((sent!.get("file") as File).name).toBe("avatar.webp");
+  });
+
+  it("waits out a long Retry-After when allowed more than the silent wait", async () => {
+    const slept: number[] = [];
+    let n = 0;
+    configure({
+      fetch: (async () => (n++ === 0
+        ? answer(429, { error: { code: "rate_limited", message: "Slow down.", retry_after: 30 } }, { "Retry-After": "30" })
+        : answer(201, { sound: { id: "1" } }))) as typeof fetch,
+      sleep: async (ms) => void slept.push(ms),
+    });
+    await api.upload("/guilds/1/sounds", new File(["a"], "a.ogg"), { retries: 2, maxWait: Infinity });
+    expect(slept).toEqual([30000]);
+    n = 0;
+    await expect(api.upload("/guilds/1/sounds", new File(["a"], "a.ogg"), { retries: 0 })).rejects.toBeInstanceOf(ApiError);
+  });
+});

@@ -3,6 +3,8 @@
 // request in flight. A newer request wins over an older one still running (a search typed on while the
 // previous page loads), so an answer that arrives late never replaces a newer one.
 
+import { Action } from "../lib/action.svelte";
+
 export interface Page<T> {
   rows: T[];
   total: number;
@@ -13,32 +15,31 @@ export class PagedList<T extends { id: string }> {
   rows: T[] = $state([]);
   total = $state(0);
   hasMore = $state(false);
-  loading = $state(false);
   loaded = $state(false);
-  error = $state("");
-  private seq = 0;
+  readonly #request = new Action();
 
   /** `fetchPage(before)`: the page after the row `before` (the first page when undefined), asked with the
    * filters as they are at that moment. */
   constructor(private readonly fetchPage: (before: string | undefined) => Promise<Page<T>>) {}
 
+  /** Whether a page is being asked. */
+  get loading(): boolean {
+    return this.#request.busy;
+  }
+
+  /** The last refusal in words. */
+  get error(): string {
+    return this.#request.error;
+  }
+
   /** The first page again (`more` false: a filter changed), or the page after the last row shown. */
   async load(more: boolean): Promise<void> {
-    const mine = ++this.seq;
-    this.loading = true;
-    this.error = "";
-    try {
-      const last = more && this.rows.length ? this.rows[this.rows.length - 1].id : undefined;
-      const page = await this.fetchPage(last);
-      if (mine !== this.seq) return;
-      this.rows = more ? [...this.rows, ...page.rows] : page.rows;
-      this.total = page.total;
-      this.hasMore = page.has_more;
-      this.loaded = true;
-    } catch (err) {
-      if (mine === this.seq) this.error = err instanceof Error ? err.message : String(err);
-    } finally {
-      if (mine === this.seq) this.loading = false;
-    }
+    const last = more && this.rows.length ? this.rows[this.rows.length - 1].id : undefined;
+    const page = await this.#request.run(() => this.fetchPage(last), { latest: true });
+    if (!page) return;
+    this.rows = more ? [...this.rows, ...page.rows] : page.rows;
+    this.total = page.total;
+    this.hasMore = page.has_more;
+    this.loaded = true;
   }
 }

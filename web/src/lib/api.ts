@@ -41,6 +41,12 @@ export class ApiError extends Error {
   }
 }
 
+/** The words of any failure a screen shows: an ApiError's (the envelope in words) or another Error's
+ * message, else the thrown value itself. */
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** "in 15 minutes", "in 1 minute", "in 40 seconds": a wait in words, rounded up. */
 export function inTime(seconds: number): string {
   const s = Math.max(1, Math.ceil(seconds));
@@ -79,12 +85,17 @@ function humanField(field: string): string {
 
 export interface RequestOptions {
   method?: string;
+  /** JSON, or a FormData sent as multipart (`upload`). */
   body?: unknown;
   query?: Record<string, string | number | undefined>;
   /** How many 429 answers to wait out before giving up (default 3), each only while the waits add up to
    * no more than MAX_SILENT_WAIT seconds; a longer Retry-After is thrown at once as an ApiError whose
    * `retryAfter` the screen shows. */
   retries?: number;
+  /** How many seconds the 429 waits may add up to before the refusal is thrown (default MAX_SILENT_WAIT). */
+  maxWait?: number;
+  /** Rewords a refusal's envelope before it is thrown (an upload says which file the server refused). */
+  reword?: (envelope: ErrorBody, status: number) => ErrorBody;
   /** Told how long the client waits on a 429 before it tries again. */
   onWait?: (seconds: number) => void;
   signal?: AbortSignal;
@@ -122,7 +133,7 @@ export function retryAfterSeconds(response: Response, body: ErrorBody | null): n
 }
 
 export async function request<T>(path: string, options: RequestOptions = {}): Promise<T> {
-  const { method = "GET", body, query, retries = 3, onWait, timeout } = options;
+  const { method = "GET", body, query, retries = 3, maxWait = MAX_SILENT_WAIT, onWait, reword = (e) => e, timeout } = options;
   let signal = options.signal;
   let timedOut = false;
   if (timeout !== undefined) {
@@ -155,7 +166,9 @@ export async function request<T>(path: string, options: RequestOptions = {}): Pr
     if (text) url += `?${text}`;
   }
   const init: RequestInit = { method, credentials: "same-origin", headers: { Accept: "application/json" }, signal };
-  if (body !== undefined) {
+  if (body instanceof FormData) {
+    init.body = body;
+  } else if (body !== undefined) {
     init.body = JSON.stringify(body);
     init.headers = { ...init.headers, "Content-Type": "application/json" };
   }
@@ -174,15 +187,15 @@ export async function request<T>(path: string, options: RequestOptions = {}): Pr
     const error: ErrorBody | null = parsed && typeof parsed === "object" && "error" in parsed ? parsed.error : null;
     if (response.status === 429) {
       const seconds = retryAfterSeconds(response, error);
-      if (attempt < retries && waited + seconds <= MAX_SILENT_WAIT) {
+      if (attempt < retries && waited + seconds <= maxWait) {
         waited += seconds;
         onWait?.(seconds);
         await sleepImpl(seconds * 1000);
         continue;
       }
-      throw new ApiError(429, error ?? { code: "rate_limited", message: "Too many requests" }, seconds);
+      throw new ApiError(429, reword(error ?? { code: "rate_limited", message: "Too many requests" }, 429), seconds);
     }
-    const envelope = error ?? { code: "http", message: describe(response.status, null) };
+    const envelope = reword(error ?? { code: "http", message: describe(response.status, null) }, response.status);
     if (envelope.code === "auth.unauthorized") unauthorizedHandler?.();
     const unavailableFor = response.status === 503 && response.headers.get("Retry-After") ? retryAfterSeconds(response, error) : null;
     throw new ApiError(response.status, envelope, unavailableFor);
@@ -269,6 +282,16 @@ export async function resend<T>(attempt: () => Promise<T>, options: ResendOption
   }
 }
 
+/** A multipart upload to `path`: the `file` part (named `name`, else the file's own name) after the form
+ * `fields`; the answer's JSON, refusals as ApiErrors like any call (`reword` says them for the file). */
+export function upload<T>(path: string, file: Blob, options: RequestOptions & { name?: string; fields?: Record<string, string> } = {}): Promise<T> {
+  const { name, fields = {}, ...rest } = options;
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  form.append("file", file, name ?? (file instanceof File ? file.name : "blob"));
+  return request<T>(path, { ...rest, method: "POST", body: form });
+}
+
 export const api = {
   get: <T>(path: string, options: RequestOptions = {}) => request<T>(path, { ...options, method: "GET" }),
   post: <T>(path: string, body?: unknown, options: RequestOptions = {}) =>
@@ -278,4 +301,5 @@ export const api = {
   put: <T>(path: string, body?: unknown, options: RequestOptions = {}) =>
     request<T>(path, { ...options, method: "PUT", body }),
   del: <T>(path: string, options: RequestOptions = {}) => request<T>(path, { ...options, method: "DELETE" }),
+  upload,
 };

@@ -1,7 +1,7 @@
 // Refusals of the friend and conversation operations in words (docs/social.md lists the codes): the
 // client knows who the person tried to reach, so it can say more than the service's generic message.
 
-import { ApiError } from "./api";
+import { ApiError, errorText } from "./api";
 
 export type SocialAction =
   | "add-friend"
@@ -18,7 +18,7 @@ export type SocialAction =
 
 /** The refusal of `action` aimed at `who` (a username or display name, when there is one) in words. */
 export function refusal(err: unknown, action: SocialAction, who = ""): string {
-  if (!(err instanceof ApiError)) return err instanceof Error ? err.message : String(err);
+  if (!(err instanceof ApiError)) return errorText(err);
   const name = who ? `“${who}”` : "this person";
   switch (err.code) {
     case "user.not_found":

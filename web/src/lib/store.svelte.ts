@@ -1,7 +1,7 @@
 // The reactive store the screens read (one instance of state.ts), the session's life (sign-in, the
 // gateway, sign-out) and the actions that call the interface. Events change the store; nothing polls.
 
-import { api, ApiError, describe, onUnauthorized, resend, SEND_TIMEOUT_MS, wakeResends } from "./api";
+import { api, ApiError, errorText, onUnauthorized, resend, SEND_TIMEOUT_MS, wakeResends } from "./api";
 import { GatewayClient, type Phase } from "./gateway";
 import { isEventName, type Dispatch } from "./dispatch";
 import { compareIds, newer } from "./ids";
@@ -514,7 +514,7 @@ async function deliver(nonceValue: string): Promise<void> {
     const q = entry();
     if (q) {
       q.status = "failed";
-      q.error = err instanceof Error ? err.message : String(err);
+      q.error = errorText(err);
     }
   }
 }
@@ -703,21 +703,12 @@ export async function leaveConversation(channelId: Id): Promise<void> {
 
 /** A group's icon: a multipart upload (OpenAPI: setConversationIcon), the owner only. */
 export async function setGroupIcon(channelId: Id, file: File): Promise<void> {
-  const form = new FormData();
-  form.append("file", file, file.name);
-  let response: Response;
-  try {
-    response = await fetch(`/api/v1/channels/${channelId}/icon`, { method: "POST", body: form, credentials: "same-origin" });
-  } catch {
-    throw new ApiError(0, { code: "network", message: describe(0, null) });
-  }
-  const parsed = await response.json().catch(() => null);
-  if (!response.ok) {
-    const envelope = parsed?.error ?? { code: "http", message: describe(response.status, null) };
-    if (envelope.code === "file.unsupported_type") envelope.message = "That file is not an image the server accepts.";
-    throw new ApiError(response.status, envelope);
-  }
-  applyEvent(store, "DM_CHANNEL_UPDATE", (parsed as { channel: Conversation }).channel);
+  const { channel } = await api.upload<{ channel: Conversation }>(`/channels/${channelId}/icon`, file, {
+    retries: 0,
+    reword: (envelope) =>
+      envelope.code === "file.unsupported_type" ? { ...envelope, message: "That file is not an image the server accepts." } : envelope,
+  });
+  applyEvent(store, "DM_CHANNEL_UPDATE", channel);
 }
 
 export async function removeGroupIcon(channelId: Id): Promise<void> {

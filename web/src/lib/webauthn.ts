@@ -4,7 +4,7 @@
 // gives ArrayBuffers. The conversion is done here by hand rather than with the browser's own
 // parse...FromJSON / toJSON, which not every browser has and which would make two code paths to test.
 
-import { api, ApiError } from "./api";
+import { api, ApiError, errorText } from "./api";
 
 type Json = Record<string, unknown>;
 
@@ -243,5 +243,5 @@ export function passkeyWords(err: unknown): string {
         return err.message;
     }
   }
-  return err instanceof Error ? err.message : String(err);
+  return errorText(err);
 }

@@ -5,7 +5,7 @@
 // TypeScript over injected parts, so it is tested without a browser (web/tests/voice.test.ts); the
 // screens use the reactive instance of session.svelte.ts.
 
-import { ApiError } from "../lib/api";
+import { ApiError, errorText } from "../lib/api";
 import type { Dispatch } from "../lib/dispatch";
 import { applyEvent, type State } from "../lib/state";
 import type { Call, Id, VoiceState } from "../lib/types";
@@ -106,10 +106,6 @@ export interface Flags {
 
 const INTERFACE_VOLUME = 0.6;
 
-function words(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 export class VoiceController {
   private link: MediaLink | null = null;
   /** Counts connections: an answer for an older one is dropped. */
@@ -205,7 +201,7 @@ export class VoiceController {
     } catch (err) {
       if (v.channelId !== channelId) return;
       this.reset();
-      if (!this.disabledBy(err)) v.error = words(err);
+      if (!this.disabledBy(err)) v.error = errorText(err);
     }
   }
 
@@ -245,7 +241,7 @@ export class VoiceController {
     } catch (err) {
       if (v.channelId !== conversationId) return;
       this.reset();
-      if (!this.disabledBy(err)) v.error = words(err);
+      if (!this.disabledBy(err)) v.error = errorText(err);
     }
   }
 
@@ -254,7 +250,7 @@ export class VoiceController {
       const { call } = await this.deps.api.post<{ call: Call }>(`/channels/${conversationId}/call/decline`);
       applyEvent(this.deps.state, "CALL_UPDATE", call);
     } catch (err) {
-      this.view.error = words(err);
+      this.view.error = errorText(err);
     }
   }
 
@@ -278,7 +274,7 @@ export class VoiceController {
       }
     } catch (err) {
       // Not listed any more is what leaving wanted.
-      if (!(err instanceof ApiError && (err.code === "call.invalid_state" || err.code === "call.not_found"))) v.error = words(err);
+      if (!(err instanceof ApiError && (err.code === "call.invalid_state" || err.code === "call.not_found"))) v.error = errorText(err);
     }
   }
 
@@ -364,18 +360,18 @@ export class VoiceController {
     try {
       await link.setMicrophone(talk);
     } catch (err) {
-      v.error = `Your microphone could not be used: ${words(err)}`;
+      v.error = `Your microphone could not be used: ${errorText(err)}`;
     }
     try {
       await link.setCamera(f.camera);
     } catch (err) {
-      v.error = `Your camera could not be used: ${words(err)}`;
+      v.error = `Your camera could not be used: ${errorText(err)}`;
       if (f.camera) await this.setFlag("camera", false, false);
     }
     try {
       await link.setScreen(f.screen);
     } catch (err) {
-      v.error = `Your screen could not be shared: ${words(err)}`;
+      v.error = `Your screen could not be shared: ${errorText(err)}`;
       if (f.screen) await this.setFlag("screen", false, false);
     }
   }
@@ -406,7 +402,7 @@ export class VoiceController {
         applyEvent(this.deps.state, "CALL_UPDATE", call);
       }
     } catch (err) {
-      v.error = words(err);
+      v.error = errorText(err);
       return;
     }
     if (publish) await this.applyLocal();
@@ -624,7 +620,7 @@ export class VoiceController {
     } catch (err) {
       if (v.channelId !== channelId) return;
       v.phase = "failed";
-      v.error = words(err);
+      v.error = errorText(err);
     }
   }
 

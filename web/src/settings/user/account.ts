@@ -3,7 +3,7 @@
 // revokeSession, logoutAll, listSecurityEvents). Each answer that carries the user is applied as its
 // USER_UPDATE would be, so every screen shows the change at once.
 
-import { api, ApiError, describe } from "../../lib/api";
+import { api } from "../../lib/api";
 import { applyEvent } from "../../lib/state";
 import { withStepUp } from "../../lib/stepup.svelte";
 import { endSession, store } from "../../lib/store.svelte";
@@ -28,23 +28,12 @@ export async function completeOnboarding(body: { display_name: string; bio?: str
 
 /** The cropped avatar as a multipart `file` (the same way a group icon is sent). */
 export async function uploadAvatar(blob: Blob, name: string): Promise<User> {
-  const form = new FormData();
-  form.append("file", blob, name);
-  let response: Response;
-  try {
-    response = await fetch("/api/v1/users/@me/avatar", { method: "POST", body: form, credentials: "same-origin",
-      headers: { Accept: "application/json" } });
-  } catch {
-    throw new ApiError(0, { code: "network", message: describe(0, null) });
-  }
-  const parsed = await response.json().catch(() => null);
-  if (!response.ok) {
-    const envelope = parsed?.error ?? { code: "http", message: describe(response.status, null) };
-    if (envelope.code === "file.unsupported_type") envelope.message = "That file is not an image the server accepts.";
-    else if (envelope.code === "file.too_large") envelope.message = `The picture is too large for this server. ${envelope.message ?? ""}`.trim();
-    throw new ApiError(response.status, envelope);
-  }
-  return applied((parsed as { user: User }).user);
+  const { user } = await api.upload<{ user: User }>("/users/@me/avatar", blob, { name, retries: 0, reword: (envelope) => {
+    if (envelope.code === "file.unsupported_type") return { ...envelope, message: "That file is not an image the server accepts." };
+    if (envelope.code === "file.too_large") return { ...envelope, message: `The picture is too large for this server. ${envelope.message ?? ""}`.trim() };
+    return envelope;
+  } });
+  return applied(user);
 }
 
 export async function removeAvatar(): Promise<User> {

@@ -2,7 +2,7 @@
 // before a file is sent, the words for the interface sounds' events, and the multipart upload whose
 // refusals come back in words.
 
-import { api, ApiError, describe, type ErrorBody } from "../../../lib/api";
+import { api, ApiError, describe, errorText as failureText, type ErrorBody } from "../../../lib/api";
 import { formatBytes } from "../../../lib/upload";
 import type { PaletteEvent } from "../../../lib/types";
 
@@ -112,32 +112,16 @@ export function refusal(status: number, body: ErrorBody | null, words: Record<st
  * the answer's JSON. A 429 waits for Retry-After and tries again twice. */
 export async function postForm<T>(path: string, file: File, fields: Record<string, string>,
   words: Record<string, string> = {}): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    const form = new FormData();
-    for (const [k, v] of Object.entries(fields)) form.append(k, v);
-    form.append("file", file, file.name);
-    let response: Response;
-    try {
-      response = await fetch(`/api/v1${path}`, { method: "POST", body: form, credentials: "same-origin" });
-    } catch {
-      throw new ApiError(0, { code: "network", message: describe(0, null) });
-    }
-    const parsed = await response.json().catch(() => null);
-    if (response.ok) return parsed as T;
-    const envelope: ErrorBody = parsed?.error ?? { code: "http", message: describe(response.status, null) };
-    if (response.status === 429 && attempt < 2) {
-      const wait = Number(response.headers.get("Retry-After")) || envelope.retry_after || 1;
-      await new Promise((r) => setTimeout(r, Math.ceil(wait) * 1000));
-      continue;
-    }
-    throw new ApiError(response.status, { ...envelope, message: refusal(response.status, envelope, words) });
-  }
+  return api.upload<T>(path, file, {
+    fields, retries: 2, maxWait: Infinity,
+    reword: (envelope, status) => ({ ...envelope, message: refusal(status, envelope, words) }),
+  });
 }
 
 /** The refusal of a JSON call in words (an ApiError's message is already in words; some codes say more). */
 export function errorText(err: unknown, words: Record<string, string> = {}): string {
   if (err instanceof ApiError && words[err.code]) return words[err.code];
-  return err instanceof Error ? err.message : String(err);
+  return failureText(err);
 }
 
 /** "1.2 s", "850 ms". */

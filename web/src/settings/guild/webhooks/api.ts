@@ -2,7 +2,7 @@
 // deleteWebhook, regenerateWebhookToken, setWebhookAvatar, removeWebhookAvatar; docs/webhooks.md). Creating
 // one and making a new URL need a recent re-verification: both go through withStepUp.
 
-import { api, ApiError, describe } from "../../../lib/api";
+import { api, ApiError, errorText as failureText } from "../../../lib/api";
 import { withStepUp } from "../../../lib/stepup.svelte";
 import type { Id, Webhook } from "../../../lib/types";
 
@@ -16,7 +16,7 @@ const WORDS: Record<string, string> = {
 
 export function errorText(err: unknown): string {
   if (err instanceof ApiError) return WORDS[err.code] ?? err.message;
-  return err instanceof Error ? err.message : String(err);
+  return failureText(err);
 }
 
 export async function listWebhooks(guildId: Id): Promise<Webhook[]> {
@@ -42,23 +42,12 @@ export async function regenerateToken(id: Id): Promise<Webhook> {
 }
 
 export async function setAvatar(id: Id, file: File): Promise<Webhook> {
-  const form = new FormData();
-  form.append("file", file, file.name);
-  let response: Response;
-  try {
-    response = await fetch(`/api/v1/webhooks/${id}/avatar`, {
-      method: "POST", body: form, credentials: "same-origin", headers: { Accept: "application/json" },
-    });
-  } catch {
-    throw new ApiError(0, { code: "network", message: describe(0, null) });
-  }
-  const parsed = await response.json().catch(() => null);
-  if (!response.ok) {
-    const envelope = parsed?.error ?? { code: "http", message: describe(response.status, null) };
-    if (envelope.code === "file.too_large") envelope.message = `That image is too large. ${envelope.message ?? ""}`.trim();
-    throw new ApiError(response.status, envelope);
-  }
-  return (parsed as { webhook: Webhook }).webhook;
+  const { webhook } = await api.upload<{ webhook: Webhook }>(`/webhooks/${id}/avatar`, file, {
+    retries: 0,
+    reword: (envelope) =>
+      envelope.code === "file.too_large" ? { ...envelope, message: `That image is too large. ${envelope.message ?? ""}`.trim() } : envelope,
+  });
+  return webhook;
 }
 
 export async function removeAvatar(id: Id): Promise<Webhook> {

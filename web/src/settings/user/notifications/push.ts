@@ -1,7 +1,7 @@
 // This browser's Web Push subscription (OpenAPI: getPushConfig, listPushSubscriptions, createPushSubscription,
 // deletePushSubscription; docs/push.md): the service worker at /sw.js receives the pushes and shows them.
 
-import { api } from "../../../lib/api";
+import { api, errorText } from "../../../lib/api";
 import type { PushSubscriptionInfo } from "../../../lib/types";
 
 export interface PushConfig {
@@ -58,7 +58,7 @@ export async function subscribe(publicKey: string): Promise<PushSubscriptionInfo
     } catch (err) {
       // Private windows and browsers without a push service refuse here, with a message meant for developers.
       throw new Error("This browser refused to subscribe to push notifications: it may not offer them in a private "
-        + `window or without its push service. (${err instanceof Error ? err.message : String(err)})`);
+        + `window or without its push service. (${errorText(err)})`);
     }
   }
   const json = subscription.toJSON();
