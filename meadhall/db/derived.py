@@ -1,6 +1,6 @@
 """The registry of derived state: every value the database or a process works out from other rows and keeps.
 
-Two kinds. A *column* is kept by database triggers (db/dialect.py creates them), so no Python that causes a
+Two kinds. A *column* is kept by database triggers (created by migrations), so no Python that causes a
 change can be seen moving it: the registry names the triggers, as they exist in a migrated database, and the
 modules that rely on the column. A *cache* is a per-process `db/kept.VersionedCache` of something read from
 the database, kept under one of those columns (its version) and used only while the version read in the
