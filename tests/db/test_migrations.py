@@ -26,7 +26,8 @@ VERSIONS_DIR = MIGRATIONS_DIR / "versions"
 
 # sha256 of every shipped migration. A shipped migration is never rewritten (docs/architecture.md): add a
 # new numbered file instead, and add its digest here once it ships.
-# Issue 34 changed the imports of 0006, 0007, 0009, 0010, 0018, 0019, 0020, 0022 and 0023 (and their docstrings):
+# Issue 34 changed the imports of 0006, 0007, 0009, 0010, 0017, 0018, 0019, 0020, 0022 and 0023 (and their
+# docstrings; 0017 wrote its audit hashes with core/clock.py, now with a frozen copy of the same rule):
 # the statements they run moved from db/dialect.py into the frozen modules pinned below (unchanged, but
 # for the id epoch written out in room_days_0020.py);
 # tests/db/test_migration_sql.py shows that every revision emits the same SQL as before.
@@ -48,7 +49,7 @@ SHIPPED = {
     "0014_outbound.py": "9b1ea0d5d7144c2c4abdd224489e2f1caa7224308a2f5ca2397c9ddf90f99b7d",
     "0015_webhooks.py": "8650b44b66de0c9540acd5f8da24414ec21f6edf5f80a30d73acfb070dd94d96",
     "0016_passkeys.py": "fc48e90f0f34f9345d918c59a9ac87d16e1bacc91bcfe3a6fe46b4fad326f735",
-    "0017_audit_chain.py": "51340a8a3b261b924015eb7bc97eb09e1cb25cd4bbed47845f81752406923d85",
+    "0017_audit_chain.py": "3545df8f98e115fa31709152cb9e0592e8899d32a170a9084e281b3240766250",
     "0018_user_search.py": "d980d937883e0479d62e3c40bf10b38bc1b88e6d1927d5583eba1203d33197c2",
     "0019_user_search_short_parts.py": "faa96afb98d9561e47eefd79253de3fbf170f7b1532de98db0a2e45261bdedc9",
     "0020_room_days.py": "ddf08985169273c8ae297f785d4a6117d5dec505b011d988b9523e87142b1c76",
@@ -70,6 +71,7 @@ SHIPPED = {
 FROZEN_DIR = MIGRATIONS_DIR / "frozen"
 FROZEN = {
     "__init__.py": "9b4eca5cbef799269eb4f031e44b1712c3ace420c38a2bc07b7134e1c9d19d12",
+    "audit_time_0017.py": "13faf534ecbcca5922dd18e18f615f3d8312b493f07f09ec6b4476960734791d",
     "auth_epoch_0009.py": "76e29ec6f62cf42dc190c4cc464836aad501376adfdbb91eb510ee42ad59d0c5",
     "message_flags_0010.py": "1aa0b049e9542388f1347bbb834629647bc1d9f48bf8bc8609035f757b70697d",
     "message_search_0006.py": "76906aee60443f7765e91fed2198e85af5e55bbce09c856ed5bf2fd5c8348656",
@@ -105,6 +107,19 @@ def test_frozen_migration_sql_is_unchanged(name: str) -> None:
     assert path.is_file(), f"frozen module {name} disappeared"
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     assert digest == FROZEN[name], f"frozen module {name} was rewritten; add a new migration and module instead"
+
+
+def test_revisions_import_nothing_of_meadhall_but_frozen_modules() -> None:
+    """What a revision runs must not follow code that keeps changing: only meadhall.db.migrations.frozen."""
+    found = {}
+    for path in migration_files():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            for name in names:
+                if name.split(".")[0] == "meadhall" and not name.startswith("meadhall.db.migrations.frozen"):
+                    found.setdefault(path.name, []).append(name)
+    assert not found, f"revisions importing living code (freeze it under db/migrations/frozen/): {found}"
 
 
 def test_every_frozen_module_is_pinned() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
-from meadhall.core.clock import as_utc, iso
+from meadhall.db.migrations.frozen.audit_time_0017 import wire_time
 
 revision = "0017_audit_chain"
 down_revision = "0016_passkeys"
@@ -50,7 +50,7 @@ def entry_hash(entry: Mapping[str, Any], prev_hash: str | None) -> str:
         "prev_hash": prev_hash, "id": _sid(entry["id"]), "action": entry["action"],
         "guild_id": _sid(entry["guild_id"]), "actor_id": _sid(entry["actor_id"]),
         "target_type": entry["target_type"], "target_id": _sid(entry["target_id"]), "reason": entry["reason"],
-        "data": entry["data"] if entry["data"] is not None else {}, "created_at": iso(as_utc(entry["created_at"])),
+        "data": entry["data"] if entry["data"] is not None else {}, "created_at": wire_time(entry["created_at"]),
     }
     raw = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
     return hashlib.sha256(raw).hexdigest()
