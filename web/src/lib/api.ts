@@ -324,6 +324,9 @@ export type CallArgs<K extends ApiOperationId> = Part<"path", Operation<K>["para
   Part<"query", Operation<K>["parameters"]["query"]> &
   Part<"body", JsonBody<Operation<K>>>;
 
+/** The JSON body operation K takes (a form's fields are built as this). */
+export type CallBody<K extends ApiOperationId> = NonNullable<JsonBody<Operation<K>>>;
+
 type SuccessStatus = 200 | 201 | 202 | 203 | 204 | 206;
 type JsonOf<R> = R extends { content: { "application/json": infer J } } ? J : undefined;
 

@@ -18,6 +18,9 @@ export type UserSummary = Schemas["UserSummary"];
 
 export type User = Schemas["User"];
 
+/** The statuses one may choose for oneself (OpenAPI: updateMe); a user's `status` is any string. */
+export type OwnStatus = NonNullable<Schemas["ProfilePatch"]["status"]>;
+
 /** A signed-in device (OpenAPI: listSessions). */
 export type Session = Schemas["Session"];
 
