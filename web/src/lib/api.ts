@@ -362,14 +362,5 @@ export function call<K extends ApiOperationId>(
   });
 }
 
-export const api = {
-  get: <T>(path: string, options: RequestOptions = {}) => request<T>(path, { ...options, method: "GET" }),
-  post: <T>(path: string, body?: unknown, options: RequestOptions = {}) =>
-    request<T>(path, { ...options, method: "POST", body }),
-  patch: <T>(path: string, body?: unknown, options: RequestOptions = {}) =>
-    request<T>(path, { ...options, method: "PATCH", body }),
-  put: <T>(path: string, body?: unknown, options: RequestOptions = {}) =>
-    request<T>(path, { ...options, method: "PUT", body }),
-  del: <T>(path: string, options: RequestOptions = {}) => request<T>(path, { ...options, method: "DELETE" }),
-  upload,
-};
+/** Multipart uploads; every JSON call is `call`. */
+export const api = { upload };

@@ -1,7 +1,7 @@
 // The reactive store the screens read (one instance of state.ts), the session's life (sign-in, the
 // gateway, sign-out) and the actions that call the interface. Events change the store; nothing polls.
 
-import { api, ApiError, call, type CallBody, errorText, onUnauthorized, resend, SEND_TIMEOUT_MS, wakeResends } from "./api";
+import { api, ApiError, call, type CallBody, errorText, onUnauthorized, request, resend, SEND_TIMEOUT_MS, wakeResends } from "./api";
 import { GatewayClient, type Phase } from "./gateway";
 import { isEventName, type Dispatch } from "./dispatch";
 import { compareIds, newer } from "./ids";
@@ -688,7 +688,8 @@ export async function removeRecipient(channelId: Id, userId: Id): Promise<void> 
 
 /** Leaving: the conversation goes from this user's list (a conversation of two is deleted for both). */
 export async function leaveConversation(channelId: Id): Promise<void> {
-  await api.del(`/channels/${channelId}/recipients/@me`);
+  // By path, not `call`: the operation's user_id would be encoded (%40me), and the service's word is @me.
+  await request(`/channels/${channelId}/recipients/@me`, { method: "DELETE" });
   applyEvent(store, "DM_CHANNEL_DELETE", { id: channelId });
   navigate("/channels/@me", { replace: true });
 }
