@@ -49,7 +49,7 @@ web/node_modules/.package-lock.json: web/package-lock.json | $(NODE_FILE)
 	cd web && $(NPM) ci --no-audit --no-fund --loglevel=error
 
 # The client's types come from the service (docs/client.md, "Types from the interface"): `meadhall.client_types`
-# writes the OpenAPI document and the event and permission names into GENERATED, then openapi-typescript turns
+# writes the OpenAPI document, its operations and the event and permission names into GENERATED, then openapi-typescript turns
 # the document into openapi.ts. All are committed (tests/web/test_generated_types.py fails when one is stale);
 # a file whose text is unchanged keeps its time, so the build runs again only when the interface moved.
 GENERATED   := web/src/lib/generated
@@ -61,7 +61,7 @@ $(TYPES_STAMP): $(PY_SOURCES) | $(VENV)/.installed
 	touch $@
 
 # Made by the stamp's recipe; their own times tell whether what depends on them is stale.
-$(GENERATED)/openapi.json $(GENERATED)/events.ts $(GENERATED)/permissions.ts: $(TYPES_STAMP) ;
+$(GENERATED)/openapi.json $(GENERATED)/events.ts $(GENERATED)/operations.ts $(GENERATED)/permissions.ts: $(TYPES_STAMP) ;
 
 $(GENERATED)/openapi.ts: $(GENERATED)/openapi.json web/node_modules/.package-lock.json
 	cd web && $(NPM) run types --silent > /dev/null
@@ -71,7 +71,7 @@ client-types: $(VENV)/.installed web/node_modules/.package-lock.json
 	$(BIN)/python -m meadhall.client_types $(GENERATED)
 	cd web && $(NPM) run types --silent
 
-$(CLIENT): web/node_modules/.package-lock.json $(GENERATED)/openapi.ts $(GENERATED)/events.ts $(GENERATED)/permissions.ts $(WEB_SOURCES)
+$(CLIENT): web/node_modules/.package-lock.json $(GENERATED)/openapi.ts $(GENERATED)/events.ts $(GENERATED)/operations.ts $(GENERATED)/permissions.ts $(WEB_SOURCES)
 	cd web && $(NPM) run build --silent
 
 client: $(CLIENT)

@@ -5,6 +5,8 @@
   `npm run types` turns it into `openapi.ts` (openapi-typescript).
 - `events.ts`: the gateway dispatch names of `EventType` (meadhall/realtime/events.py).
 - `permissions.ts`: the permission names and bits of `Permission` (meadhall/core/permissions.py).
+- `operations.ts`: each operation's method and path by operationId, in the document's order, which the
+  client's one typed call (`call` in web/src/lib/api.ts) turns into a request.
 
 The client copied these by hand before, with nothing to tell when the service moved on;
 tests/web/test_generated_types.py regenerates them and fails when a committed file differs. Output is
@@ -48,10 +50,6 @@ def openapi_document() -> dict[str, Any]:
         return create_app(Settings(DATA_DIR=Path(data_dir), DATABASE_URL=None, REDIS_URL=None)).openapi()
 
 
-def render_openapi() -> str:
-    return json.dumps(openapi_document(), indent=2, ensure_ascii=False) + "\n"
-
-
 def render_events() -> str:
     return (
         _header("meadhall/realtime/events.py (EventType)")
@@ -76,9 +74,32 @@ def render_permissions() -> str:
     )
 
 
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+
+
+def render_operations(document: dict[str, Any]) -> str:
+    entries = "".join(
+        f'  {operation["operationId"]}: [{json.dumps(method.upper())}, {json.dumps(path)}],\n'
+        for path, item in document["paths"].items()
+        for method, operation in item.items() if method in HTTP_METHODS
+    )
+    return (
+        _header("the OpenAPI document (openapi.json)")
+        + "/** Every operation's method and path, by operationId (the keys of `operations` in openapi.ts). */\n"
+        + "export const OPERATIONS = {\n" + entries + "} as const;\n\n"
+        + "export type OperationId = keyof typeof OPERATIONS;\n"
+    )
+
+
 def render() -> dict[str, str]:
     """Every file this module writes, by name."""
-    return {"events.ts": render_events(), "openapi.json": render_openapi(), "permissions.ts": render_permissions()}
+    document = openapi_document()
+    return {
+        "events.ts": render_events(),
+        "openapi.json": json.dumps(document, indent=2, ensure_ascii=False) + "\n",
+        "operations.ts": render_operations(document),
+        "permissions.ts": render_permissions(),
+    }
 
 
 def write(directory: Path) -> list[str]:

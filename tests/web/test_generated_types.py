@@ -52,5 +52,5 @@ async def test_the_generated_document_is_the_one_served(client: httpx.AsyncClien
 
 
 def test_a_file_already_up_to_date_is_not_rewritten(tmp_path: Path) -> None:
-    assert client_types.write(tmp_path) == ["events.ts", "openapi.json", "permissions.ts"]
+    assert client_types.write(tmp_path) == ["events.ts", "openapi.json", "operations.ts", "permissions.ts"]
     assert client_types.write(tmp_path) == []

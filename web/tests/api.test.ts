@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api, ApiError, configure, describe as words, inTime, lockoutWords, MAX_SILENT_WAIT } from "../src/lib/api";
+import { api, ApiError, configure, describe as words, inTime, lockoutWords, MAX_SILENT_WAIT, request } from "../src/lib/api";
 
 function answer(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(body === null ? null : JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
@@ -12,8 +12,8 @@ describe("api", () => {
       calls.push([url, init]);
       return answer(200, { ok: true });
     }) as typeof fetch });
-    await api.post("/guilds", { name: "x" });
-    await api.get("/channels/1/messages", { query: { before: "5", limit: 50, after: undefined } });
+    await request("/guilds", { method: "POST", body: { name: "x" } });
+    await request("/channels/1/messages", { query: { before: "5", limit: 50, after: undefined }, method: "GET" });
     expect(calls[0][0]).toBe("/api/v1/guilds");
     expect(calls[0][1].credentials).toBe("same-origin");
     expect(calls[0][1].body).toBe('{"name":"x"}');
@@ -30,7 +30,7 @@ describe("api", () => {
         : answer(201, { message: { id: "1" } }))) as typeof fetch,
       sleep: async (ms) => void slept.push(ms),
     });
-    const out = await api.post<{ message: { id: string } }>("/channels/1/messages", {}, { onWait: (s) => waits.push(s) });
+    const out = await request<{ message: { id: string } }>("/channels/1/messages", { onWait: (s) => waits.push(s), method: "POST", body: {} });
     expect(out.message.id).toBe("1");
     expect(slept).toEqual([2000]);
     expect(waits).toEqual([2]);
@@ -47,7 +47,7 @@ describe("api", () => {
       }) as typeof fetch,
       sleep: async (ms) => void slept.push(ms),
     });
-    const err = (await api.post("/auth/login", { login: "a", password: "b" }).catch((e: unknown) => e)) as ApiError;
+    const err = (await request("/auth/login", { method: "POST", body: { login: "a", password: "b" } }).catch((e: unknown) => e)) as ApiError;
     expect(err).toBeInstanceOf(ApiError);
     expect(err.status).toBe(429);
     expect(err.retryAfter).toBe(878);
@@ -68,7 +68,7 @@ describe("api", () => {
       }) as typeof fetch,
       sleep: async (ms) => void slept.push(ms),
     });
-    const err = (await api.post("/channels/1/messages", {}).catch((e: unknown) => e)) as ApiError;
+    const err = (await request("/channels/1/messages", { method: "POST", body: {} }).catch((e: unknown) => e)) as ApiError;
     expect(slept).toEqual([2000, 2000]); // a third 2 s wait would pass the 5 s bar
     expect(slept.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(MAX_SILENT_WAIT * 1000);
     expect(calls).toBe(3);
@@ -86,7 +86,7 @@ describe("api", () => {
 
   it("turns the error envelope into words", async () => {
     configure({ fetch: (async () => answer(422, { error: { code: "validation.failed", message: "Invalid", details: [{ field: "display_name", message: "too long" }] } })) as typeof fetch });
-    const err = (await api.patch("/users/@me", {}).catch((e: unknown) => e)) as ApiError;
+    const err = (await request("/users/@me", { method: "PATCH", body: {} }).catch((e: unknown) => e)) as ApiError;
     expect(err).toBeInstanceOf(ApiError);
     expect(err.code).toBe("validation.failed");
     expect(err.message).toBe("Display name: too long");
@@ -96,13 +96,13 @@ describe("api", () => {
 
   it("a network failure is said in words", async () => {
     configure({ fetch: (async () => { throw new TypeError("Failed to fetch"); }) as typeof fetch });
-    const err = (await api.get("/users/@me").catch((e: unknown) => e)) as ApiError;
+    const err = (await request("/users/@me", { method: "GET" }).catch((e: unknown) => e)) as ApiError;
     expect(err.message).toMatch(/could not be reached/);
   });
 
   it("answers 204 with nothing", async () => {
     configure({ fetch: (async () => new Response(null, { status: 204 })) as typeof fetch });
-    expect(await api.put("/channels/1/pins/2")).toBeUndefined();
+    expect(await request("/channels/1/pins/2", { method: "PUT" })).toBeUndefined();
   });
 });
 

@@ -125,8 +125,8 @@ describe("step-up", () => {
       }
       return new Response(null, { status: 204 });
     }) as typeof fetch });
-    const { api } = await import("../src/lib/api");
-    const done = withStepUp("Changing your password needs your current password.", () => api.post("/auth/password", { new_password: "x" }));
+    const { request } = await import("../src/lib/api");
+    const done = withStepUp("Changing your password needs your current password.", () => request("/auth/password", { method: "POST", body: { new_password: "x" } }));
     await new Promise((r) => setTimeout(r, 0));
     expect(stepUp.open).toBe(true);
     expect(stepUp.reason).toContain("current password");
@@ -143,15 +143,15 @@ describe("step-up", () => {
       n++;
       return answer(403, { error: { code: "auth.step_up_required", message: "Re-verify" } });
     }) as typeof fetch });
-    const { api } = await import("../src/lib/api");
-    const done = withStepUp("why", () => api.post("/auth/2fa/backup-codes"));
+    const { request } = await import("../src/lib/api");
+    const done = withStepUp("why", () => request("/auth/2fa/backup-codes", { method: "POST" }));
     await new Promise((r) => setTimeout(r, 0));
     finishStepUp(false);
     await expect(done).rejects.toBeInstanceOf(StepUpCancelled);
     expect(n).toBe(1);
 
     configure({ fetch: (async () => answer(403, { error: { code: "perm.denied", message: "Missing permission" } })) as typeof fetch });
-    await expect(withStepUp("why", () => api.post("/x"))).rejects.toMatchObject({ code: "perm.denied" });
+    await expect(withStepUp("why", () => request("/x", { method: "POST" }))).rejects.toMatchObject({ code: "perm.denied" });
     expect(stepUp.open).toBe(false);
   });
 });

@@ -2,11 +2,12 @@
 // the reducers of READY and the voice/call events, interface-sound events, the hierarchy of moderation,
 // the mixer's limit of eight sounds, and the controller joining, failing to reach the media server,
 // following a moderator's mute, move and disconnection, the soundboard and calls.
-import { describe, expect, it, vi } from "vitest";
-import { ApiError } from "../src/lib/api";
+import { describe, expect, it } from "vitest";
+import { ApiError, operationPath, type ApiOperationId, type call as apiCall } from "../src/lib/api";
+import { OPERATIONS } from "../src/lib/generated/operations";
 import { applyEvent, createState, type State } from "../src/lib/state";
 import type { Call, GuildSnapshot, Member, Ready, User, VoiceState } from "../src/lib/types";
-import { VoiceController, createView, type Requests, type Sound } from "../src/voice/controller";
+import { VoiceController, createView, type Sound } from "../src/voice/controller";
 import type { Connect, MediaEvents, MediaLink } from "../src/voice/media";
 import { MAX_OVERLAPPING, Mixer, type Playable } from "../src/voice/mixer";
 import {
@@ -230,21 +231,18 @@ interface Sent {
   body?: unknown;
 }
 
-function fakeApi(answers: Record<string, (body: unknown) => unknown>): Requests & { sent: Sent[] } {
+/** A `call` answering "METHOD /path" (the query left out) from `answers`, recording what was sent. */
+function fakeApi(answers: Record<string, (body: unknown) => unknown>): { call: typeof apiCall; sent: Sent[] } {
   const sent: Sent[] = [];
-  const answer = async (method: string, path: string, body?: unknown) => {
-    sent.push({ method, path, body });
+  const answer = async (op: ApiOperationId, args: { path?: Record<string, string>; body?: unknown } = {}) => {
+    const [method] = OPERATIONS[op];
+    const path = operationPath(op, args.path);
+    sent.push({ method, path, body: args.body });
     const fn = answers[`${method} ${path}`];
     if (!fn) throw new Error(`unexpected ${method} ${path}`);
-    return fn(body) as never;
+    return fn(args.body) as never;
   };
-  return {
-    sent,
-    get: (path) => answer("GET", path),
-    post: (path, body) => answer("POST", path, body),
-    patch: (path, body) => answer("PATCH", path, body),
-    del: (path) => answer("DELETE", path),
-  };
+  return { sent, call: answer as unknown as typeof apiCall };
 }
 
 function fakeLink() {
@@ -296,7 +294,7 @@ function setup(options: { mediaFails?: boolean; answers?: Record<string, (body: 
     [`GET /guilds/${G}/sounds`]: () => ({ sounds: [] }),
     ...options.answers,
   });
-  const controller = new VoiceController({ state, view, api, connect, mixer });
+  const controller = new VoiceController({ state, view, call: api.call, connect, mixer });
   return { state, view, api, controller, links, connects, played };
 }
 
@@ -477,22 +475,20 @@ describe("the voice controller", () => {
   it("after a server with a voice room is joined mid-session its voice states are read", async () => {
     const t = setup({ answers: { "GET /meta": () => ({ features: { voice_enabled: true } }),
       [`GET /guilds/${G}/voice-states`]: () => ({ voice_states: [vs("5", ROOM)] }) } });
-    const onEvent = vi.spyOn(t.api, "get");
     t.controller.onEvent("GUILD_CREATE", { id: G, channels: [{ id: ROOM, type: "voice" }] });
     await flush();
     await flush();
-    expect(onEvent).toHaveBeenCalledWith(`/guilds/${G}/voice-states`);
+    expect(t.api.sent).toContainEqual({ method: "GET", path: `/guilds/${G}/voice-states`, body: undefined });
     expect(participantsOf(t.state, G, ROOM).map((v) => v.user_id)).toEqual(["5"]);
   });
 
   it("nothing is asked when the instance has no voice or the server no voice room", async () => {
     const t = setup({ answers: { "GET /meta": () => ({ features: { voice_enabled: false } }) } });
-    const get = vi.spyOn(t.api, "get");
     t.controller.onEvent("GUILD_CREATE", { id: G, channels: [{ id: "9", type: "text" }] });
     t.controller.onEvent("GUILD_CREATE", { id: G, channels: [{ id: ROOM, type: "voice" }] });
     await flush();
     await flush();
-    expect(get.mock.calls.map((c) => c[0])).toEqual(["/meta"]);
+    expect(t.api.sent.map((x) => `${x.method} ${x.path}`)).toEqual(["GET /meta"]);
   });
 
   it("an instance without voice is known from the meta, and then nothing is tried", async () => {

@@ -2,8 +2,7 @@
 // getInstanceUser, banInstanceUser and the other user actions, listInstanceAuditLog,
 // listInstanceAuditActions, exportInstanceAuditLog). Mutations are wrapped in withStepUp by the screens.
 
-import { api } from "../lib/api";
-import type { AdminUser, AdminUserDetail, AdminUserPage, AuditPage } from "./types";
+import { call, operationPath } from "../lib/api";
 
 export const USERS_PAGE = 50;
 export const AUDIT_PAGE = 50;
@@ -31,22 +30,22 @@ export function usersQuery(filters: UserFilters, before?: string): Record<string
 }
 
 export const listUsers = (filters: UserFilters, before?: string) =>
-  api.get<AdminUserPage>("/instance/users", { query: usersQuery(filters, before) });
+  call("listInstanceUsers", { query: usersQuery(filters, before) });
 
-export const getUser = (id: string) => api.get<AdminUserDetail>(`/instance/users/${id}`);
+export const getUser = (id: string) => call("getInstanceUser", { path: { user_id: id } });
 
-type One = { user: AdminUser };
-const user = (path: string) => `/instance/users/${path}`;
+const user = (user_id: string) => ({ path: { user_id } });
 
-export const banUser = (id: string, reason: string) => api.post<One>(user(`${id}/ban`), { reason });
-export const unbanUser = (id: string) => api.post<One>(user(`${id}/unban`));
-export const revokeDevice = (id: string, sessionId: string) => api.del<void>(user(`${id}/sessions/${sessionId}`));
-export const resetTwoFactor = (id: string) => api.post<One>(user(`${id}/reset-2fa`));
-export const temporaryPassword = (id: string) => api.post<{ password: string }>(user(`${id}/temporary-password`));
-export const logoutAll = (id: string) => api.post<void>(user(`${id}/logout-all`));
-export const deleteUser = (id: string) => api.del<void>(user(id));
-export const grantAdmin = (id: string) => api.put<One>(user(`${id}/admin`));
-export const revokeAdmin = (id: string) => api.del<One>(user(`${id}/admin`));
+export const banUser = (id: string, reason: string) => call("banInstanceUser", { ...user(id), body: { reason } });
+export const unbanUser = (id: string) => call("unbanInstanceUser", user(id));
+export const revokeDevice = (id: string, sessionId: string) =>
+  call("revokeInstanceUserSession", { path: { user_id: id, session_id: sessionId } });
+export const resetTwoFactor = (id: string) => call("resetInstanceUser2fa", user(id));
+export const temporaryPassword = (id: string) => call("setInstanceUserTemporaryPassword", user(id));
+export const logoutAll = (id: string) => call("logoutInstanceUserEverywhere", user(id));
+export const deleteUser = (id: string) => call("deleteInstanceUser", user(id));
+export const grantAdmin = (id: string) => call("grantInstanceAdmin", user(id));
+export const revokeAdmin = (id: string) => call("revokeInstanceAdmin", user(id));
 
 export interface AuditFilters {
   action: string;
@@ -97,10 +96,10 @@ export function auditQuery(f: AuditFilters): Record<string, string> {
 /** The export's address with the current filters; the session cookie authenticates the download. */
 export function exportUrl(f: AuditFilters): string {
   const text = new URLSearchParams(auditQuery(f)).toString();
-  return `/api/v1/instance/audit-logs/export${text ? `?${text}` : ""}`;
+  return `/api/v1${operationPath("exportInstanceAuditLog")}${text ? `?${text}` : ""}`;
 }
 
 export const listAudit = (f: AuditFilters, beforeId?: string) =>
-  api.get<AuditPage>("/instance/audit-logs", { query: { ...auditQuery(f), limit: AUDIT_PAGE, before_id: beforeId } });
+  call("listInstanceAuditLog", { query: { ...auditQuery(f), limit: AUDIT_PAGE, before_id: beforeId } });
 
-export const listAuditActions = () => api.get<{ actions: string[] }>("/instance/audit-logs/actions");
+export const listAuditActions = () => call("listInstanceAuditLogActions");

@@ -5,6 +5,9 @@
 // again with its nonce (`resend`): the server answers a repeat with the first message, so a retry can
 // never post it twice.
 
+import type { operations } from "./generated/openapi";
+import { OPERATIONS, type OperationId } from "./generated/operations";
+
 export interface ErrorBody {
   code: string;
   message: string;
@@ -292,14 +295,72 @@ export function upload<T>(path: string, file: Blob, options: RequestOptions & { 
   return request<T>(path, { ...rest, method: "POST", body: form });
 }
 
-export const api = {
-  get: <T>(path: string, options: RequestOptions = {}) => request<T>(path, { ...options, method: "GET" }),
-  post: <T>(path: string, body?: unknown, options: RequestOptions = {}) =>
-    request<T>(path, { ...options, method: "POST", body }),
-  patch: <T>(path: string, body?: unknown, options: RequestOptions = {}) =>
-    request<T>(path, { ...options, method: "PATCH", body }),
-  put: <T>(path: string, body?: unknown, options: RequestOptions = {}) =>
-    request<T>(path, { ...options, method: "PUT", body }),
-  del: <T>(path: string, options: RequestOptions = {}) => request<T>(path, { ...options, method: "DELETE" }),
-  upload,
-};
+// ---- the typed call (docs/client.md "Calling the server") ---------------------------------------------
+
+/** The operations of the REST interface (under /api/v1), which `call` reaches; the pages are not. */
+export type ApiOperationId = {
+  [K in OperationId]: (typeof OPERATIONS)[K][1] extends `/api/v1/${string}` ? K : never;
+}[OperationId];
+
+type Operation<K extends ApiOperationId> = operations[K];
+
+/** `{ [key]: T }`, optional when T may be undefined, refused when the operation has none. */
+type Part<Key extends string, T> = [NonNullable<T>] extends [never]
+  ? { [P in Key]?: never }
+  : undefined extends T
+    ? { [P in Key]?: NonNullable<T> }
+    : { [P in Key]: T };
+
+type JsonBody<O> = O extends { requestBody?: infer R }
+  ? [NonNullable<R>] extends [never]
+    ? never
+    : NonNullable<R> extends { content: { "application/json": infer B } }
+      ? B | (undefined extends R ? undefined : never)
+      : never
+  : never;
+
+/** What a call of operation K sends: its path parameters, its query, its JSON body. */
+export type CallArgs<K extends ApiOperationId> = Part<"path", Operation<K>["parameters"]["path"]> &
+  Part<"query", Operation<K>["parameters"]["query"]> &
+  Part<"body", JsonBody<Operation<K>>>;
+
+/** The JSON body operation K takes (a form's fields are built as this). */
+export type CallBody<K extends ApiOperationId> = NonNullable<JsonBody<Operation<K>>>;
+
+type SuccessStatus = 200 | 201 | 202 | 203 | 204 | 206;
+type JsonOf<R> = R extends { content: { "application/json": infer J } } ? J : undefined;
+
+/** What operation K answers on success: its JSON, or undefined for an answer without a body (204). */
+export type CallAnswer<K extends ApiOperationId> = {
+  [S in keyof Operation<K>["responses"]]: S extends SuccessStatus ? JsonOf<Operation<K>["responses"][S]> : never;
+}[keyof Operation<K>["responses"]];
+
+export type CallOptions = Omit<RequestOptions, "method" | "body" | "query">;
+
+/** The operation's path with its parameters filled in, each URL-encoded, without the /api/v1 prefix that
+ * `request` adds. */
+export function operationPath(op: ApiOperationId, params: Record<string, string | number> = {}): string {
+  return OPERATIONS[op][1].slice("/api/v1".length).replace(/\{(\w+)\}/g, (_, name: string) => {
+    if (params[name] === undefined) throw new Error(`${op}: the path parameter ${name} is missing`);
+    return encodeURIComponent(String(params[name]));
+  });
+}
+
+/** Calls one operation of the interface by its operationId, the path, query, body and answer typed from
+ * the generated document; `args` may be left out when the operation needs none of them. */
+export function call<K extends ApiOperationId>(
+  op: K,
+  ...rest: {} extends CallArgs<K> ? [args?: CallArgs<K>, options?: CallOptions] : [args: CallArgs<K>, options?: CallOptions]
+): Promise<CallAnswer<K>> {
+  const [args = {}, options = {}] = rest;
+  const { path, query, body } = args as { path?: Record<string, string | number>; query?: object; body?: unknown };
+  return request<CallAnswer<K>>(operationPath(op, path), {
+    ...options,
+    method: OPERATIONS[op][0],
+    body,
+    query: query as RequestOptions["query"],
+  });
+}
+
+/** Multipart uploads; every JSON call is `call`. */
+export const api = { upload };

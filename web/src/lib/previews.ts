@@ -2,7 +2,7 @@
 // per page load (answers kept in memory by URL, so a message rendered again, or the same link in many
 // messages, costs no new request). Failures are silent: a message without a card is still a message.
 
-import { api, ApiError } from "./api";
+import { ApiError, call } from "./api";
 import type { LinkPreview } from "./types";
 
 /** How many links of one message get a card. */
@@ -26,7 +26,7 @@ export function linksOf(content: string): string[] {
 export function previewOf(url: string): Promise<LinkPreview | null> {
   let found = cache.get(url);
   if (!found) {
-    found = api.get<LinkPreview>("/link-previews", { query: { url }, retries: 0 }).catch((err: unknown) => {
+    found = call("getLinkPreview", { query: { url } }, { retries: 0 }).catch((err: unknown) => {
       // Too many new previews this minute: forget the failure so a later render may ask again.
       if (err instanceof ApiError && err.status === 429) cache.delete(url);
       return null;

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { api, ApiError, configure, RESEND_BUDGET_MS, resend, resendable, resendDelay, wakeResends } from "./api";
+import { ApiError, configure, request, RESEND_BUDGET_MS, resend, resendable, resendDelay, wakeResends } from "./api";
 
 // The resend rules of a message send (docs/client.md "Reconnects and resends"): what is tried again with the
 // same nonce, after how long, for how long, and when it stops.
@@ -42,7 +42,7 @@ describe("resend rules", () => {
   });
 
   const send = (settled?: () => boolean, retried: number[] = []) =>
-    resend(() => api.post<{ message: { id: string } }>("/channels/1/messages", { content: "hi", nonce: "n1" }, { retries: 0 }), {
+    resend(() => request<{ message: { id: string } }>("/channels/1/messages", { retries: 0, method: "POST", body: { content: "hi", nonce: "n1" } }), {
       settled,
       onRetry: ({ delayMs }) => retried.push(delayMs),
     });
@@ -125,7 +125,7 @@ describe("resend rules", () => {
     answers.push((init) => new Promise<Response>((_, reject) =>
       init.signal!.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError")))));
     answers.push(() => answer(200, { message: { id: "5" } }));
-    const result = await resend(() => api.post("/channels/1/messages", { nonce: "n" }, { retries: 0, timeout: 20 }));
+    const result = await resend(() => request("/channels/1/messages", { retries: 0, timeout: 20, method: "POST", body: { nonce: "n" } }));
     expect(result).toEqual({ message: { id: "5" } });
     expect(calls).toHaveLength(2);
   });
@@ -138,7 +138,7 @@ describe("resend rules", () => {
       removeEventListener: (_: string, fn: unknown) => void listeners.delete(fn),
     } as unknown as AbortSignal;
     for (let i = 0; i < 3; i++) answers.push(() => answer(200, { ok: i }));
-    for (let i = 0; i < 3; i++) await api.get("/users/@me", { signal: caller, timeout: 1000 });
+    for (let i = 0; i < 3; i++) await request("/users/@me", { signal: caller, timeout: 1000, method: "GET" });
     expect(calls).toHaveLength(3);
     expect(listeners.size).toBe(0);
   });

@@ -3,18 +3,17 @@
 // setChannelNotificationSettings) and applied at once as NOTIFICATION_SETTINGS_UPDATE would, and marking
 // a room read up to its newest message (ackChannel).
 
-import { api } from "./api";
+import { call } from "./api";
 import {
   applySetting, channelSetting, guildSetting, type ChannelNotificationSetting, type GuildNotificationSetting,
 } from "./notify";
 import { store } from "./store.svelte";
-import type { Id, ReadState } from "./types";
+import type { Id } from "./types";
 
 /** Replaces the person's setting of a server by the current one with `change` applied. */
 export async function saveGuildSetting(guildId: Id, change: Partial<Omit<GuildNotificationSetting, "guild_id">>): Promise<void> {
   const { guild_id: _id, ...current } = guildSetting(store.notificationSettings, guildId);
-  const { setting } = await api.put<{ setting: GuildNotificationSetting }>(
-    `/users/@me/notification-settings/guilds/${guildId}`, { ...current, ...change });
+  const { setting } = await call("setGuildNotificationSettings", { path: { guild_id: guildId }, body: { ...current, ...change } });
   applySetting(store.notificationSettings, setting);
 }
 
@@ -22,14 +21,13 @@ export async function saveGuildSetting(guildId: Id, change: Partial<Omit<GuildNo
 export async function saveChannelSetting(channelId: Id, inGuild: boolean,
   change: Partial<Omit<ChannelNotificationSetting, "channel_id">>): Promise<void> {
   const { channel_id: _id, ...current } = channelSetting(store.notificationSettings, channelId, inGuild);
-  const { setting } = await api.put<{ setting: ChannelNotificationSetting }>(
-    `/users/@me/notification-settings/channels/${channelId}`, { ...current, ...change });
+  const { setting } = await call("setChannelNotificationSettings", { path: { channel_id: channelId }, body: { ...current, ...change } });
   applySetting(store.notificationSettings, setting);
 }
 
 /** "Mark as read": the read mark moves to the room's newest message and its mentions are cleared. */
 export async function markRead(channelId: Id, lastMessageId: Id | null): Promise<void> {
   if (!lastMessageId) return;
-  const { read_state } = await api.post<{ read_state: ReadState }>(`/channels/${channelId}/ack`, { message_id: lastMessageId });
+  const { read_state } = await call("ackChannel", { path: { channel_id: channelId }, body: { message_id: lastMessageId } });
   store.readStates[channelId] = read_state;
 }

@@ -2,7 +2,7 @@
 // "Sessions", docs/push.md "For client authors"): the Web Push subscription, so the device stops receiving
 // message text, and the per-room drafts kept in the browser's storage.
 
-import { api } from "./api";
+import { call } from "./api";
 
 export const DRAFT_PREFIX = "draft:";
 
@@ -78,7 +78,7 @@ export async function forgetPush(tellService: boolean): Promise<void> {
   if (!subscription) return;
   if (tellService) {
     try {
-      await api.del("/push/subscriptions", { query: { endpoint: subscription.endpoint }, retries: 0 });
+      await call("deletePushSubscription", { query: { endpoint: subscription.endpoint } }, { retries: 0 });
     } catch {
       // Already gone (404), or the service is unreachable: the session's end deletes it there anyway.
     }

@@ -1,7 +1,7 @@
 // The reactive store the screens read (one instance of state.ts), the session's life (sign-in, the
 // gateway, sign-out) and the actions that call the interface. Events change the store; nothing polls.
 
-import { api, ApiError, errorText, onUnauthorized, resend, SEND_TIMEOUT_MS, wakeResends } from "./api";
+import { api, ApiError, call, type CallBody, errorText, onUnauthorized, request, resend, SEND_TIMEOUT_MS, wakeResends } from "./api";
 import { GatewayClient, type Phase } from "./gateway";
 import { isEventName, type Dispatch } from "./dispatch";
 import { compareIds, newer } from "./ids";
@@ -125,7 +125,7 @@ function startGateway(): void {
   gateway?.stop();
   gateway = new GatewayClient({
     // Bounded: a load balancer still sending to a dead node must not leave the reconnect waiting for ever.
-    url: async () => (await api.get<{ url: string }>("/gateway", { timeout: 10000, retries: 0 })).url,
+    url: async () => (await call("getGateway", undefined, { timeout: 10000, retries: 0 })).url,
     socket: (url) => new WebSocket(url) as unknown as import("./gateway").SocketLike,
     onDispatch: handleDispatch,
     onPhase: (phase) => (session.connection = phase),
@@ -170,7 +170,7 @@ export async function boot(): Promise<void> {
     return;
   }
   try {
-    const { user } = await api.get<{ user: User }>("/users/@me");
+    const { user } = await call("getMe");
     store.me = user;
     session.status = "signed-in";
     startGateway();
@@ -222,7 +222,7 @@ export interface SignIn {
 }
 
 export async function signIn(body: SignIn): Promise<void> {
-  const answer = await api.post<{ user: User }>("/auth/login", body);
+  const answer = await call("login", { body });
   store.me = answer.user;
   session.endedReason = null;
   session.status = "signed-in";
@@ -238,7 +238,8 @@ export function signedInAs(user: User): void {
 }
 
 export async function register(body: { username: string; email: string; password: string; timezone?: string }): Promise<void> {
-  const answer = await api.post<{ user: User }>("/auth/register", body);
+  // The zone is the browser's, which the service checks against its list.
+  const answer = await call("register", { body: body as CallBody<"register"> });
   store.me = answer.user;
   session.status = "signed-in";
   startGateway();
@@ -253,7 +254,7 @@ export function endSession(): void {
 export async function signOut(): Promise<void> {
   try {
     await forgetPush(true); // while the session is valid, so that the service is told (docs/push.md)
-    await api.post("/auth/logout");
+    await call("logout");
   } finally {
     signedOut();
   }
@@ -263,9 +264,9 @@ export async function signOut(): Promise<void> {
 
 /** A new server, empty or from one of the person's templates (`personal:<id>`, OpenAPI: createGuild). */
 export async function createGuild(name: string, templateId?: string): Promise<GuildSnapshot | null> {
-  const body: Record<string, unknown> = { name };
+  const body: CallBody<"createGuild"> = { name };
   if (templateId) body.template_id = templateId;
-  const { guild } = await api.post<{ guild: { id: Id; system_channel_id: Id | null } }>("/guilds", body);
+  const { guild } = await call("createGuild", { body });
   navigate(`/channels/${guild.id}/${guild.system_channel_id ?? ""}`);
   return store.guilds[guild.id] ?? null;
 }
@@ -279,13 +280,13 @@ export function inviteCode(text: string): string {
 
 export async function joinByInvite(text: string): Promise<void> {
   const code = inviteCode(text);
-  const preview = await api.get<{ invite: Invite }>(`/invites/${encodeURIComponent(code)}`);
-  const { guild_id } = await api.post<{ guild_id: Id }>(`/invites/${encodeURIComponent(code)}`);
+  const preview = await call("previewInvite", { path: { code } });
+  const { guild_id } = await call("joinInvite", { path: { code } });
   navigate(`/channels/${guild_id}/${preview.invite.channel_id}`);
 }
 
 export async function createInvite(channelId: Id): Promise<Invite> {
-  const { invite } = await api.post<{ invite: Invite }>(`/channels/${channelId}/invites`, { max_age_seconds: 604800 });
+  const { invite } = await call("createInvite", { path: { channel_id: channelId }, body: { max_age_seconds: 604800 } as CallBody<"createInvite"> });
   return invite;
 }
 
@@ -313,10 +314,8 @@ export async function loadLatest(channelId: Id): Promise<void> {
 }
 
 async function fetchLatest(channelId: Id): Promise<void> {
-  const page = await api.get<{ messages: Message[]; has_more: boolean }>(`/channels/${channelId}/messages`, {
-    query: { limit: PAGE },
-  });
-  applyHistory(store, channelId, page.messages, page.has_more, false);
+  const page = await call("listMessages", { path: { channel_id: channelId }, query: { limit: PAGE } });
+  applyHistory(store, channelId, page.messages as Message[], page.has_more, false);
   scheduleAck(channelId);
 }
 
@@ -372,14 +371,12 @@ async function fillGap(channelId: Id, after: Id): Promise<void> {
   try {
     let cursor = after;
     for (let page = 0; page < CATCH_UP_PAGES; page++) {
-      const answer = await api.get<{ messages: Message[]; has_more: boolean }>(`/channels/${channelId}/messages`, {
-        query: { after: cursor, limit: CATCH_UP_LIMIT },
-      });
+      const answer = await call("listMessages", { path: { channel_id: channelId }, query: { after: cursor, limit: CATCH_UP_LIMIT } });
       const list = store.messages[channelId];
       if (!list) return; // the room went away meanwhile
       // Merged as older pages are: by id, without touching what lies before the held messages.
-      applyHistory(store, channelId, answer.messages, list.hasMore, true);
-      settleFromHistory(answer.messages);
+      applyHistory(store, channelId, answer.messages as Message[], list.hasMore, true);
+      settleFromHistory(answer.messages as Message[]);
       if (!answer.has_more || !answer.messages.length) {
         list.fresh = true;
         if (channelId === openChannel) scheduleAck(channelId);
@@ -402,10 +399,8 @@ export async function loadOlder(channelId: Id): Promise<void> {
   if (!list || !list.hasMore || !list.items.length || loading.history[channelId]) return;
   loading.history[channelId] = true;
   try {
-    const page = await api.get<{ messages: Message[]; has_more: boolean }>(`/channels/${channelId}/messages`, {
-      query: { before: list.items[0].id, limit: PAGE },
-    });
-    applyHistory(store, channelId, page.messages, page.has_more, true);
+    const page = await call("listMessages", { path: { channel_id: channelId }, query: { before: list.items[0].id, limit: PAGE } });
+    applyHistory(store, channelId, page.messages as Message[], page.has_more, true);
   } finally {
     loading.history[channelId] = false;
   }
@@ -430,9 +425,9 @@ async function ack(channelId: Id): Promise<void> {
   const rs = store.readStates[channelId];
   if (rs && !newer(newest, rs.last_read_message_id) && rs.mention_count === 0) return;
   try {
-    const { read_state } = await api.post<{ read_state: import("./types").ReadState }>(`/channels/${channelId}/ack`, {
+    const { read_state } = await call("ackChannel", { path: { channel_id: channelId }, body: {
       message_id: newest,
-    });
+    } });
     store.readStates[channelId] = read_state;
   } catch {
     // A read mark is best effort; the next message tries again.
@@ -446,15 +441,15 @@ export async function markUnread(m: Message): Promise<void> {
   const at = items.findIndex((x) => x.id === m.id);
   let before: Id | null = at > 0 ? items[at - 1].id : null;
   if (!before) {
-    const page = await api.get<{ messages: Message[] }>(`/channels/${m.channel_id}/messages`, { query: { before: m.id, limit: 1 } });
+    const page = await call("listMessages", { path: { channel_id: m.channel_id }, query: { before: m.id, limit: 1 } });
     before = page.messages[0]?.id ?? null;
   }
   if (!before) throw new Error("This is the first message of the room: there is nothing before it to mark as read.");
   if (ackTimer) clearTimeout(ackTimer);
   heldUnread.add(m.channel_id);
-  const { read_state } = await api.post<{ read_state: import("./types").ReadState }>(`/channels/${m.channel_id}/ack`, {
+  const { read_state } = await call("ackChannel", { path: { channel_id: m.channel_id }, body: {
     message_id: before,
-  });
+  } });
   store.readStates[m.channel_id] = read_state;
 }
 
@@ -493,7 +488,7 @@ async function deliver(nonceValue: string): Promise<void> {
     // Every attempt carries the same nonce, so the server answers a repeat with the message the first
     // one made (docs/client.md "Reconnects and resends"); the echo on the gateway settles it as well.
     const answer = await resend(
-      () => api.post<{ message: Message }>(`/channels/${p.channelId}/messages`, body, { retries: 0, timeout: SEND_TIMEOUT_MS }),
+      () => call("sendMessage", { path: { channel_id: p.channelId }, body: body as CallBody<"sendMessage"> }, { retries: 0, timeout: SEND_TIMEOUT_MS }),
       {
         settled: () => entry()?.status !== "sending",
         onRetry: ({ delayMs, error }) => {
@@ -508,7 +503,7 @@ async function deliver(nonceValue: string): Promise<void> {
       },
     );
     if (!answer) return;
-    applyEvent(store, "MESSAGE_CREATE", answer.message);
+    applyEvent(store, "MESSAGE_CREATE", answer.message as Message);
     outbox.items = outbox.items.filter((x) => x.nonce !== nonceValue);
   } catch (err) {
     const q = entry();
@@ -520,30 +515,30 @@ async function deliver(nonceValue: string): Promise<void> {
 }
 
 export async function editMessage(m: Message, content: string): Promise<void> {
-  const { message } = await api.patch<{ message: Message }>(`/channels/${m.channel_id}/messages/${m.id}`, { content });
-  applyEvent(store, "MESSAGE_UPDATE", message);
+  const { message } = await call("editMessage", { path: { channel_id: m.channel_id, message_id: m.id }, body: { content } });
+  applyEvent(store, "MESSAGE_UPDATE", message as Message);
 }
 
 export async function deleteMessage(m: Message): Promise<void> {
-  await api.del(`/channels/${m.channel_id}/messages/${m.id}`);
+  await call("deleteMessage", { path: { channel_id: m.channel_id, message_id: m.id } });
   applyEvent(store, "MESSAGE_DELETE", { id: m.id, channel_id: m.channel_id, guild_id: m.guild_id });
 }
 
 export async function setPinned(m: Message, pinned: boolean): Promise<void> {
-  if (pinned) await api.put(`/channels/${m.channel_id}/pins/${m.id}`);
-  else await api.del(`/channels/${m.channel_id}/pins/${m.id}`);
+  if (pinned) await call("pinMessage", { path: { channel_id: m.channel_id, message_id: m.id } });
+  else await call("unpinMessage", { path: { channel_id: m.channel_id, message_id: m.id } });
   m.pinned = pinned;
 }
 
 export async function toggleReaction(m: Message, emoji: string): Promise<void> {
   const mine = m.reactions.find((r) => r.emoji === emoji)?.me ?? false;
-  const path = `/channels/${m.channel_id}/messages/${m.id}/reactions/${encodeURIComponent(emoji)}`;
+  const path = { channel_id: m.channel_id, message_id: m.id, emoji };
   const d = { channel_id: m.channel_id, guild_id: m.guild_id, message_id: m.id, user_id: store.me?.id ?? "", emoji };
   if (mine) {
-    await api.del(path);
+    await call("removeOwnReaction", { path });
     applyEvent(store, "MESSAGE_REACTION_REMOVE", d);
   } else {
-    await api.put(path);
+    await call("addReaction", { path });
     applyEvent(store, "MESSAGE_REACTION_ADD", d);
   }
 }
@@ -555,7 +550,7 @@ export function typing(channelId: Id): void {
   const now = Date.now();
   if (now - lastTyping < 8000) return;
   lastTyping = now;
-  api.post(`/channels/${channelId}/typing`, undefined, { retries: 0 }).catch(() => undefined);
+  call("sendTyping", { path: { channel_id: channelId } }, { retries: 0 }).catch(() => undefined);
 }
 
 /** After a send, typing is told again soon after the service takes it (one per 3 s; a second of margin,
@@ -567,15 +562,14 @@ export function sentTyping(): void {
 // ---- search ------------------------------------------------------------------------------------------
 
 export async function searchMessages(channelId: Id, q: string, before?: Id): Promise<{ messages: Message[]; has_more: boolean }> {
-  return api.get(`/channels/${channelId}/messages/search`, { query: { q, before, limit: 25 } });
+  return (await call("searchMessages", { path: { channel_id: channelId }, query: { q, before, limit: 25 } })) as { messages: Message[]; has_more: boolean };
 }
 
 /** Server-wide search (OpenAPI: searchGuildMessages): the rooms the person may read, newest first across them. */
 export async function searchServer(guildId: Id, q: string, filters: { channelId?: Id | null; authorId?: Id | null; before?: Id },
 ): Promise<{ messages: Message[]; has_more: boolean }> {
-  return api.get(`/guilds/${guildId}/messages/search`, {
-    query: { q, channel_id: filters.channelId ?? undefined, author_id: filters.authorId ?? undefined, before: filters.before, limit: 25 },
-  });
+  const query = { q, channel_id: filters.channelId ?? undefined, author_id: filters.authorId ?? undefined, before: filters.before, limit: 25 };
+  return (await call("searchGuildMessages", { path: { guild_id: guildId }, query })) as { messages: Message[]; has_more: boolean };
 }
 
 /** The message the list should scroll to and mark; `seq` changes on every jump. */
@@ -605,8 +599,8 @@ export async function jumpTo(channelId: Id, messageId: Id, pages = 10): Promise<
 
 /** A room's pinned messages, most recently pinned first (OpenAPI: listPins). */
 export async function listPins(channelId: Id): Promise<Message[]> {
-  const { messages } = await api.get<{ messages: Message[] }>(`/channels/${channelId}/pins`);
-  return messages;
+  const { messages } = await call("listPins", { path: { channel_id: channelId } });
+  return messages as Message[];
 }
 
 // ---- members ------------------------------------------------------------------------------------------
@@ -625,10 +619,8 @@ export async function loadMembers(guildId: Id): Promise<void> {
   });
   try {
     for (let page = 0; page < 10; page++) {
-      const answer = await api.get<{ members: Member[]; has_more: boolean }>(`/guilds/${guildId}/members`, {
-        query: { limit: 100, after },
-      });
-      for (const m of answer.members) if (!told.has(m.user.id)) applyEvent(store, "MEMBER_UPDATE", m);
+      const answer = await call("listMembers", { path: { guild_id: guildId }, query: { limit: 100, after } });
+      for (const m of answer.members as Member[]) if (!told.has(m.user.id)) applyEvent(store, "MEMBER_UPDATE", m);
       if (!answer.has_more || !answer.members.length) break;
       after = answer.members[answer.members.length - 1].user.id;
     }
@@ -643,14 +635,14 @@ export async function loadMembers(guildId: Id): Promise<void> {
 // Each answer is applied at once as the matching event would be; the event that follows changes nothing.
 
 export async function addFriend(username: string): Promise<Relationship> {
-  const { relationship } = await api.post<{ relationship: Relationship }>("/users/@me/relationships", { username });
+  const { relationship } = await call("createRelationship", { body: { username } });
   applyEvent(store, "RELATIONSHIP_ADD", relationship);
   return relationship;
 }
 
 /** Accept a request (or ask), or block (OpenAPI: updateRelationship). */
 export async function setRelationship(userId: Id, type: "friend" | "blocked"): Promise<Relationship> {
-  const { relationship } = await api.put<{ relationship: Relationship }>(`/users/@me/relationships/${userId}`, { type });
+  const { relationship } = await call("updateRelationship", { path: { user_id: userId }, body: { type } });
   applyEvent(store, "RELATIONSHIP_ADD", relationship);
   return relationship;
 }
@@ -658,45 +650,46 @@ export async function setRelationship(userId: Id, type: "friend" | "blocked"): P
 /** Unfriend, decline, cancel or unblock (OpenAPI: deleteRelationship). */
 export async function removeRelationship(userId: Id): Promise<void> {
   const type = store.relationships[userId]?.type;
-  await api.del(`/users/@me/relationships/${userId}`);
+  await call("deleteRelationship", { path: { user_id: userId } });
   if (type) applyEvent(store, "RELATIONSHIP_REMOVE", { id: userId, type });
 }
 
 /** Opens (or finds) the 1:1 with a user and shows it. */
 export async function openDirect(userId: Id): Promise<Conversation> {
-  const { channel } = await api.post<{ channel: Conversation }>("/users/@me/channels", { recipient_id: userId });
+  const channel = (await call("openConversation", { body: { recipient_id: userId } })).channel as Conversation;
   applyEvent(store, "DM_CHANNEL_CREATE", channel);
   navigate(`/channels/@me/${channel.id}`);
   return channel;
 }
 
 export async function createGroup(recipientIds: Id[], name: string): Promise<Conversation> {
-  const body: Record<string, unknown> = { recipient_ids: recipientIds };
+  const body: CallBody<"createGroupConversation"> = { recipient_ids: recipientIds };
   if (name.trim()) body.name = name.trim();
-  const { channel } = await api.post<{ channel: Conversation }>("/users/@me/channels/group", body);
+  const channel = (await call("createGroupConversation", { body })).channel as Conversation;
   applyEvent(store, "DM_CHANNEL_CREATE", channel);
   navigate(`/channels/@me/${channel.id}`);
   return channel;
 }
 
 export async function renameGroup(channelId: Id, name: string): Promise<void> {
-  const { channel } = await api.patch<{ channel: Conversation }>(`/channels/${channelId}`, { name });
+  const channel = (await call("updateChannel", { path: { channel_id: channelId }, body: { name } })).channel as Conversation;
   applyEvent(store, "DM_CHANNEL_UPDATE", channel);
 }
 
 export async function addRecipient(channelId: Id, userId: Id): Promise<void> {
-  const { channel } = await api.put<{ channel: Conversation }>(`/channels/${channelId}/recipients/${userId}`);
+  const channel = (await call("addRecipient", { path: { channel_id: channelId, user_id: userId } })).channel as Conversation;
   applyEvent(store, "DM_CHANNEL_UPDATE", channel);
 }
 
 /** The owner removes someone; the service answers DM_CHANNEL_UPDATE with the new members. */
 export async function removeRecipient(channelId: Id, userId: Id): Promise<void> {
-  await api.del(`/channels/${channelId}/recipients/${userId}`);
+  await call("removeRecipient", { path: { channel_id: channelId, user_id: userId } });
 }
 
 /** Leaving: the conversation goes from this user's list (a conversation of two is deleted for both). */
 export async function leaveConversation(channelId: Id): Promise<void> {
-  await api.del(`/channels/${channelId}/recipients/@me`);
+  // By path, not `call`: the operation's user_id would be encoded (%40me), and the service's word is @me.
+  await request(`/channels/${channelId}/recipients/@me`, { method: "DELETE" });
   applyEvent(store, "DM_CHANNEL_DELETE", { id: channelId });
   navigate("/channels/@me", { replace: true });
 }
@@ -712,7 +705,7 @@ export async function setGroupIcon(channelId: Id, file: File): Promise<void> {
 }
 
 export async function removeGroupIcon(channelId: Id): Promise<void> {
-  const { channel } = await api.del<{ channel: Conversation }>(`/channels/${channelId}/icon`);
+  const channel = (await call("removeConversationIcon", { path: { channel_id: channelId } })).channel as Conversation;
   applyEvent(store, "DM_CHANNEL_UPDATE", channel);
 }
 

@@ -14,12 +14,15 @@ type Refined<T, R> = Omit<T, keyof R> & R;
 
 export type Id = string;
 
-export type UserSummary = Refined<Schemas["UserSummary"], { status: "online" | "idle" | "dnd" | "offline" }>;
+export type UserSummary = Schemas["UserSummary"];
 
-export type User = Refined<Schemas["User"], { status: "online" | "idle" | "dnd" | "invisible" }>;
+export type User = Schemas["User"];
+
+/** The statuses one may choose for oneself (OpenAPI: updateMe); a user's `status` is any string. */
+export type OwnStatus = NonNullable<Schemas["ProfilePatch"]["status"]>;
 
 /** A signed-in device (OpenAPI: listSessions). */
-export type Session = Refined<Schemas["Session"], { method: "password" | "passkey" | "cli" }>;
+export type Session = Schemas["Session"];
 
 /** A passkey of the account (OpenAPI: listPasskeys); `backed_up` when it is synced beyond one device. */
 export type Passkey = Schemas["Passkey"];

@@ -1,7 +1,7 @@
 // Attachment uploads (OpenAPI: uploadAttachment): one multipart request per file through
 // XMLHttpRequest, whose upload events give the progress bar; refusals become sentences.
 
-import { MAX_SILENT_WAIT, api, describe, type ErrorBody } from "./api";
+import { call, describe, type ErrorBody, MAX_SILENT_WAIT, operationPath } from "./api";
 import type { FileObject, Id } from "./types";
 
 /** At most this many files go with one message. */
@@ -42,7 +42,7 @@ let limitOnce: Promise<number | null> | null = null;
 
 /** The instance's largest upload (OpenAPI: getMeta `limits.max_upload_size`), asked once; null when unknown. */
 export function uploadLimit(): Promise<number | null> {
-  limitOnce ??= api.get<{ limits?: { max_upload_size?: number } }>("/meta").then(
+  limitOnce ??= call("getMeta").then(
     (meta) => meta.limits?.max_upload_size ?? null,
     () => {
       limitOnce = null;
@@ -83,7 +83,7 @@ export function uploadAttachment(channelId: Id, file: File, onProgress: (fractio
     new Promise<{ status: number; body: unknown; retryAfter: number }>((resolve, reject) => {
       const request = new XMLHttpRequest();
       xhr = request;
-      request.open("POST", `/api/v1/channels/${channelId}/files`);
+      request.open("POST", `/api/v1${operationPath("uploadAttachment", { channel_id: channelId })}`);
       request.responseType = "json";
       request.setRequestHeader("Accept", "application/json");
       request.upload.onprogress = (e) => {

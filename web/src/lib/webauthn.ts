@@ -4,7 +4,7 @@
 // gives ArrayBuffers. The conversion is done here by hand rather than with the browser's own
 // parse...FromJSON / toJSON, which not every browser has and which would make two code paths to test.
 
-import { api, ApiError, errorText } from "./api";
+import { ApiError, call, errorText } from "./api";
 
 type Json = Record<string, unknown>;
 
@@ -143,8 +143,7 @@ let enabledOnce: Promise<boolean> | null = null;
 /** Whether the instance offers passkeys (getMeta `features.passkeys_enabled`; false when the server's
  * domain is an IP address), asked once per page. A failed question is asked again next time. */
 export function passkeysEnabled(): Promise<boolean> {
-  enabledOnce ??= api
-    .get<{ features?: { passkeys_enabled?: boolean } }>("/meta")
+  enabledOnce ??= call("getMeta")
     .then((meta) => meta.features?.passkeys_enabled === true)
     .catch(() => {
       enabledOnce = null;

@@ -5,7 +5,7 @@
 // TypeScript over injected parts, so it is tested without a browser (web/tests/voice.test.ts); the
 // screens use the reactive instance of session.svelte.ts.
 
-import { ApiError, errorText } from "../lib/api";
+import { ApiError, type call, errorText } from "../lib/api";
 import type { Dispatch } from "../lib/dispatch";
 import { applyEvent, type State } from "../lib/state";
 import type { Call, Id, VoiceState } from "../lib/types";
@@ -73,17 +73,10 @@ export function createView(): VoiceView {
   };
 }
 
-export interface Requests {
-  get<T>(path: string, options?: { query?: Record<string, string | number | undefined> }): Promise<T>;
-  post<T>(path: string, body?: unknown, options?: { retries?: number }): Promise<T>;
-  patch<T>(path: string, body?: unknown): Promise<T>;
-  del<T>(path: string): Promise<T>;
-}
-
 export interface Deps {
   state: State;
   view: VoiceView;
-  api: Requests;
+  call: typeof call;
   connect: Connect;
   mixer: Mixer;
   /** Whether a room is on screen now (a message there needs no sound). */
@@ -123,8 +116,8 @@ export class VoiceController {
   /** Whether the instance offers voice (`getMeta`), asked once (again after a failed request); the
    * answer is kept in the view for the screens. */
   voiceEnabled(): Promise<boolean> {
-    this.voiceEnabledOnce ??= this.deps.api
-      .get<{ features?: { voice_enabled?: boolean } }>("/meta")
+    this.voiceEnabledOnce ??= this.deps
+      .call("getMeta")
       .then((meta) => (this.view.available = meta.features?.voice_enabled === true))
       .catch(() => {
         this.voiceEnabledOnce = null;
@@ -189,13 +182,13 @@ export class VoiceController {
     Object.assign(v, { kind: "room", guildId, channelId, phase: "joining", error: null, notice: null, played: null });
     this.seen = {};
     try {
-      const answer = await this.deps.api.post<Credentials & { voice_state: VoiceState; push_to_talk_required: boolean }>(
-        `/channels/${channelId}/voice/join`,
-      );
+      const answer = await this.deps.call("joinVoice", { path: { channel_id: channelId } });
       if (v.channelId !== channelId) return;
-      applyEvent(this.deps.state, "VOICE_STATE_UPDATE", answer.voice_state);
+      // A voice state's member is the types.ts Member, which the document leaves open.
+      const voiceState = answer.voice_state as VoiceState;
+      applyEvent(this.deps.state, "VOICE_STATE_UPDATE", voiceState);
       v.pushToTalk = answer.push_to_talk_required;
-      this.note(answer.voice_state);
+      this.note(voiceState);
       void this.loadInterfaceSounds(guildId);
       await this.connectMedia(answer);
     } catch (err) {
@@ -208,11 +201,11 @@ export class VoiceController {
   async startCall(conversationId: Id, media: "audio" | "video" = "audio"): Promise<void> {
     await this.enterCall(conversationId, async () => {
       try {
-        return await this.deps.api.post<Credentials & { call: Call }>(`/channels/${conversationId}/call`, { media });
+        return await this.deps.call("startCall", { path: { channel_id: conversationId }, body: { media } });
       } catch (err) {
         // Someone started one meanwhile: join theirs.
         if (err instanceof ApiError && err.code === "call.already_exists") {
-          return this.deps.api.post<Credentials & { call: Call }>(`/channels/${conversationId}/call/join`);
+          return this.deps.call("joinCall", { path: { channel_id: conversationId } });
         }
         throw err;
       }
@@ -221,7 +214,7 @@ export class VoiceController {
 
   async acceptCall(conversationId: Id): Promise<void> {
     await this.enterCall(conversationId, () =>
-      this.deps.api.post<Credentials & { call: Call }>(`/channels/${conversationId}/call/join`),
+      this.deps.call("joinCall", { path: { channel_id: conversationId } }),
     );
   }
 
@@ -247,7 +240,7 @@ export class VoiceController {
 
   async declineCall(conversationId: Id): Promise<void> {
     try {
-      const { call } = await this.deps.api.post<{ call: Call }>(`/channels/${conversationId}/call/decline`);
+      const { call } = await this.deps.call("declineCall", { path: { channel_id: conversationId } });
       applyEvent(this.deps.state, "CALL_UPDATE", call);
     } catch (err) {
       this.view.error = errorText(err);
@@ -269,7 +262,7 @@ export class VoiceController {
       if (kind === "room" && guildId) {
         await this.leaveListed(guildId, channelId);
       } else {
-        const { call } = await this.deps.api.post<{ call: Call }>(`/channels/${channelId}/call/leave`);
+        const { call } = await this.deps.call("leaveCall", { path: { channel_id: channelId } });
         applyEvent(this.deps.state, "CALL_UPDATE", call);
       }
     } catch (err) {
@@ -284,7 +277,7 @@ export class VoiceController {
     const me = this.me;
     const mine = me ? this.deps.state.voiceStates[guildId]?.[me] : undefined;
     if (mine && mine.channel_id === channelId) applyEvent(this.deps.state, "VOICE_STATE_UPDATE", { ...mine, channel_id: null });
-    await this.deps.api.post(`/channels/${channelId}/voice/leave`);
+    await this.deps.call("leaveVoice", { path: { channel_id: channelId } });
   }
 
   /** Forgets the voice context without telling the service (it already knows, or the session ended). */
@@ -389,16 +382,13 @@ export class VoiceController {
     v.error = null;
     try {
       if (v.kind === "room" && v.guildId) {
-        const { voice_state } = await this.deps.api.patch<{ voice_state: VoiceState }>(
-          `/guilds/${v.guildId}/voice-states/@me`,
-          { [flag]: value },
-        );
+        const voice_state = (await this.deps.call("updateOwnVoiceState", { path: { guild_id: v.guildId }, body: { [flag]: value } })).voice_state as VoiceState;
         applyEvent(this.deps.state, "VOICE_STATE_UPDATE", voice_state);
         this.note(voice_state);
       } else if (flag === "sound") {
         v.callSound = value;
       } else {
-        const { call } = await this.deps.api.patch<{ call: Call }>(`/channels/${v.channelId}/call/@me`, { [flag]: value });
+        const { call } = await this.deps.call("updateCallFlags", { path: { channel_id: v.channelId }, body: { [flag]: value } });
         applyEvent(this.deps.state, "CALL_UPDATE", call);
       }
     } catch (err) {
@@ -418,20 +408,20 @@ export class VoiceController {
   // ---- moderation (OpenAPI: updateVoiceState, moveVoiceState, disconnectVoiceState) ----------------
 
   async moderate(guildId: Id, userId: Id, change: { server_mute?: boolean; server_deafen?: boolean }): Promise<void> {
-    const { voice_state } = await this.deps.api.patch<{ voice_state: VoiceState }>(`/guilds/${guildId}/voice-states/${userId}`, change);
+    const voice_state = (await this.deps.call("updateVoiceState", { path: { guild_id: guildId, user_id: userId }, body: change })).voice_state as VoiceState;
     this.observe("VOICE_STATE_UPDATE", voice_state);
   }
 
   async move(guildId: Id, userId: Id, channelId: Id): Promise<void> {
-    const { voice_state } = await this.deps.api.post<{ voice_state: VoiceState }>(`/guilds/${guildId}/voice-states/${userId}/move`, {
+    const { voice_state: moved } = await this.deps.call("moveVoiceState", { path: { guild_id: guildId, user_id: userId }, body: {
       channel_id: channelId,
-    });
-    this.observe("VOICE_STATE_UPDATE", voice_state);
+    } });
+    this.observe("VOICE_STATE_UPDATE", moved as VoiceState);
   }
 
   async disconnect(guildId: Id, userId: Id): Promise<void> {
     const known = this.deps.state.voiceStates[guildId]?.[userId];
-    await this.deps.api.del(`/guilds/${guildId}/voice-states/${userId}`);
+    await this.deps.call("disconnectVoiceState", { path: { guild_id: guildId, user_id: userId } });
     if (known) this.observe("VOICE_STATE_UPDATE", { ...known, channel_id: null });
   }
 
@@ -444,7 +434,7 @@ export class VoiceController {
   // ---- sounds --------------------------------------------------------------------------------------
 
   async loadSoundboard(guildId: Id): Promise<Sound[]> {
-    const { sounds } = await this.deps.api.get<{ sounds: Sound[] }>(`/guilds/${guildId}/sounds`, { query: { kind: "soundboard" } });
+    const { sounds } = await this.deps.call("listSounds", { path: { guild_id: guildId }, query: { kind: "soundboard" } });
     this.soundboard[guildId] = sounds;
     return sounds;
   }
@@ -453,7 +443,7 @@ export class VoiceController {
     if (this.interfaceSounds[guildId] || this.loadingInterface.has(guildId)) return;
     this.loadingInterface.add(guildId);
     try {
-      const { sounds } = await this.deps.api.get<{ sounds: Sound[] }>(`/guilds/${guildId}/sounds`, { query: { kind: "interface" } });
+      const { sounds } = await this.deps.call("listSounds", { path: { guild_id: guildId }, query: { kind: "interface" } });
       this.interfaceSounds[guildId] = sounds;
     } catch {
       // Interface sounds are a nicety: without the list the client stays quiet.
@@ -464,7 +454,7 @@ export class VoiceController {
 
   /** Plays a soundboard sound to the voice room; a refusal (429 included) comes back in words. */
   async play(guildId: Id, soundId: Id): Promise<void> {
-    await this.deps.api.post(`/guilds/${guildId}/sounds/${soundId}/play`, undefined, { retries: 0 });
+    await this.deps.call("playSound", { path: { guild_id: guildId, sound_id: soundId } }, { retries: 0 });
   }
 
   private hearing(): boolean {
@@ -506,8 +496,8 @@ export class VoiceController {
         // room and the instance has voice at all (a refused request would be an error for nothing).
         if (!(d.channels ?? []).some((c: { type: string }) => c.type === "voice")) break;
         void this.voiceEnabled()
-          .then((enabled) => (enabled ? this.deps.api.get<{ voice_states: VoiceState[] }>(`/guilds/${d.id}/voice-states`) : null))
-          .then((answer) => answer && applyVoiceList(this.deps.state, d.id, answer.voice_states))
+          .then((enabled) => (enabled ? this.deps.call("listVoiceStates", { path: { guild_id: d.id } }) : null))
+          .then((answer) => answer && applyVoiceList(this.deps.state, d.id, answer.voice_states as VoiceState[]))
           .catch(() => undefined);
         break;
       case "GUILD_DELETE":
@@ -610,9 +600,7 @@ export class VoiceController {
     Object.assign(v, { channelId, phase: "joining", notice: "A moderator moved you to another voice room." });
     this.seen = {};
     try {
-      const answer = await this.deps.api.post<Credentials & { voice_state: VoiceState; push_to_talk_required: boolean }>(
-        `/channels/${channelId}/voice/join`,
-      );
+      const answer = await this.deps.call("joinVoice", { path: { channel_id: channelId } });
       if (v.channelId !== channelId || v.guildId !== guildId) return;
       v.pushToTalk = answer.push_to_talk_required;
       for (const s of Object.values(this.deps.state.voiceStates[guildId] ?? {})) if (s.channel_id === channelId) this.seen[s.user_id] = s;

@@ -1,7 +1,7 @@
 // The one voice session of the page: a reactive view the voice screens read, and the controller that
 // acts on it (controller.ts), fed with the gateway's events.
 
-import { api } from "../lib/api";
+import { call } from "../lib/api";
 import { onDispatch, session, store } from "../lib/store.svelte";
 import { VoiceController, createView } from "./controller";
 import { connectLiveKit } from "./media";
@@ -12,7 +12,7 @@ export const voice = $state(createView());
 export const controller = new VoiceController({
   state: store,
   view: voice,
-  api,
+  call,
   connect: connectLiveKit,
   mixer: pageMixer(),
   showing: (channelId) => document.visibilityState === "visible" && location.pathname.endsWith(`/${channelId}`),

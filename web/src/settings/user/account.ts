@@ -3,7 +3,7 @@
 // revokeSession, logoutAll, listSecurityEvents). Each answer that carries the user is applied as its
 // USER_UPDATE would be, so every screen shows the change at once.
 
-import { api } from "../../lib/api";
+import { api, call, type CallBody } from "../../lib/api";
 import { applyEvent } from "../../lib/state";
 import { withStepUp } from "../../lib/stepup.svelte";
 import { endSession, store } from "../../lib/store.svelte";
@@ -14,15 +14,16 @@ function applied(user: User): User {
   return user;
 }
 
-export type ProfileChanges = Partial<Pick<User, "display_name" | "bio" | "status" | "custom_status" | "custom_status_emoji" | "locale" | "timezone">>;
+/** What a profile save may change (OpenAPI: updateMe). */
+export type ProfileChanges = CallBody<"updateMe">;
 
 export async function saveProfile(changes: ProfileChanges): Promise<User> {
-  const { user } = await api.patch<{ user: User }>("/users/@me", changes);
+  const { user } = await call("updateMe", { body: changes });
   return applied(user);
 }
 
 export async function completeOnboarding(body: { display_name: string; bio?: string; locale?: string }): Promise<User> {
-  const { user } = await api.post<{ user: User }>("/users/@me/onboarding/complete", body);
+  const { user } = await call("completeOnboarding", { body });
   return applied(user);
 }
 
@@ -37,7 +38,7 @@ export async function uploadAvatar(blob: Blob, name: string): Promise<User> {
 }
 
 export async function removeAvatar(): Promise<User> {
-  const { user } = await api.del<{ user: User }>("/users/@me/avatar");
+  const { user } = await call("removeAvatar");
   return applied(user);
 }
 
@@ -45,7 +46,7 @@ export async function removeAvatar(): Promise<User> {
 
 export async function changePassword(newPassword: string): Promise<void> {
   await withStepUp("Changing your password needs your current password.", () =>
-    api.post("/auth/password", { new_password: newPassword }));
+    call("changePassword", { body: { new_password: newPassword } }));
   // The change clears a temporary password's flag (the answer is empty): the prompt to change it goes.
   if (store.me) store.me.password_reset_required = false;
 }
@@ -57,47 +58,47 @@ export interface TwoFactorSetup {
 }
 
 export async function setupTwoFactor(): Promise<TwoFactorSetup> {
-  return api.post<TwoFactorSetup>("/auth/2fa/setup");
+  return call("setupTwoFactor");
 }
 
 export async function enableTwoFactor(code: string): Promise<string[]> {
-  const { user, backup_codes } = await api.post<{ user: User; backup_codes: string[] }>("/auth/2fa/enable", {
+  const { user, backup_codes } = await call("enableTwoFactor", { body: {
     totp_code: code.replace(/\s+/g, ""),
-  });
+  } });
   applied(user);
   return backup_codes;
 }
 
 export async function disableTwoFactor(body: { totp_code: string } | { backup_code: string }): Promise<void> {
   const { user } = await withStepUp("Turning off two-factor authentication needs your password and a code.", () =>
-    api.post<{ user: User }>("/auth/2fa/disable", body));
+    call("disableTwoFactor", { body }));
   applied(user);
 }
 
 export async function regenerateBackupCodes(): Promise<string[]> {
   const { backup_codes } = await withStepUp("New backup codes replace the old ones: confirm it's you first.", () =>
-    api.post<{ backup_codes: string[] }>("/auth/2fa/backup-codes"));
+    call("regenerateBackupCodes"));
   return backup_codes;
 }
 
 // ---- sessions and security events ------------------------------------------------------------------
 
 export async function listSessions(): Promise<Session[]> {
-  return (await api.get<{ sessions: Session[] }>("/auth/sessions")).sessions;
+  return (await call("listSessions")).sessions;
 }
 
 export async function revokeSession(id: string): Promise<void> {
-  await api.del(`/auth/sessions/${id}`);
+  await call("revokeSession", { path: { session_id: id } });
 }
 
 /** Ends every session of the account, this one too: the client returns to sign-in. */
 export async function signOutEverywhere(): Promise<void> {
-  await api.post("/auth/logout-all");
+  await call("logoutAll");
   endSession();
 }
 
 export const EVENTS_PAGE = 25;
 
 export async function securityEvents(before?: string): Promise<{ security_events: SecurityEvent[]; has_more: boolean }> {
-  return api.get("/users/@me/security-events", { query: { before, limit: EVENTS_PAGE } });
+  return call("listSecurityEvents", { query: { before, limit: EVENTS_PAGE } });
 }

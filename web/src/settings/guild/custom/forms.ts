@@ -2,7 +2,7 @@
 // before a file is sent, the words for the interface sounds' events, and the multipart upload whose
 // refusals come back in words.
 
-import { api, ApiError, describe, errorText as failureText, type ErrorBody } from "../../../lib/api";
+import { api, ApiError, call, describe, type ErrorBody, errorText as failureText } from "../../../lib/api";
 import { formatBytes } from "../../../lib/upload";
 import type { PaletteEvent } from "../../../lib/types";
 
@@ -32,7 +32,7 @@ let limitsOnce: Promise<MediaLimits> | null = null;
 /** The instance's own limits (OpenAPI: getMeta), since an operator may change the media sizes; the
  * defaults while they are read or when they cannot be. */
 export function mediaLimits(): Promise<MediaLimits> {
-  limitsOnce ??= api.get<{ limits: Partial<MediaLimits> }>("/meta").then(
+  limitsOnce ??= call("getMeta").then(
     (meta) => ({ ...DEFAULT_LIMITS, ...meta.limits }),
     () => {
       limitsOnce = null;

@@ -1,7 +1,7 @@
 // An invitation's background image (OpenAPI: setInviteBackground, removeInviteBackground): a multipart
 // `file` upload like the other images, its refusals in words.
 
-import { api } from "../../../lib/api";
+import { api, call } from "../../../lib/api";
 import type { Invite } from "../../../lib/types";
 
 export async function setBackground(code: string, file: File): Promise<Invite> {
@@ -17,6 +17,6 @@ export async function setBackground(code: string, file: File): Promise<Invite> {
 }
 
 export async function removeBackground(code: string): Promise<Invite> {
-  const { invite } = await api.del<{ invite: Invite }>(`/invites/${encodeURIComponent(code)}/background`);
+  const { invite } = await call("removeInviteBackground", { path: { code } });
   return invite;
 }

@@ -32,7 +32,7 @@ export function draftOf(o: Pick<PermissionOverride, "allow" | "deny"> | undefine
 }
 
 /** The body of PUT /channels/{id}/permissions/{target}. */
-export function overrideBody(type: PermissionOverride["type"], draft: Draft): { type: string; allow: string; deny: string } {
+export function overrideBody(type: PermissionOverride["type"], draft: Draft): { type: PermissionOverride["type"]; allow: string; deny: string } {
   return { type, allow: names(draft.allow & ~draft.deny), deny: names(draft.deny) };
 }
 

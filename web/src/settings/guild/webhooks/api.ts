@@ -2,7 +2,7 @@
 // deleteWebhook, regenerateWebhookToken, setWebhookAvatar, removeWebhookAvatar; docs/webhooks.md). Creating
 // one and making a new URL need a recent re-verification: both go through withStepUp.
 
-import { api, ApiError, errorText as failureText } from "../../../lib/api";
+import { api, ApiError, call, errorText as failureText } from "../../../lib/api";
 import { withStepUp } from "../../../lib/stepup.svelte";
 import type { Id, Webhook } from "../../../lib/types";
 
@@ -20,25 +20,25 @@ export function errorText(err: unknown): string {
 }
 
 export async function listWebhooks(guildId: Id): Promise<Webhook[]> {
-  return (await api.get<{ webhooks: Webhook[] }>(`/guilds/${guildId}/webhooks`)).webhooks;
+  return (await call("listGuildWebhooks", { path: { guild_id: guildId } })).webhooks;
 }
 
 export async function createWebhook(channelId: Id, name: string): Promise<Webhook> {
-  const call = () => api.post<{ webhook: Webhook }>(`/channels/${channelId}/webhooks`, { name });
-  return (await withStepUp("Creating a webhook gives a program a way to post here: confirm it is you.", call)).webhook;
+  const send = () => call("createWebhook", { path: { channel_id: channelId }, body: { name } });
+  return (await withStepUp("Creating a webhook gives a program a way to post here: confirm it is you.", send)).webhook;
 }
 
 export async function updateWebhook(id: Id, changes: { name?: string; channel_id?: Id }): Promise<Webhook> {
-  return (await api.patch<{ webhook: Webhook }>(`/webhooks/${id}`, changes)).webhook;
+  return (await call("updateWebhook", { path: { webhook_id: id }, body: changes })).webhook;
 }
 
 export async function deleteWebhook(id: Id): Promise<void> {
-  await api.del(`/webhooks/${id}`);
+  await call("deleteWebhook", { path: { webhook_id: id } });
 }
 
 export async function regenerateToken(id: Id): Promise<Webhook> {
-  const call = () => api.post<{ webhook: Webhook }>(`/webhooks/${id}/token`);
-  return (await withStepUp("A new webhook URL replaces the old one: confirm it is you.", call)).webhook;
+  const send = () => call("regenerateWebhookToken", { path: { webhook_id: id } });
+  return (await withStepUp("A new webhook URL replaces the old one: confirm it is you.", send)).webhook;
 }
 
 export async function setAvatar(id: Id, file: File): Promise<Webhook> {
@@ -51,5 +51,5 @@ export async function setAvatar(id: Id, file: File): Promise<Webhook> {
 }
 
 export async function removeAvatar(id: Id): Promise<Webhook> {
-  return (await api.del<{ webhook: Webhook }>(`/webhooks/${id}/avatar`)).webhook;
+  return (await call("removeWebhookAvatar", { path: { webhook_id: id } })).webhook;
 }

@@ -1,7 +1,7 @@
 // This browser's Web Push subscription (OpenAPI: getPushConfig, listPushSubscriptions, createPushSubscription,
 // deletePushSubscription; docs/push.md): the service worker at /sw.js receives the pushes and shows them.
 
-import { api, errorText } from "../../../lib/api";
+import { call, errorText } from "../../../lib/api";
 import type { PushSubscriptionInfo } from "../../../lib/types";
 
 export interface PushConfig {
@@ -19,11 +19,11 @@ export function browserProblem(): string | null {
 }
 
 export async function pushConfig(): Promise<PushConfig> {
-  return api.get<PushConfig>("/push/config");
+  return call("getPushConfig");
 }
 
 export async function listSubscriptions(): Promise<PushSubscriptionInfo[]> {
-  return (await api.get<{ subscriptions: PushSubscriptionInfo[] }>("/push/subscriptions")).subscriptions;
+  return (await call("listPushSubscriptions")).subscriptions;
 }
 
 /** The base64url public key as the bytes `applicationServerKey` takes. */
@@ -63,16 +63,16 @@ export async function subscribe(publicKey: string): Promise<PushSubscriptionInfo
   }
   const json = subscription.toJSON();
   const body = { endpoint: subscription.endpoint, keys: { p256dh: json.keys?.p256dh ?? "", auth: json.keys?.auth ?? "" } };
-  return (await api.post<{ subscription: PushSubscriptionInfo }>("/push/subscriptions", body)).subscription;
+  return (await call("createPushSubscription", { body })).subscription;
 }
 
 /** Forgets a subscription on the service (by its endpoint), and in this browser when it is this browser's. */
 export async function unsubscribe(endpoint: string): Promise<void> {
-  await api.del("/push/subscriptions", { query: { endpoint } });
+  await call("deletePushSubscription", { query: { endpoint } });
   const mine = await currentSubscription().catch(() => null);
   if (mine?.endpoint === endpoint) await mine.unsubscribe();
 }
 
 export async function sendTest(): Promise<void> {
-  await api.post("/push/test");
+  await call("sendTestPush");
 }
