@@ -28,6 +28,7 @@ import bench.workloads_import  # noqa: F401 - registers the Discord import workl
 import bench.workloads_messages  # noqa: F401 - registers the message workloads
 import bench.workloads_nodes  # noqa: F401 - registers the multi-node workloads (they skip on one node)
 import bench.workloads_social  # noqa: F401 - registers the friends, conversations and presence workloads
+from bench import calibrate, check
 from bench.drivers import Context, Samples, Skip
 from bench.harness import (
     RssSampler,
@@ -76,6 +77,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="keep the temporary directory (DATA_DIR, server.log, sessions file)")
     parser.add_argument("--no-save", action="store_true", help="do not write bench/results/<timestamp>.json")
     parser.add_argument("--list", action="store_true", help="list the registered workloads and exit")
+    parser.add_argument("--check", action="store_true", help="run the budgeted workloads with a calibration and "
+                        "exit 1 when a figure is over its budget (docs/budgets.md); the suite sets runs and requests")
+    parser.add_argument("--short", action="store_true", help="with --check: the short suite (CI, under 2 minutes)")
     args = parser.parse_args(argv)
     for name in ("runs", "requests", "concurrency"):
         if getattr(args, name) < 1:
@@ -87,6 +91,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.nodes > 1 and not (args.database_url and args.redis_url):
         # Nodes on SQLite and the in-process bus would each have their own data and events.
         parser.error("--nodes above 1 needs --database-url (PostgreSQL) and --redis-url")
+    if args.check:
+        if args.workloads != "all" or args.nodes > 1:
+            parser.error("--check runs its own suite on one node: no --workloads, no --nodes")
+        args.suite = check.SHORT if args.short else check.FULL
+        args.workloads = ",".join(check.suite_steps(args.suite))
+        args.server_cpu = check.server_cpu(args.server_cpu)
+    elif args.short:
+        parser.error("--short goes with --check")
     return args
 
 
@@ -197,6 +209,7 @@ def summarise(runs: list[dict[str, Any]], latencies: list[float]) -> dict[str, A
         "throughput_ops_s": rnd(median(tputs), 1),
         "throughput_ops_s_range": [min(tputs), max(tputs)],
         "p50_ms": ms(percentile(lat, 50)),
+        "p95_ms": ms(percentile(lat, 95)),
         "p99_ms": ms(percentile(lat, 99)),
         "p50_ms_median_of_runs": rnd(median([r["p50_ms"] for r in runs if r["p50_ms"] is not None])),
         "p99_ms_median_of_runs": rnd(median([r["p99_ms"] for r in runs if r["p99_ms"] is not None])),
@@ -354,6 +367,9 @@ async def run_bench(args: argparse.Namespace, selected: list[Workload]) -> dict[
             await prepare_users(server, tmp_root / "sessions.jsonl", need, shared)
             if "users_error" in shared:
                 progress(shared["users_error"])
+        if args.check:  # earlier starts on the same DATA_DIR, for start to ready and idle memory (bench/check.py)
+            server_info["starts"] = await check.startup_probes(lambda i: ServerProcess(
+                data_dir, env, tmp_root / f"start{i}.log", cpu=args.server_cpu), check.STARTS - 1)
         for node in servers:
             progress(f"starting {' '.join(['meadhall', *node.command[1:]])}")
             node.start()
@@ -366,6 +382,9 @@ async def run_bench(args: argparse.Namespace, selected: list[Workload]) -> dict[
         idle = tree_snapshot([node.pid for node in servers])
         server_info["idle_rss_mib"] = mib(idle.rss_kib)
         server_info["startup_cpu_s"] = rnd(idle.cpu_s)
+        if args.check:
+            server_info["starts"].append(check.start_record(server))
+            shared["calibration_ms"] = calibrate.measure(args.server_cpu, check.CALIBRATIONS)
         if args.nodes > 1:
             server_info["node_list"] = [{"pid": node.pid, "port": node.port, "node_id": i,
                                          "startup_s": rnd(node.startup_s),
@@ -379,8 +398,11 @@ async def run_bench(args: argparse.Namespace, selected: list[Workload]) -> dict[
         samplers = [RssSampler(node.pid) for node in servers]
         for each in samplers:
             each.start()
+        steps = check.suite_steps(args.suite) if args.check else {}
         for wl in selected:
-            results[wl.name] = await run_workload(wl, base, args, samplers)
+            step = steps.get(wl.name)
+            wl_args = argparse.Namespace(**{**vars(args), "runs": step.runs, "requests": step.requests}) if step else args
+            results[wl.name] = await run_workload(wl, base, wl_args, samplers)
             gone = [(i, node) for i, node in enumerate(servers)
                     if node.proc is not None and node.proc.poll() is not None]
             if gone:
@@ -394,6 +416,8 @@ async def run_bench(args: argparse.Namespace, selected: list[Workload]) -> dict[
                     results[rest.name] = {"status": "not_run", "reason": "the server had exited",
                                           "description": rest.description}
                 break
+        if args.check:  # the server idle again: the calibration after the workloads, on the same CPU
+            shared["calibration_ms"] += calibrate.measure(args.server_cpu, check.CALIBRATIONS)
     finally:
         for each in samplers:
             each.stop()
@@ -419,6 +443,7 @@ async def run_bench(args: argparse.Namespace, selected: list[Workload]) -> dict[
         "client": {"runs": args.runs, "requests_per_run": args.requests, "concurrency": args.concurrency,
                    "warmup": args.warmup, "same_machine": True, **versions()},
         "workloads": results,
+        **({"calibration_ms": shared["calibration_ms"]} if "calibration_ms" in shared else {}),
     }
 
 
@@ -439,6 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     except (KeyboardInterrupt, asyncio.CancelledError):
         progress("interrupted; server stopped, nothing written")
         return 130
+    verdicts = check.conclude(doc, args.suite, doc.pop("calibration_ms", [])) if args.check else True
     text = json.dumps(doc, indent=2)
     if not args.no_save:
         RESULTS_DIR.mkdir(exist_ok=True)
@@ -447,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
         progress(f"wrote {path}")
     print(text)
     failed = "error" in doc["server"] or any(r.get("status") == "error" for r in doc["workloads"].values())
-    return 1 if failed else 0
+    return 1 if failed or not verdicts else 0
 
 
 if __name__ == "__main__":

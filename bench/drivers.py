@@ -40,6 +40,7 @@ class Samples:
     errors: int = 0
     error_examples: list[str] = field(default_factory=list)
     wall_s: float | None = None  # the load phase alone; the harness times the whole call otherwise
+    figures: dict[str, Any] = field(default_factory=dict)  # the workload's own figures, in the run's JSON
 
     def error(self, message: str) -> None:
         self.errors += 1

@@ -89,6 +89,7 @@ def _fanout(receivers: int) -> Callable[[Context], Any]:
         cpu0 = _cpu_self()
         try:
             async with ctx.http_pool(1) as http:
+                server0 = snapshot(ctx.server.pid).cpu_s  # the send phase alone: not the RESUMEs nor the close
                 phase = time.perf_counter()
                 for i in range(ctx.requests):
                     nonce = f"f{receivers}r{run}m{i}"
@@ -110,12 +111,14 @@ def _fanout(receivers: int) -> Callable[[Context], Any]:
                         continue
                     samples.latencies.append(sent.last - start)
                 samples.wall_s = time.perf_counter() - phase
+                server_cpu = snapshot(ctx.server.pid).cpu_s - server0
             check = fleet.check(tracker)
             client_cpu = _cpu_self() - cpu0
         finally:
             await fleet.close()
         if not check.ok:
             samples.error(f"deliveries: {check.describe()}")
+        samples.figures["server_cpu_ms_per_message"] = round(server_cpu * 1000 / max(1, ctx.requests), 4)
         spread = sorted(s.last - s.first for s in tracker.complete())
         progress(f"gateway_fanout_{receivers}: {check.describe()}; first-to-last receiver p50 "
                  f"{ms(percentile(spread, 50))} ms; client cpu {client_cpu:.2f} s "
@@ -259,6 +262,9 @@ async def gateway_viewers_1000(ctx: Context) -> Samples:
     server_sys = times1[1] - times0[1]
     late.sort()
     spread = sorted(s.last - s.first for s in complete)
+    samples.figures.update(server_cpu_us_per_delivery=round(server_cpu * 1e6 / max(1, check.deliveries), 2),
+                           kib_per_connection=round((rss1 - rss0) / VIEWERS, 1),
+                           kib_per_connection_resume=round((rss2 - rss0) / VIEWERS, 1))
     progress(f"gateway_viewers_1000 pass {run}: rate {rate:g} msg/s -> {check.deliveries / wall:.0f} deliveries/s "
              f"over {wall:.2f} s; {check.describe()}")
     progress(f"gateway_viewers_1000 pass {run}: server cpu {server_cpu:.2f} s = {server_cpu / wall:.0%} of a core, "

@@ -243,6 +243,9 @@ async def social_ready(ctx: Context) -> Samples:
     timed = _since(timed0, await _histogram(ctx, READY_SECONDS))
     if counts and (counts["guilds"] < GUILDS or counts["dm_channels"] < CONVERSATIONS or counts["friends"] < FRIENDS):
         samples.error(f"READY lists too short: {counts}")
+    samples.figures["server_cpu_ms_per_ready"] = round(server_cpu * 1000 / max(1, len(samples.latencies)), 3)
+    if timed is not None and timed[2] > 0:
+        samples.figures["server_ms_mean"] = round(timed[1] * 1000 / timed[2], 3)
     progress(f"social_ready: {len(samples.latencies)} READY frames of {sizes[-1] if sizes else 0} bytes "
              f"({counts}); server CPU {server_cpu * 1000 / max(1, len(samples.latencies)):.1f} ms per READY "
              f"(handshake included); p50 {ms(percentile(sorted(samples.latencies), 50))} ms")
