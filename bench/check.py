@@ -128,19 +128,19 @@ class Row:
         return None if self.at_reference is None else self.at_reference / self.budget.limit
 
 
+def evaluate_one(budget: Budget, measured: float | None, calibration_ms: float) -> Row:
+    """One figure against its budget: CPU and time at reference speed (REFERENCE_CALIBRATION_MS / this run's
+    calibration: below 1 on a machine slower than the reference), memory as measured."""
+    if measured is None:
+        return Row(budget, None, None, "missing")
+    at_reference = measured * REFERENCE_CALIBRATION_MS / calibration_ms if budget.scaled else measured
+    verdict = "over" if at_reference > budget.limit else "ok"
+    return Row(budget, measured, at_reference, verdict if budget.enforced else "shown")
+
+
 def evaluate(doc: dict[str, Any], suite: str, calibration_ms: float) -> list[Row]:
-    """Every budget of the suite against the document's figures, at reference speed."""
-    speed = REFERENCE_CALIBRATION_MS / calibration_ms  # below 1: this machine is slower than the reference
-    rows = []
-    for budget in budgets_of(suite):
-        measured = FIGURES[budget.key](doc)
-        if measured is None:
-            rows.append(Row(budget, None, None, "missing"))
-            continue
-        at_reference = measured * speed if budget.scaled else measured
-        verdict = "over" if at_reference > budget.limit else "ok"
-        rows.append(Row(budget, measured, at_reference, verdict if budget.enforced else "shown"))
-    return rows
+    """Every budget of the suite against the document's figures."""
+    return [evaluate_one(budget, FIGURES[budget.key](doc), calibration_ms) for budget in budgets_of(suite)]
 
 
 def passed(rows: list[Row]) -> bool:
