@@ -9,6 +9,7 @@ anything, so tests/test_bench_check.py checks the arithmetic, the verdicts and t
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Callable
@@ -39,11 +40,17 @@ SUITES: dict[str, tuple[Step, ...]] = {
            Step("gateway_viewers_1000", 3, 300), Step("social_ready", 1, 200), Step("search", 3, 600)),
 }
 STARTS = 3  # starts of the server whose start to ready and idle memory are taken (the measured server is one)
-CALIBRATIONS = 5  # calibration processes before the workloads, and as many after
+CALIBRATIONS = 3  # calibration processes before each workload, and after the last
 
 
 def suite_steps(suite: str) -> dict[str, Step]:
     return {step.workload: step for step in SUITES[suite]}
+
+
+def step_args(args: argparse.Namespace, workload: str) -> argparse.Namespace:
+    """The options for one workload: in a check, the suite's runs and requests."""
+    step = suite_steps(args.suite).get(workload) if args.check else None
+    return argparse.Namespace(**{**vars(args), "runs": step.runs, "requests": step.requests}) if step else args
 
 
 def budgets_of(suite: str) -> list[Budget]:
@@ -96,6 +103,14 @@ def _delivery_50(doc: dict[str, Any]) -> float | None:
     return None if many is None or one is None else (many - one) * 1000 / 49
 
 
+# The workloads each figure comes from (what is measured once more when the figure is over its budget).
+SOURCES: dict[str, tuple[str, ...]] = {
+    "healthz_cpu_ms": ("healthz",), "send_cpu_ms": ("messages_send",), "history_cpu_ms": ("history_eight",),
+    "delivery_us_50": ("gateway_fanout_1", "gateway_fanout_50"),
+    "delivery_us_1000": ("gateway_viewers_1000",), "connection_kib": ("gateway_viewers_1000",),
+    "ready_cpu_ms": ("social_ready",), "search_p95_ms": ("search",),
+}
+
 FIGURES: dict[str, Callable[[dict[str, Any]], float | None]] = {
     "startup_s": _best_start,
     "startup_cpu_s": lambda doc: median(_starts(doc, "startup_cpu_s")),
@@ -138,9 +153,28 @@ def evaluate_one(budget: Budget, measured: float | None, calibration_ms: float) 
     return Row(budget, measured, at_reference, verdict if budget.enforced else "shown")
 
 
+def figure(doc: dict[str, Any], key: str) -> float | None:
+    """A figure of the document; with workloads measured once more (`workloads_again`), the lower of the two
+    measurements: noise on a busy machine only ever adds cost, a real regression shows in both."""
+    found = [FIGURES[key](doc)]
+    if doc.get("workloads_again"):
+        found.append(FIGURES[key]({**doc, "workloads": {**doc.get("workloads", {}), **doc["workloads_again"]}}))
+    measured = [f for f in found if f is not None]
+    return min(measured) if measured else None
+
+
 def evaluate(doc: dict[str, Any], suite: str, calibration_ms: float) -> list[Row]:
     """Every budget of the suite against the document's figures."""
-    return [evaluate_one(budget, FIGURES[budget.key](doc), calibration_ms) for budget in budgets_of(suite)]
+    return [evaluate_one(budget, figure(doc, budget.key), calibration_ms) for budget in budgets_of(suite)]
+
+
+def measure_again(doc: dict[str, Any], suite: str, calibration: list[float]) -> list[str]:
+    """The workloads behind the figures that are over budget so far, to be measured once more."""
+    names: list[str] = []
+    for row in evaluate(doc, suite, median(calibration) or REFERENCE_CALIBRATION_MS):
+        if row.verdict == "over":
+            names += [name for name in SOURCES.get(row.budget.key, ()) if name not in names]
+    return names
 
 
 def passed(rows: list[Row]) -> bool:
