@@ -34,7 +34,7 @@ class Step:
 # times is under 3 % of a run's CPU.
 SUITES: dict[str, tuple[Step, ...]] = {
     SHORT: (Step("healthz", 3, 2000), Step("messages_send", 3, 300), Step("history_eight", 3, 500),
-            Step("gateway_fanout_1", 3, 150), Step("gateway_fanout_50", 3, 150)),
+            Step("gateway_fanout_1", 3, 300), Step("gateway_fanout_50", 3, 300)),
     FULL: (Step("healthz", 5, 3000), Step("messages_send", 5, 1000), Step("history_eight", 5, 1000),
            Step("gateway_fanout_1", 3, 300), Step("gateway_fanout_50", 3, 300),
            Step("gateway_viewers_1000", 3, 300), Step("social_ready", 1, 200), Step("search", 3, 600)),
