@@ -27,6 +27,7 @@ import bench.workloads_gateway  # noqa: F401 - registers the gateway fan-out wor
 import bench.workloads_import  # noqa: F401 - registers the Discord import workload
 import bench.workloads_messages  # noqa: F401 - registers the message workloads
 import bench.workloads_nodes  # noqa: F401 - registers the multi-node workloads (they skip on one node)
+import bench.workloads_search  # noqa: F401 - registers the search workload of a million messages
 import bench.workloads_social  # noqa: F401 - registers the friends, conversations and presence workloads
 from bench import calibrate, check
 from bench.drivers import Context, Samples, Skip

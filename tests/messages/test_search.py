@@ -347,3 +347,19 @@ async def test_search_objects_index_existing_messages_and_tolerate_existing_ones
     assert await found(client, r.a, r, "written") == ["written after", "written while there was no index",
                                                      "written before the index existed"]
     assert await found(client, r.a, r, "no") == ["written while there was no index"]
+
+
+async def test_long_words_are_found_whole_not_by_the_trigrams_that_cover_them(client, accounts, rt):
+    # A word of nine characters or more is looked up by the trigrams that cover it (ryg, ris, try, yng) and
+    # checked whole: a message holding those trigrams elsewhere is not found.
+    r = await setup_room(client, accounts, rt)
+    for content in ("a rygristryng here", "ryg and ristryng", "tryng ris ryg yng", "RYGRISTRYNG shouted",
+                    "xrygristryngx inside", "Ёлкапалкамоя длинное", "ёлкапалка", "日本語のテキストです"):
+        await say(client, r, content)
+    assert await found(client, r.a, r, "rygristryng") == ["xrygristryngx inside", "RYGRISTRYNG shouted",
+                                                          "a rygristryng here"]
+    assert await found(client, r.a, r, "ristryng ryg") == ["xrygristryngx inside", "RYGRISTRYNG shouted",
+                                                           "ryg and ristryng", "a rygristryng here"]
+    for q in ("rygristryng", "rygristryngx", "ёлкапалкамоя", "ЁЛКАПАЛКА", "語のテキストで", "ristryng ryg",
+              "rygristryn here", "gristryng"):
+        assert await found(client, r.a, r, q) == expected(r, q), q

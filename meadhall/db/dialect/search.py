@@ -36,13 +36,15 @@ from meadhall.db.schema import messages, users
 #
 # SQLite: `messages_search`, an FTS5 table with the trigram tokenizer over content_norm (external
 #   content: the text stays in `messages`, rowid = message id), kept current by three triggers. A quoted
-#   FTS5 phrase is a literal substring of 3+ characters found through the index; shorter words are
-#   checked with instr() on the rows the index (or the room's newest-first scan) yields. A later
+#   FTS5 phrase is a literal substring of 3+ characters found through the index (a long word: the
+#   trigrams that cover it, see _cover); shorter words, and long ones, are checked with instr() on
+#   the rows the index (or the room's newest-first scan) yields. A later
 #   migration that rebuilds `messages` in batch mode drops the triggers: it must create them again (the
 #   statements of migrations/frozen/message_search_0006.py).
 # PostgreSQL: pg_trgm, and a GIN trigram index on content_norm: `LIKE '%word%'` (escaped) for words of 3+
-#   characters goes through it; shorter words are checked with strpos(), which the planner cannot send to
-#   the index (a pattern without trigrams would make it read the whole index).
+#   characters goes through it (a long word: one LIKE per trigram of its cover, see _cover); shorter words,
+#   and long ones, are checked with strpos(), which the planner cannot send to the index (a pattern
+#   without trigrams would make it read the whole index).
 #
 # A tsvector index for whole words and prefixes was built and measured (100,000 messages in one room): it
 # never adds a result to the substring match, and its branch of the merge cost up to 95 ms when the planner
@@ -91,17 +93,45 @@ def _fts5_phrase(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
+# A word of this many characters or more is looked up by a cover of its trigrams (_cover) rather than
+# by all of them.
+_COVER_FROM = 9
+
+
+def _cover(word: str) -> list[str]:
+    """The parts an index looks `word` (3+ characters) up by: the word itself, or for a long word the
+    trigrams that cover it end to end without overlapping (`rygristryng`: ryg, ris, try, yng), the row then
+    checked for the whole word.
+
+    Why: both indexes read the entries of every trigram of what they are given (FTS5 the doclist of each
+    term of a phrase, pg_trgm's GIN the posting list of each trigram of a LIKE pattern); a rare long word made
+    of common trigrams (most words of a large room are) costs the sum of nine or more long lists. Its cover
+    is a third of them, and a cover of four or more trigrams is rare enough that few rows need the check
+    (docs/search.md, "Cost": a room of 1,000,000 messages, SQLite 34-47 ms -> 2-18 ms, PostgreSQL 13-27 ms ->
+    5-7 ms for such words). A short word keeps all its trigrams: two without their positions would let
+    through many rows to check."""
+    if len(word) < _COVER_FROM:
+        return [word]
+    grams = [word[i:i + _TRIGRAM] for i in range(0, len(word) - _TRIGRAM + 1, _TRIGRAM)]
+    if len(word) % _TRIGRAM:
+        grams.append(word[-_TRIGRAM:])
+    return list(dict.fromkeys(grams))
+
+
 def _sqlite_search(words: Sequence[str], base: list[ColumnElement[bool]], before: int | None, limit: int) -> Select:
     indexed = [w for w in words if len(w) >= _TRIGRAM]
-    # instr() compares exactly: no wildcard characters to escape.
-    short = [func.instr(messages.c.content_norm, w) > 0 for w in words if len(w) < _TRIGRAM]
+    # instr() compares exactly: no wildcard characters to escape. It checks the short words, which no
+    # trigram finds, and the long ones, which their cover only narrows down.
+    short = [func.instr(messages.c.content_norm, w) > 0 for w in words
+             if len(w) < _TRIGRAM or len(w) >= _COVER_FROM]
     if not indexed:
         stmt = select(messages).where(*base, *short)
         if before is not None:
             stmt = stmt.where(messages.c.id < before)
         return stmt.order_by(messages.c.id.desc()).limit(limit)
     fts = table(SEARCH_FTS_TABLE, column("rowid", BigInteger))
-    match = literal_column(SEARCH_FTS_TABLE).op("MATCH")(" AND ".join(_fts5_phrase(w) for w in indexed))
+    match = literal_column(SEARCH_FTS_TABLE).op("MATCH")(" AND ".join(_fts5_phrase(part) for w in indexed
+                                                                      for part in _cover(w)))
     # FTS5 yields its matches newest first (ORDER BY rowid DESC) and the join checks the room and the
     # other conditions, so the walk stops after `limit` hits.
     stmt = select(messages).select_from(fts.join(messages, messages.c.id == fts.c.rowid)).where(match, *base, *short)
@@ -113,8 +143,11 @@ def _sqlite_search(words: Sequence[str], base: list[ColumnElement[bool]], before
 def _postgres_search(words: Sequence[str], base: list[ColumnElement[bool]], before: int | None,
                      limit: int) -> Select:
     content = messages.c.content_norm
-    conditions = [content.like("%" + escape_like(w) + "%", escape="\\") if len(w) >= _TRIGRAM
-                  else func.strpos(content, w) > 0 for w in words]
+    # strpos() compares exactly: it checks the short words, which no trigram finds, and the long ones,
+    # which their cover only narrows down.
+    conditions: list[ColumnElement[bool]] = [content.like("%" + escape_like(part) + "%", escape="\\")
+                  for w in words if len(w) >= _TRIGRAM for part in _cover(w)]
+    conditions += [func.strpos(content, w) > 0 for w in words if len(w) < _TRIGRAM or len(w) >= _COVER_FROM]
     stmt = select(messages).where(*base, *conditions)
     if before is not None:
         stmt = stmt.where(messages.c.id < before)
