@@ -10,17 +10,30 @@ crafted stream is refused too; attachments, up to `MAX_UPLOAD_SIZE`, are checked
 
 from __future__ import annotations
 
+import functools
 import io
 import struct
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-from PIL import Image, UnidentifiedImageError
+if TYPE_CHECKING:
+    from PIL import Image
 
-# Pillow warns about canvases above its own threshold; this module refuses them itself right after the
-# header is read (and Pillow raises above twice its threshold), so the warning is only noise in the logs.
-warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
+
+@functools.cache
+def pillow() -> ModuleType:
+    """Pillow's Image module, imported by the first image check (on the image pool's thread) rather than
+    when the routes are declared: a node that is sent no image does without it."""
+    from PIL import Image
+
+    # Pillow warns about canvases above its own threshold; this module refuses them itself right after the
+    # header is read (and Pillow raises above twice its threshold), so the warning is only noise in the logs.
+    warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
+    return Image
+
 
 # Pixels of one frame. Above Pillow's own bomb threshold this is checked first, from the header.
 MAX_PIXELS = 50_000_000
@@ -45,6 +58,9 @@ class ImageInfo:
 
 def inspect_image(path: Path, expected: str, *, decode: bool) -> ImageInfo:
     """Check the image at `path` (expected Pillow format `expected`). Raises ImageRejected."""
+    Image = pillow()  # the module, under its usual name
+    from PIL import UnidentifiedImageError
+
     try:
         with Image.open(path, formats=[expected]) as im:
             width, height = im.size
