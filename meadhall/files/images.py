@@ -10,7 +10,6 @@ crafted stream is refused too; attachments, up to `MAX_UPLOAD_SIZE`, are checked
 
 from __future__ import annotations
 
-import functools
 import io
 import struct
 import warnings
@@ -22,16 +21,18 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from PIL import Image
 
+# Pillow warns about canvases above its own threshold (DecompressionBombWarning, a RuntimeWarning); this module
+# refuses them itself right after the header is read (and Pillow raises above twice its threshold), so the
+# warning is only noise in the logs. Named by its text: Pillow is not imported yet.
+warnings.filterwarnings("ignore", message=r"Image size \(\d+ pixels\) exceeds limit", category=RuntimeWarning,
+                        module=r"PIL\.Image")
 
-@functools.cache
+
 def pillow() -> ModuleType:
     """Pillow's Image module, imported by the first image check (on the image pool's thread) rather than
     when the routes are declared: a node that is sent no image does without it."""
     from PIL import Image
 
-    # Pillow warns about canvases above its own threshold; this module refuses them itself right after the
-    # header is read (and Pillow raises above twice its threshold), so the warning is only noise in the logs.
-    warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
     return Image
 
 
