@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+if TYPE_CHECKING:
+    from prometheus_client import Counter, Histogram
 
 # Seconds. The default buckets of prometheus-client start at 5 ms; the service answers most requests
 # in well under that, so the lower end is finer.
@@ -29,6 +31,9 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 class Metrics:
     def __init__(self) -> None:
+        # prometheus-client (some 1 MiB) is imported only by a node with METRICS_ENABLED, which builds this.
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.requests = Counter("meadhall_http_requests", "HTTP requests answered, by route template and status",
@@ -75,4 +80,6 @@ class Metrics:
         self.hash_pool_pending.set_function(pending)
 
     def render(self) -> bytes:
+        from prometheus_client import generate_latest
+
         return generate_latest(self.registry)

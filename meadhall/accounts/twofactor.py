@@ -8,8 +8,6 @@ import io
 from datetime import timedelta
 from typing import Any
 
-import segno
-
 from meadhall.accounts import lockout, queries
 from meadhall.accounts.events import notify_user_update
 from meadhall.accounts.secondfactor import (
@@ -38,6 +36,8 @@ PENDING_LIFE = timedelta(minutes=15)
 def qr_data_uri(url: str) -> str:
     """A PNG QR code made locally (no network), as a data URI."""
     buffer = io.BytesIO()
+    import segno  # with the first TOTP enrolment, not at start
+
     segno.make(url, error="m").save(buffer, kind="png", scale=5, border=2)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import errno
 import socket
 import sqlite3
+import sys
 from typing import Any
 
-import redis.exceptions as redis_errors
 import sqlalchemy.exc as sa_errors
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -25,16 +25,16 @@ UNAVAILABLE_RETRY_AFTER = 5
 _FILE_ERRORS = (FileNotFoundError, FileExistsError, PermissionError, IsADirectoryError, NotADirectoryError)
 
 
-def _asyncpg_connection_errors() -> tuple[type[BaseException], ...]:
-    try:
-        import asyncpg
-    except ImportError:  # SQLite-only installations
-        return ()
-    return (asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError, asyncpg.TooManyConnectionsError,
-            asyncpg.InterfaceError)
-
-
-_ASYNCPG_DOWN = _asyncpg_connection_errors()
+def _driver_errors(exc: BaseException) -> bool:
+    """Whether `exc` is one of the Redis or asyncpg errors of an unreachable server. The drivers are looked up,
+    not imported: a node without Redis, or on SQLite, never loads them (some 9 MiB), and an error of a
+    driver that was never loaded cannot have happened."""
+    redis_errors = sys.modules.get("redis.exceptions")
+    if redis_errors is not None and isinstance(exc, redis_errors.ConnectionError | redis_errors.TimeoutError):
+        return True  # Redis unreachable, refused, hung (socket timeout), or reset mid-command
+    asyncpg = sys.modules.get("asyncpg")
+    return asyncpg is not None and isinstance(exc, asyncpg.PostgresConnectionError | asyncpg.CannotConnectNowError
+                                              | asyncpg.TooManyConnectionsError | asyncpg.InterfaceError)
 
 
 # SQLite's "database or disk is full" (SQLITE_FULL, also what `max_page_count` raises) and the file system's
@@ -58,14 +58,12 @@ _SQLITE_IOERR = 10
 def _is_outage(exc: BaseException) -> bool:
     if isinstance(exc, sqlite3.Error):
         return (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF == _SQLITE_IOERR
-    if isinstance(exc, redis_errors.ConnectionError | redis_errors.TimeoutError):
-        return True  # Redis unreachable, refused, hung (socket timeout), or reset mid-command
+    if _driver_errors(exc):
+        return True
     if isinstance(exc, sa_errors.TimeoutError):
         return True  # no pooled database connection came free in time
     if isinstance(exc, sa_errors.DBAPIError) and exc.connection_invalidated:
         return True  # the database dropped the connection
-    if isinstance(exc, _ASYNCPG_DOWN):
-        return True
     if isinstance(exc, TimeoutError | ConnectionError | socket.gaierror):
         return True  # connect refused or timed out (asyncpg raises these unwrapped at connect)
     return isinstance(exc, OSError) and not isinstance(exc, _FILE_ERRORS)

@@ -4,18 +4,21 @@ command: the report goes to stdout as the one JSON object, and the exit code (1)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from meadhall.audit.chain import verify_chains
 from meadhall.cli.output import run
 from meadhall.cli.settings import DataDir, settings_for
-from meadhall.db import dialect
-from meadhall.runtime import Runtime
+
+if TYPE_CHECKING:
+    from meadhall.runtime import Runtime
 
 
 async def audit_verify(rt: Runtime) -> dict[str, Any]:
+    from meadhall.audit.chain import verify_chains
+    from meadhall.db import dialect
+
     async with dialect.snapshot_read(rt.engine) as conn:
         return (await verify_chains(conn, rt.keys.audit_chain)).result()
 
@@ -25,6 +28,8 @@ def register(app: typer.Typer) -> None:
     def audit_verify_command(data_dir: DataDir = None) -> None:
         """Verify the tamper-evident audit chains: recompute every entry's hash (keyed with SECRET_KEY since
         the keyed chain began, plain SHA-256 before) and link, compare the chain heads. Exit 0 when intact, 1 with the findings when an entry was changed or removed."""
+        from meadhall.runtime import Runtime
+
         found: dict[str, Any] = {}
 
         async def go() -> dict[str, Any]:

@@ -13,13 +13,12 @@ import typer
 
 from meadhall.cli.output import fail, run
 from meadhall.cli.settings import DataDir, settings_for
-from meadhall.db.backup import BackupError
-from meadhall.db.backup import backup as do_backup
-from meadhall.db.backup import restore as do_restore
-from meadhall.db.migrate import SchemaTooNew
 
 
 async def _guarded(work: Any) -> dict[str, Any]:
+    from meadhall.db.backup import BackupError
+    from meadhall.db.migrate import SchemaTooNew
+
     try:
         return await work
     except BackupError as err:
@@ -39,6 +38,8 @@ def register(app: typer.Typer) -> None:
         data_dir: DataDir = None,
     ) -> None:
         """Back up the database (a consistent copy), the stored files and a manifest of sha256 sums."""
+        from meadhall.db.backup import backup as do_backup
+
         run(lambda: _guarded(do_backup(settings_for(data_dir), dest, include_secret_key=include_secret_key)))
 
     @app.command("restore")
@@ -48,4 +49,6 @@ def register(app: typer.Typer) -> None:
         data_dir: DataDir = None,
     ) -> None:
         """Restore a backup into the configured database and DATA_DIR (stop the service first)."""
+        from meadhall.db.backup import restore as do_restore
+
         run(lambda: _guarded(do_restore(settings_for(data_dir), src, force=force)))

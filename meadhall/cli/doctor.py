@@ -12,7 +12,6 @@ from typing import Annotated, Any
 import typer
 
 from meadhall.cli.settings import DataDir, settings_for
-from meadhall.system.doctor.run import diagnose
 
 _MARKS = {"ok": "ok     ", "warning": "WARNING", "error": "ERROR  "}
 
@@ -42,6 +41,8 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a report")] = False,
     ) -> None:
         """Check the configuration (exit 0, or 10 config, 11 storage, 12 media, 13 push, 14 network)."""
+        from meadhall.system.doctor.run import diagnose
+
         result = asyncio.run(diagnose(lambda: settings_for(data_dir)))
         sys.stdout.write(json.dumps(result) + "\n" if as_json else render(result))
         sys.stdout.flush()

@@ -8,7 +8,6 @@ import typer
 
 from meadhall.cli.settings import DataDir
 from meadhall.cli.users import Email, with_runtime
-from meadhall.porting.claim import claim_imported
 
 
 def register(app: typer.Typer) -> None:
@@ -20,4 +19,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Move an imported author's messages, reactions, memberships and bans to the account with this
         email, then delete the imported author."""
+        from meadhall.porting.claim import claim_imported
+
         with_runtime(data_dir, lambda rt: claim_imported(rt, user, email))

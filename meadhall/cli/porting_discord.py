@@ -13,9 +13,6 @@ from meadhall.cli.output import emit, fail
 from meadhall.cli.settings import DataDir, settings_for
 from meadhall.config import ConfigError
 from meadhall.core.errors import AppError
-from meadhall.porting.discord.importer import Options, import_discord
-from meadhall.porting.discord.reader import DiscordImportError
-from meadhall.runtime import Runtime
 
 
 def register(app: typer.Typer) -> None:
@@ -32,6 +29,10 @@ def register(app: typer.Typer) -> None:
         data_dir: DataDir = None,
     ) -> None:
         """Import DiscordChatExporter JSON exports as one server, with imported authors."""
+        from meadhall.porting.discord.importer import Options, import_discord
+        from meadhall.porting.discord.reader import DiscordImportError
+        from meadhall.runtime import Runtime
+
         into_id = None
         if into is not None:
             if not into.isdigit():

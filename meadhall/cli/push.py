@@ -5,11 +5,12 @@ from __future__ import annotations
 import typer
 
 from meadhall.cli.output import emit
-from meadhall.push.keys import generate_keys
 
 
 def register(app: typer.Typer) -> None:
     @app.command("vapid-keys")
     def vapid_keys() -> None:
         """Generate a P-256 key pair for Web Push; set VAPID_PRIVATE_KEY to the printed `env` line."""
+        from meadhall.push.keys import generate_keys
+
         emit(generate_keys())

@@ -15,12 +15,26 @@ import struct
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-from PIL import Image, UnidentifiedImageError
+if TYPE_CHECKING:
+    from PIL import Image
 
-# Pillow warns about canvases above its own threshold; this module refuses them itself right after the
-# header is read (and Pillow raises above twice its threshold), so the warning is only noise in the logs.
-warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
+# Pillow warns about canvases above its own threshold (DecompressionBombWarning, a RuntimeWarning); this module
+# refuses them itself right after the header is read (and Pillow raises above twice its threshold), so the
+# warning is only noise in the logs. Named by its text: Pillow is not imported yet.
+warnings.filterwarnings("ignore", message=r"Image size \(\d+ pixels\) exceeds limit", category=RuntimeWarning,
+                        module=r"PIL\.Image")
+
+
+def pillow() -> ModuleType:
+    """Pillow's Image module, imported by the first image check (on the image pool's thread) rather than
+    when the routes are declared: a node that is sent no image does without it."""
+    from PIL import Image
+
+    return Image
+
 
 # Pixels of one frame. Above Pillow's own bomb threshold this is checked first, from the header.
 MAX_PIXELS = 50_000_000
@@ -45,6 +59,9 @@ class ImageInfo:
 
 def inspect_image(path: Path, expected: str, *, decode: bool) -> ImageInfo:
     """Check the image at `path` (expected Pillow format `expected`). Raises ImageRejected."""
+    Image = pillow()  # the module, under its usual name
+    from PIL import UnidentifiedImageError
+
     try:
         with Image.open(path, formats=[expected]) as im:
             width, height = im.size

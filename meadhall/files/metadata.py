@@ -20,11 +20,12 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import TYPE_CHECKING, BinaryIO, cast
 
-from PIL import Image, ImageOps, JpegImagePlugin
+from meadhall.files.images import MAX_DECODED_PIXELS, ImageRejected, _need, _next_marker, _skip_scan, pillow
 
-from meadhall.files.images import MAX_DECODED_PIXELS, ImageRejected, _need, _next_marker, _skip_scan
+if TYPE_CHECKING:
+    from PIL import Image
 from meadhall.files.tiff import plan_tiff
 
 STRIPPED_FORMATS = ("JPEG", "PNG", "WEBP", "TIFF")
@@ -58,6 +59,7 @@ def strip_metadata(path: Path, fmt: str) -> Rewritten | None:
     is left untouched). Raises ImageRejected when the image cannot be rewritten."""
     if fmt not in STRIPPED_FORMATS:
         return None
+    Image = pillow()  # the module, under its usual name
     try:
         with Image.open(path, formats=[fmt]) as im:
             width, height = im.size
@@ -86,7 +88,7 @@ def _orientation(im: Image.Image, path: Path, fmt: str) -> int:
         # Pillow finds an eXIf chunk behind the pixels only by decoding them: read the chunk directly.
         with open(path, "rb") as fh:
             raw = _png_exif(fh)
-        exif = Image.Exif()
+        exif = pillow().Exif()
         if raw:
             exif.load(raw)
     else:
@@ -97,6 +99,8 @@ def _orientation(im: Image.Image, path: Path, fmt: str) -> int:
 
 def _turned(im: Image.Image, fmt: str) -> bytes:
     """The image decoded, turned upright and encoded again in its format (metadata is stripped after)."""
+    from PIL import ImageOps, JpegImagePlugin
+
     im.load()
     upright = ImageOps.exif_transpose(im)
     options: dict[str, object] = {}
@@ -208,7 +212,7 @@ def _plan_jpeg(fh: BinaryIO, keep_orientation: int) -> tuple[list[Piece], bool]:
     pieces: list[Piece] = [b"\xff\xd8"]
     changed = False
     if keep_orientation != 1:
-        exif = Image.Exif()
+        exif = pillow().Exif()
         exif[ORIENTATION] = keep_orientation
         block = exif.tobytes()  # "Exif\0\0" and a TIFF header with the one tag
         pieces.append(b"\xff\xe1" + struct.pack(">H", len(block) + 2) + block)

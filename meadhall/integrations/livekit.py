@@ -16,8 +16,6 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from livekit.api import AccessToken, VideoGrants
-
 from meadhall.config import Settings
 from meadhall.core.errors import AppError
 from meadhall.core.limits import MEDIA_TOKEN_MINUTES
@@ -59,6 +57,9 @@ def check_voice_enabled(settings: Settings) -> None:
 def media_token(settings: Settings, user_id: int, display_name: str, grant: MediaGrant, now: datetime) -> str:
     """A signed token for `grant.room`. Voice must be enabled (`settings.voice_enabled`): callers answer
     403 `voice.disabled` before asking for one."""
+    # livekit-api brings protobuf and aiohttp (some 20 MiB): loaded with the first token, not at start.
+    from livekit.api import AccessToken, VideoGrants
+
     key, secret = settings.MEDIA_API_KEY, settings.MEDIA_API_SECRET
     if not key or not secret:
         raise RuntimeError("voice is disabled: MEDIA_API_KEY and MEDIA_API_SECRET are not set")

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from selectolax.lexbor import LexborHTMLParser
 from yarl import URL
 
 from meadhall.integrations.outbound import RefusedURL, url_target
@@ -20,6 +19,8 @@ def parse_card(body: bytes, charset: str | None, page: URL, allowed: Sequence[Ne
                ) -> dict[str, Any] | None:
     """The card of an HTML page, or None when it has no usable metadata (no title and no description)."""
     html = body.decode(charset or "utf-8", errors="replace") if _known(charset) else body.decode("utf-8", "replace")
+    from selectolax.lexbor import LexborHTMLParser  # with the first preview, not at start
+
     tree = LexborHTMLParser(html)
     metas: dict[str, str] = {}
     for node in tree.css("meta"):

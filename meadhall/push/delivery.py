@@ -28,8 +28,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import structlog
-from py_vapid import Vapid02
-from pywebpush import WebPusher
 
 from meadhall.accounts.presence import in_client
 from meadhall.accounts.queries import select_summary_rows
@@ -359,6 +357,10 @@ async def deliver(rt: Runtime, sub: SubscriptionRow, body: bytes) -> bool:
 def _request(rt: Runtime, sub: SubscriptionRow, body: bytes) -> tuple[dict[str, str], bytes]:
     """(headers, encrypted body): RFC 8291 by pywebpush, the VAPID signature by py_vapid."""
     assert rt.settings.VAPID_PRIVATE_KEY is not None
+    # pywebpush brings requests, http_ece and py_vapid (some 5 MiB): loaded by the first delivery, not at start.
+    from py_vapid import Vapid02
+    from pywebpush import WebPusher
+
     encrypted = WebPusher({"endpoint": sub["endpoint"], "keys": {"p256dh": sub["p256dh"], "auth": sub["auth"]}}
                           ).encode(body, "aes128gcm")["body"]
     parts = urlsplit(sub["endpoint"])

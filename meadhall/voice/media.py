@@ -8,23 +8,40 @@ state later. Calls are short (a few seconds at most) so a hung server does not h
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
 import structlog
-from livekit import api as lk
 
 from meadhall.config import Settings
 from meadhall.integrations.livekit import ALL_SOURCES, CAMERA, MICROPHONE, SCREEN_SOURCES
 
 log = structlog.get_logger("meadhall.voice.media")
 
-TIMEOUT = aiohttp.ClientTimeout(total=3)
-_SOURCES = {MICROPHONE: lk.TrackSource.MICROPHONE, CAMERA: lk.TrackSource.CAMERA,
+TIMEOUT_SECONDS = 3
+
+
+def _lk() -> Any:
+    """livekit-api, imported with the first call to a media server: it brings protobuf and aiohttp (some
+    20 MiB), which a node without voice, or one that has not called it yet, does without."""
+    from livekit import api
+
+    return api
+
+
+@functools.cache
+def _sources() -> dict[str, Any]:
+    """Our source names -> the media server's TrackSource values (a constant table, built on first use)."""
+    lk = _lk()
+    return {MICROPHONE: lk.TrackSource.MICROPHONE, CAMERA: lk.TrackSource.CAMERA,
             SCREEN_SOURCES[0]: lk.TrackSource.SCREEN_SHARE, SCREEN_SOURCES[1]: lk.TrackSource.SCREEN_SHARE_AUDIO}
-_NAMES = {int(v): k for k, v in _SOURCES.items()}
+
+
+@functools.cache
+def _names() -> dict[int, str]:
+    return {int(v): k for k, v in _sources().items()}
 
 
 @dataclass(frozen=True)
@@ -46,7 +63,8 @@ def _participant(info: Any) -> Participant:
     if not info.HasField("permission"):
         return Participant(info.identity, frozenset(ALL_SOURCES), True)
     perm = info.permission
-    named = frozenset(_NAMES[int(s)] for s in perm.can_publish_sources if int(s) in _NAMES)
+    names = _names()
+    named = frozenset(names[int(s)] for s in perm.can_publish_sources if int(s) in names)
     sources = (named or frozenset(ALL_SOURCES)) if perm.can_publish else frozenset()
     return Participant(info.identity, sources, bool(perm.can_subscribe))
 
@@ -60,8 +78,11 @@ class MediaServer:
 
     async def __aenter__(self) -> MediaServer:
         if self.settings.voice_enabled:
-            self._api = lk.LiveKitAPI(url=self.settings.MEDIA_API_URL, api_key=self.settings.MEDIA_API_KEY,
-                                      api_secret=self.settings.MEDIA_API_SECRET, timeout=TIMEOUT, failover=False)
+            import aiohttp
+
+            self._api = _lk().LiveKitAPI(url=self.settings.MEDIA_API_URL, api_key=self.settings.MEDIA_API_KEY,
+                                         api_secret=self.settings.MEDIA_API_SECRET,
+                                         timeout=aiohttp.ClientTimeout(total=TIMEOUT_SECONDS), failover=False)
         return self
 
     async def __aexit__(self, *_exc: object) -> None:
@@ -71,6 +92,7 @@ class MediaServer:
     async def _call(self, what: str, room: str, fn: Callable[[Any], Awaitable[Any]]) -> Any:
         if self._api is None:
             return None
+        lk = _lk()
         try:
             return await fn(self._api.room)
         except lk.ServerError as err:
@@ -84,15 +106,16 @@ class MediaServer:
 
     async def remove(self, room: str, user_id: int) -> bool:
         done = await self._call("RemoveParticipant", room, lambda rs: rs.remove_participant(
-            lk.RoomParticipantIdentity(room=room, identity=str(user_id))))
+            _lk().RoomParticipantIdentity(room=room, identity=str(user_id))))
         return done is not False
 
     async def restrict(self, room: str, user_id: int, sources: tuple[str, ...], *, deafened: bool) -> bool:
         """What the participant may publish and whether they hear: a server mute takes the microphone out of
         `sources` (LiveKit unpublishes it), a server deafen stops their subscriptions."""
+        lk = _lk()
         permission = lk.ParticipantPermission(
             can_subscribe=not deafened, can_publish=bool(sources), can_publish_data=True,
-            can_publish_sources=[_SOURCES[s] for s in sources])
+            can_publish_sources=[_sources()[s] for s in sources])
         done = await self._call("UpdateParticipant", room, lambda rs: rs.update_participant(
             lk.UpdateParticipantRequest(room=room, identity=str(user_id), permission=permission)))
         return done is not False
@@ -101,7 +124,7 @@ class MediaServer:
         """MoveParticipant where the server offers it; else the participant is removed from the old room and
         their client joins the new one with a fresh token (docs/voice.md, "Moves")."""
         done = await self._call("MoveParticipant", room, lambda rs: rs.move_participant(
-            lk.MoveParticipantRequest(room=room, identity=str(user_id), destination_room=destination)))
+            _lk().MoveParticipantRequest(room=room, identity=str(user_id), destination_room=destination)))
         if done is False:
             return await self.remove(room, user_id)
         return True
@@ -109,13 +132,13 @@ class MediaServer:
     async def participants(self, room: str) -> list[Participant] | None:
         """Who is in the room, with what they may do; None when the server could not be asked."""
         found = await self._call("ListParticipants", room, lambda rs: rs.list_participants(
-            lk.ListParticipantsRequest(room=room)))
+            _lk().ListParticipantsRequest(room=room)))
         if found is False:
             return None
         return [] if found is None else [_participant(p) for p in found.participants]
 
     async def rooms(self) -> list[str] | None:
-        found = await self._call("ListRooms", "*", lambda rs: rs.list_rooms(lk.ListRoomsRequest()))
+        found = await self._call("ListRooms", "*", lambda rs: rs.list_rooms(_lk().ListRoomsRequest()))
         if found is False:
             return None
         return [] if found is None else [r.name for r in found.rooms]

@@ -16,11 +16,9 @@ import base64
 import hashlib
 import hmac
 import json
+from typing import TYPE_CHECKING
 
 import structlog
-from google.protobuf.json_format import ParseDict
-from livekit.api import TokenVerifier
-from livekit.protocol.webhook import WebhookEvent
 
 from meadhall.core.errors import AppError, validation_error
 from meadhall.core.text import check_single_line
@@ -32,6 +30,9 @@ from meadhall.voice import state as vs
 from meadhall.voice.admission import CALL_ROOM, GUILD_ROOM, admit
 from meadhall.voice.removal import clear_state
 from meadhall.voice.store import VoiceState, voice_store
+
+if TYPE_CHECKING:
+    from livekit.protocol.webhook import WebhookEvent
 
 log = structlog.get_logger("meadhall.voice.webhook")
 
@@ -48,6 +49,8 @@ def _check_signature(rt: Runtime, body: bytes, authorization: str | None) -> Non
         token = token[7:].strip()
     if not token:
         raise AppError("auth.unauthorized", "The media-server signature is missing")
+    from livekit.api import TokenVerifier  # with the first webhook: livekit-api is some 20 MiB
+
     verifier = TokenVerifier(rt.settings.MEDIA_API_KEY, rt.settings.MEDIA_API_SECRET)
     try:
         claimed = base64.b64decode(verifier.verify(token).sha256 or "", validate=True)
@@ -59,6 +62,9 @@ def _check_signature(rt: Runtime, body: bytes, authorization: str | None) -> Non
 
 def _event(body: bytes) -> WebhookEvent:
     """The signed body as an event; 422 when it is none (not JSON, not an event, no `id` or `event`)."""
+    from google.protobuf.json_format import ParseDict
+    from livekit.protocol.webhook import WebhookEvent
+
     try:
         document = json.loads(body)
         if not isinstance(document, dict):

@@ -17,7 +17,7 @@ from meadhall.integrations.outbound import (
     url_target,
 )
 from meadhall.integrations.outbound.addresses import numeric_ipv4
-from meadhall.integrations.outbound.client import _Attempt, _GuardedResolver
+from meadhall.integrations.outbound.transport import _Attempt, _GuardedResolver
 
 REFUSED = [
     # IPv4 ranges that are not the public Internet

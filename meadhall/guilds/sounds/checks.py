@@ -10,15 +10,6 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from mutagen import MutagenError
-from mutagen.mp3 import MP3
-from mutagen.mp4 import MP4
-from mutagen.oggflac import OggFLAC
-from mutagen.oggopus import OggOpus
-from mutagen.oggspeex import OggSpeex
-from mutagen.oggvorbis import OggVorbis
-from mutagen.wave import WAVE
-
 from meadhall.files import sniff
 from meadhall.files.checks import Checked, unsupported
 from meadhall.filestore import Spool
@@ -26,10 +17,6 @@ from meadhall.runtime import Runtime
 
 SOUND_TYPES = ("audio/mpeg", "audio/ogg", "audio/wav", "audio/webm", "audio/mp4")
 _SIGNATURE = {"audio/mpeg": "mp3", "audio/ogg": "ogg", "audio/wav": "wav", "audio/webm": "ebml", "audio/mp4": "mp4"}
-_READERS: dict[str, tuple[Any, ...]] = {
-    "audio/mpeg": (MP3,), "audio/ogg": (OggVorbis, OggOpus, OggFLAC, OggSpeex), "audio/wav": (WAVE,),
-    "audio/mp4": (MP4,),
-}
 _WEBM_HEAD = 4096
 
 
@@ -39,14 +26,28 @@ def sound_type_allowed(declared: str) -> bool:
 
 
 def _duration_ms(path: Path, content_type: str) -> int | None:
-    """The duration read by mutagen as the declared format; raises ValueError when it cannot read it."""
+    """The duration read by mutagen as the declared format; raises ValueError when it cannot read it.
+    mutagen (some 2 MiB) is imported by the first sound upload, not at start."""
+    from mutagen import MutagenError
+    from mutagen.mp3 import MP3
+    from mutagen.mp4 import MP4
+    from mutagen.oggflac import OggFLAC
+    from mutagen.oggopus import OggOpus
+    from mutagen.oggspeex import OggSpeex
+    from mutagen.oggvorbis import OggVorbis
+    from mutagen.wave import WAVE
+
+    readers: dict[str, tuple[Any, ...]] = {
+        "audio/mpeg": (MP3,), "audio/ogg": (OggVorbis, OggOpus, OggFLAC, OggSpeex), "audio/wav": (WAVE,),
+        "audio/mp4": (MP4,),
+    }
     if content_type == "audio/webm":
         with open(path, "rb") as fh:
             head = fh.read(_WEBM_HEAD)
         if b"\x42\x82" not in head or b"webm" not in head:  # EBML DocType element naming webm
             raise ValueError("not a WebM stream")
         return None
-    for reader in _READERS[content_type]:
+    for reader in readers[content_type]:
         try:
             audio = reader(path)
         except (MutagenError, OSError, ValueError, EOFError, IndexError, KeyError, TypeError, OverflowError):

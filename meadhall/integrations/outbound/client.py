@@ -9,25 +9,26 @@ proxy would make the connected address say nothing about the target.
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import socket
 import ssl
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
-from aiohttp.abc import AbstractResolver, ResolveResult
-from aiohttp.resolver import ThreadedResolver
 from yarl import URL
 
 from meadhall.integrations.outbound.addresses import Network, RefusedURL, refusal, url_target
 
-REDIRECTS = {301, 302, 303, 307, 308}
+if TYPE_CHECKING:
+    # aiohttp is imported with the first request (transport.py), not with the runtime.
+    from aiohttp.abc import ResolveResult
+    from aiohttp.resolver import ThreadedResolver
+
+    from meadhall.integrations.outbound.transport import _Attempt
 
 # host, port, family -> the resolver's answer; tests replace it to make a name resolve where they want.
-Resolve = Callable[[str, int, socket.AddressFamily], Awaitable[list[ResolveResult]]]
+Resolve = Callable[[str, int, socket.AddressFamily], Awaitable[list["ResolveResult"]]]
 
 
 class OutboundBlocked(OSError):
@@ -48,32 +49,6 @@ class Answer:
     body: bytes
 
 
-@dataclass
-class _Attempt:
-    """What one request's guard refused (the error aiohttp raises wraps it in its own type)."""
-
-    refused: list[str] = field(default_factory=list)
-
-
-class _GuardedResolver(AbstractResolver):
-    def __init__(self, outbound: Outbound, attempt: _Attempt) -> None:
-        self._outbound = outbound
-        self._attempt = attempt
-
-    async def resolve(self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-                      ) -> list[ResolveResult]:
-        results = await self._outbound.resolve(host, port, family)
-        for result in results:
-            reason = self._outbound.refused(result["host"])
-            if reason:
-                self._attempt.refused.append(f"{host} resolves to a refused address: {reason}")
-                raise OutboundBlocked(reason)
-        return results
-
-    async def close(self) -> None:
-        return None
-
-
 class Outbound:
     """Built once per process (the runtime's `outbound`). `ssl_context` None = the system's trust store;
     tests set one that also trusts their own CA, never an unverified one."""
@@ -90,7 +65,9 @@ class Outbound:
 
     async def _system_resolve(self, host: str, port: int, family: socket.AddressFamily) -> list[ResolveResult]:
         if self._threaded is None:
-            self._threaded = ThreadedResolver()
+            from meadhall.integrations.outbound.transport import system_resolver
+
+            self._threaded = system_resolver()
         return await self._threaded.resolve(host, port, family)
 
     def refused(self, address: str) -> str | None:
@@ -145,65 +122,14 @@ class Outbound:
         """One request through the guard, following up to `redirects` redirects (each hop checked), all
         within `seconds`. At most `max_bytes` of the body are read, and only when `read_body(content_type)`
         says so (default: always). Raises OutboundBlocked or OutboundFailed."""
-        attempt = _Attempt()
         try:
             target = self.target(url)
         except RefusedURL as exc:
             raise OutboundBlocked(str(exc)) from None
-        connector = aiohttp.TCPConnector(resolver=_GuardedResolver(self, attempt), use_dns_cache=False,
-                                         socket_factory=self._socket_factory(attempt), force_close=True,
-                                         ssl=self.ssl_context if self.ssl_context is not None else True)
-        all_headers = {"User-Agent": self.user_agent, **(headers or {})}
-        try:
-            async with asyncio.timeout(seconds), aiohttp.ClientSession(
-                    connector=connector, trust_env=False, cookie_jar=aiohttp.DummyCookieJar(),
-                    timeout=aiohttp.ClientTimeout(total=seconds)) as session:
-                return await self._follow(session, method, target, all_headers, data, redirects, max_bytes,
-                                          read_body)
-        except OutboundBlocked:
-            raise
-        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
-            if attempt.refused:
-                raise OutboundBlocked(attempt.refused[0]) from None
-            raise OutboundFailed(type(exc).__name__) from None
+        from meadhall.integrations.outbound.transport import send
 
-    async def _follow(self, session: aiohttp.ClientSession, method: str, target: URL, headers: dict[str, str],
-                      data: bytes | None, redirects: int, max_bytes: int,
-                      read_body: Callable[[str], bool] | None) -> Answer:
-        for hop in range(redirects + 1):
-            async with session.request(method, target, headers=headers, data=data, allow_redirects=False
-                                       ) as resp:
-                location = resp.headers.get("Location")
-                if resp.status in REDIRECTS and location and redirects:
-                    if hop == redirects:
-                        raise OutboundFailed("too many redirects")
-                    try:
-                        target = self.target(target.join(URL(location)))
-                    except (RefusedURL, ValueError) as exc:
-                        raise OutboundBlocked(f"redirect: {exc}") from None
-                    if resp.status == 303 or (resp.status in (301, 302) and method == "POST"):
-                        method, data = "GET", None
-                    continue
-                body = b""
-                if read_body is None or read_body(resp.content_type):
-                    body = await _read_up_to(resp.content, max_bytes)
-                return Answer(resp.status, target, dict(resp.headers), resp.content_type, resp.charset, body)
-        raise OutboundFailed("too many redirects")
-
-
-async def _read_up_to(stream: aiohttp.StreamReader, max_bytes: int) -> bytes:
-    """The body until its end or `max_bytes`, whichever comes first. One `read(n)` returns what has arrived,
-    at most n bytes and often far fewer (one network read), so a page sent in small pieces would lose all
-    but its first one."""
-    parts: list[bytes] = []
-    left = max_bytes
-    while left > 0:
-        part = await stream.read(left)
-        if not part:
-            break
-        parts.append(part)
-        left -= len(part)
-    return b"".join(parts)
+        return await send(self, method, target, {"User-Agent": self.user_agent, **(headers or {})}, data,
+                          redirects, max_bytes, seconds, read_body)
 
 
 __all__ = ["Answer", "Outbound", "OutboundBlocked", "OutboundFailed", "Resolve"]
