@@ -16,10 +16,10 @@ answers it exactly as it always did. The FastAPI route stays the OpenAPI source 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+import orjson
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -92,7 +92,9 @@ async def json_body(request: Request, model: type[M]) -> M | None:
         return None
     raw = await request.body()
     try:
-        data = json.loads(raw)
+        # orjson: several times faster than json.loads. What it refuses and json accepts (NaN, a BOM, lone
+        # surrogates, integers past 64 bits) is declined, so the FastAPI route answers it as it always did.
+        data = orjson.loads(raw)
     except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict):
