@@ -119,6 +119,10 @@ async def access_guild(conn: AsyncConnection, principal: Principal, raw_id: str 
     return gc
 
 
+# A plain int: `mask & perms.P.VIEW_CHANNEL` would go through the enum machinery on every request.
+_VIEW_CHANNEL = int(perms.P.VIEW_CHANNEL)
+
+
 def channel_permissions(gc: GuildContext, overrides: list[OverrideRow]) -> int:
     return int(perms.channel_permissions(gc.actor, gc.roles, to_overrides(overrides)))
 
@@ -131,7 +135,7 @@ async def access_guild_channel(conn: AsyncConnection, gc: GuildContext, raw_id: 
         raise AppError("channel.not_found")
     overrides = await room_queries.select_overrides(conn, channel["id"])
     mask = channel_permissions(gc, overrides)
-    if not mask & perms.P.VIEW_CHANNEL:
+    if not mask & _VIEW_CHANNEL:
         raise AppError("channel.not_found")
     return ChannelContext(gc, channel, overrides, mask)
 
@@ -161,7 +165,7 @@ async def visible_channel(conn: AsyncConnection, principal: Principal, raw_id: s
         return None
     overrides = cast("list[OverrideRow]", state.overrides.get(channel["id"], []))
     mask = channel_permissions(gc, overrides)
-    if not mask & perms.P.VIEW_CHANNEL:
+    if not mask & _VIEW_CHANNEL:
         return None
     return ChannelContext(gc, channel, overrides, mask, state, caller)
 
@@ -175,13 +179,13 @@ def _deny(gc: GuildContext, flag: perms.Permission, where: str) -> AppError:
 
 def require(gc: GuildContext, flag: perms.Permission) -> None:
     """403 `perm.denied` naming the missing guild-level permission."""
-    if not gc.permissions & flag:
+    if not gc.permissions & int(flag):  # int: an operator on the flag goes through the enum machinery
         raise _deny(gc, flag, "in this server")
 
 
 def require_in(cc: ChannelContext, flag: perms.Permission) -> None:
     """403 `perm.denied` naming the missing permission in this room."""
-    if not cc.permissions & flag:
+    if not cc.permissions & int(flag):
         raise _deny(cc.guild, flag, "in this room")
 
 

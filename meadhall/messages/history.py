@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.auth.sessions import Principal
+from meadhall.core import jsonbytes
 from meadhall.core.errors import AppError
 from meadhall.core.ids import parse_id
 from meadhall.messages import page_cache, queries
-from meadhall.messages.hydrate import assemble, hydrate_one
+from meadhall.messages.hydrate import author_summaries, complete, hydrate_one, page_reactions
 from meadhall.messages.rooms import access_message_room
 from meadhall.messages.rows import MessageRow
 from meadhall.messages.views import MessageView
@@ -26,17 +27,26 @@ class Cursor:
     limit: int
 
 
-@dataclass(frozen=True)
-class HistoryPage:
-    messages: list[MessageView]  # newest first
-    has_more: bool  # more messages lie beyond the page in its direction
-
-
-async def access_history(rt: Runtime, principal: Principal, raw_channel_id: str, cursor: Cursor) -> HistoryPage:
+async def access_history(rt: Runtime, principal: Principal, raw_channel_id: str, cursor: Cursor) -> bytes:
+    """The page as the encoded answer of listMessages, `{"messages": [...newest first], "has_more": ...}`:
+    encoded here because a kept page's answer is often the bytes it gave the previous reader."""
     async with rt.read() as uow:
         room = await access_message_room(uow.conn, principal, raw_channel_id, uow.now, read_history=True)
-        parts, more = await page_cache.history_page(uow.conn, room.channel, principal.user_id, cursor)
-        return HistoryPage(await assemble(uow.conn, parts, principal.user_id, uow.now), more)
+        entry = await page_cache.history_page(uow.conn, room.channel, principal.user_id, cursor)
+        parts = entry.parts
+        summaries = await author_summaries(uow.conn, parts, uow.now)
+        reactions = await page_reactions(uow.conn, parts, principal.user_id)
+    # Without reactions (whose `me` is the reader's) a page shows every reader of the entry the same thing
+    # but its authors: replied messages a reader may not see exist only in rooms that held a private message,
+    # whose entries are per reader (page_cache.py). So the last answer serves while its authors look the same.
+    shown = entry.shown
+    if not reactions and shown is not None and shown[0] == summaries:
+        return shown[1]
+    views = complete(parts, summaries, reactions, principal.user_id)
+    body = jsonbytes.dumps({"messages": views, "has_more": entry.has_more})
+    if not reactions:
+        entry.shown = (summaries, body)
+    return body
 
 
 async def access_message(rt: Runtime, principal: Principal, raw_channel_id: str, raw_message_id: str

@@ -87,17 +87,35 @@ async def assemble(conn: AsyncConnection, parts: PageParts, viewer_id: int, now:
     instead of copied (300 last messages of a conversation list)."""
     if not parts.bases:
         return []
+    summaries = await author_summaries(conn, parts, now, known_users=known_users, made=made)
+    reactions = await page_reactions(conn, parts, viewer_id) if with_reactions else {}
+    return complete(parts, summaries, reactions, viewer_id, parts_kept=parts_kept)
+
+
+Shown = dict[int | None, UserSummaryView]
+
+
+async def author_summaries(conn: AsyncConnection, parts: PageParts, now: datetime, *,
+                           known_users: Mapping[int, Any] | None = None, made: Summaries | None = None) -> Shown:
+    """The authors of the page (and of the messages it replies to) as they are now."""
     known = known_users or {}
     authors = {**known, **await queries.select_authors(conn, parts.author_ids - known.keys())}
     # Keyed by `int | None`: a message without an author (system, webhook) looks up None and finds nothing.
     if made is None:
-        summaries: dict[int | None, UserSummaryView] = {
-            uid: user_summary(authors[uid], now) for uid in parts.author_ids if uid in authors}
-    else:
-        summaries = {uid: made.of(authors[uid]) for uid in parts.author_ids if uid in authors}
+        return {uid: user_summary(authors[uid], now) for uid in parts.author_ids if uid in authors}
+    return {uid: made.of(authors[uid]) for uid in parts.author_ids if uid in authors}
+
+
+async def page_reactions(conn: AsyncConnection, parts: PageParts, viewer_id: int) -> dict[int, list[ReactionView]]:
+    """The reactions of the page's messages, with the viewer's `me`."""
     # Most messages never had a reaction: the flag (set by a trigger) spares a page the query.
-    reacted = [k[0] for k in parts.keys if k[3]] if with_reactions else None
-    reactions = await _reactions(conn, reacted, viewer_id) if reacted else {}
+    reacted = [k[0] for k in parts.keys if k[3]]
+    return await _reactions(conn, reacted, viewer_id) if reacted else {}
+
+
+def complete(parts: PageParts, summaries: Shown, reactions: dict[int, list[ReactionView]], viewer_id: int, *,
+             parts_kept: bool = True) -> list[MessageView]:
+    """The Message objects of `parts` with their authors, reactions and the references the viewer may see."""
     out = []
     for base, (message_id, author_id, reply_id, _) in zip(parts.bases, parts.keys, strict=True):
         view = base.copy() if parts_kept else base

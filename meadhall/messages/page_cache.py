@@ -8,12 +8,15 @@ entry is used only while the version read with the room is the one it was built 
 deletion, a pin or a new message on any node is seen by the next request. Authors and reactions are read
 for every request (profiles and reactions change without touching messages).
 
+An entry also keeps the last answer it gave, encoded, with the author summaries it showed: a page without
+reactions is the same bytes for every reader while those summaries are (messages/history.py), so a busy room's
+newest page is assembled and encoded once, not once per reader.
+
 A room that ever held a `private` message shows each viewer a different page: its entries are per viewer.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -27,29 +30,33 @@ if TYPE_CHECKING:
     from meadhall.messages.history import Cursor
 
 
-@dataclass(frozen=True)
-class _Entry:
-    parts: PageParts
-    has_more: bool
+class Entry:
+    """A kept page: its parts, whether more lie beyond it, and its last encoded answer (`shown`)."""
+
+    __slots__ = ("parts", "has_more", "shown")
+
+    def __init__(self, parts: PageParts, has_more: bool) -> None:
+        self.parts, self.has_more = parts, has_more
+        # (the author summaries shown, the answer's bytes); set by the history service.
+        self.shown: tuple[object, bytes] | None = None
 
 
 # (room id, before, after, limit, viewer id or 0) -> the page, under the room's message version; the bound (128
 # pages of about 85 KiB, measured with tracemalloc) is the registry's.
-PAGES: VersionedCache[tuple[int, int | None, int | None, int, int], int, _Entry] = VersionedCache("history_pages")
+PAGES: VersionedCache[tuple[int, int | None, int | None, int, int], int, Entry] = VersionedCache("history_pages")
 
 
-async def history_page(conn: AsyncConnection, channel: ChannelRow, viewer_id: int, page: Cursor
-                       ) -> tuple[PageParts, bool]:
-    """(the page's parts, has_more) for this viewer; `channel` is the room row read in this transaction."""
+async def history_page(conn: AsyncConnection, channel: ChannelRow, viewer_id: int, page: Cursor) -> Entry:
+    """The page for this viewer; `channel` is the room row read in this transaction."""
     # kept by trigger: see derived registry "has_private" and "message_version"
     scope = viewer_id if channel["has_private"] else 0
     key = (channel["id"], page.before, page.after, page.limit, scope)
     version = int(channel["message_version"])
     entry = PAGES.get(conn, key, version)
     if entry is not None:
-        return entry.parts, entry.has_more
+        return entry
     rows, more = await queries.select_page(conn, channel["id"], viewer_id, before=page.before, after=page.after,
                                     limit=page.limit)
-    parts = await page_parts(conn, rows)
-    PAGES.put(conn, key, version, _Entry(parts, more))
-    return parts, more
+    entry = Entry(await page_parts(conn, rows), more)
+    PAGES.put(conn, key, version, entry)
+    return entry

@@ -61,7 +61,7 @@ class MessageRoom(ABC):
         """403 `perm.denied` naming the missing permission."""
 
     def has(self, flag: perms.Permission) -> bool:
-        return bool(self.permissions & flag)
+        return bool(self.permissions & int(flag))  # int: an operator on the flag costs the enum machinery
 
     @abstractmethod
     async def viewers(self, conn: AsyncConnection, now: datetime) -> list[int]:

@@ -79,6 +79,26 @@ async def test_authors_and_reactions_are_current_in_a_cached_page(client, accoun
     assert shown["reactions"] == [{"emoji": HEART, "count": 2, "me": False}]
 
 
+async def test_a_page_without_reactions_gives_every_reader_its_answer_with_the_authors_as_they_are(client, accounts, rt):
+    """The kept answer of a page (its bytes, page_cache.Entry.shown) serves the next reader only while the authors
+    it shows are unchanged, and never a page whose reactions carry the reader's `me`."""
+    h = await hall(client, accounts, rt)
+    await post(client, h.a, h.general, "hello")
+    await post(client, h.owner, h.general, "hi")
+    path = f"{API}/channels/{h.general}/messages?limit=2"
+    first = await client.get(path, headers=h.b.headers)
+    again = await client.get(path, headers=h.owner.headers)
+    assert first.status_code == again.status_code == 200
+    assert again.content == first.content and again.headers["content-type"] == "application/json"
+    assert [m["author"]["username"] for m in first.json()["messages"]] == ["owner", "alice"]
+
+    r = await client.patch(f"{API}/users/@me", json={"display_name": "Alice Renamed"}, headers=h.a.headers)
+    assert r.status_code == 200, r.text
+    renamed = (await client.get(path, headers=h.b.headers)).json()
+    assert [m["author"]["display_name"] for m in renamed["messages"]][1] == "Alice Renamed"
+    assert renamed["has_more"] == first.json()["has_more"]
+
+
 async def test_private_messages_stay_per_viewer_whoever_reads_first(client, accounts, rt):
     h = await hall(client, accounts, rt)
     await post(client, h.a, h.general, "public")
