@@ -217,7 +217,9 @@ CACHES: dict[str, Cache] = {c.name: c for c in (
     Cache(
         "history_pages",
         "what a history page shows that is the same for every viewer (per viewer in a room that held a "
-        "private message); a page of 50 messages takes about 85 KiB, some 11 MiB in all",
+        "private message), and the last answer encoded from it with the author summaries it showed (given "
+        "again while they compare equal and the page has no reactions); a page of 50 messages takes about "
+        "85 KiB plus 35 KiB encoded, some 15 MiB in all",
         "message_version",
         128, "pages",
         AfterWrite.NEVER,
