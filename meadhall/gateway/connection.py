@@ -1,11 +1,12 @@
 """One open WebSocket's outgoing side. The hub hands a frame over without awaiting the client, and a
 slow client never stalls the others:
 
-- when nothing is waiting, the frame is written at once: the ASGI send coroutine is started by hand and,
-  as it does whenever the transport accepts data, completes without suspending (no task switch per
-  frame, which is most of the cost of a delivery to many connections);
-- when it does suspend (the client's socket buffer is full), a writer task finishes it and drains the
-  frames queued behind it, in order;
+- when nothing is waiting, the frame is written at once: straight to the transport when the server offers
+  it (`FrameSink`, gateway/wire.py: no coroutine, no ASGI message, no websockets frame object per delivery),
+  else the ASGI send coroutine is started by hand and, as it does whenever the transport accepts data,
+  completes without suspending (no task switch per frame);
+- when it does suspend (the client's socket buffer is full), or the sink's transport is paused, a writer
+  task finishes it and drains the frames queued behind it, in order;
 - a queue that reaches its bound means the client reads too slowly: it is dropped (it can RESUME).
 """
 
@@ -15,12 +16,24 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Protocol
+
+from meadhall.gateway.wire import Closed
 
 # Coroutine functions, not any awaitable: `_put` starts the coroutine by hand (`send(None)`) to write
 # without a task when the socket accepts at once.
 SendText = Callable[[str], Coroutine[Any, Any, None]]
 Close = Callable[[int], Coroutine[Any, Any, None]]
+
+
+class FrameSink(Protocol):
+    """A direct write path for text frames (gateway/wire.py)."""
+
+    def write_text(self, text: str) -> bool:
+        """True once written; False when the transport is paused; raises `Closed` when nothing more can go out."""
+        ...
+
+    async def writable_again(self) -> None: ...
 
 
 async def _complete(coro: Coroutine[Any, Any, Any], awaiting: Any) -> None:
@@ -39,8 +52,13 @@ async def _complete(coro: Coroutine[Any, Any, Any], awaiting: Any) -> None:
 
 
 class Connection:
-    def __init__(self, send: SendText, close: Close, max_queued: int, on_overflow: Callable[[], None]) -> None:
+    __slots__ = ("_send", "_close", "_max_queued", "_on_overflow", "_queue", "_writer", "_sink", "last_seq", "closing",
+                 "overflowed")
+
+    def __init__(self, send: SendText, close: Close, max_queued: int, on_overflow: Callable[[], None],
+                 sink: FrameSink | None = None) -> None:
         self._send = send
+        self._sink = sink
         self._close = close
         self._max_queued = max_queued
         self._on_overflow = on_overflow
@@ -85,6 +103,17 @@ class Connection:
         if self._writer is not None:
             self._queue.append(item)
             return
+        sink = self._sink
+        if sink is not None and type(item) is str:
+            try:
+                if sink.write_text(item):
+                    return
+            except Closed:  # as when the ASGI send fails: the reader sees the disconnect
+                self.closing = True
+                return
+            self._queue.append(item)  # the transport is paused: a writer waits for it
+            self._writer = asyncio.ensure_future(self._drain(None, None))
+            return
         coro = self._send(item) if isinstance(item, str) else self._close(item)
         try:
             awaiting = coro.send(None)
@@ -95,15 +124,21 @@ class Connection:
             return
         self._writer = asyncio.ensure_future(self._drain(coro, awaiting))
 
-    async def _drain(self, coro: Coroutine[Any, Any, Any], awaiting: Any) -> None:
+    async def _drain(self, coro: Coroutine[Any, Any, Any] | None, awaiting: Any) -> None:
+        sink = self._sink
         try:
-            await _complete(coro, awaiting)
+            if coro is not None:
+                await _complete(coro, awaiting)
             while self._queue:
                 item = self._queue.popleft()
                 if isinstance(item, int):
                     await self._close(item)
                     return
-                await self._send(item)
+                if sink is None:
+                    await self._send(item)
+                    continue
+                while not sink.write_text(item):
+                    await sink.writable_again()
         except asyncio.CancelledError:
             raise
         except Exception:
