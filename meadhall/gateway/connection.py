@@ -62,7 +62,7 @@ class Connection:
         self._close = close
         self._max_queued = max_queued
         self._on_overflow = on_overflow
-        self._queue: deque[str | int] = deque()  # a frame, or a close code (the last item)
+        self._queue: deque[str | int] | None = None  # a frame, or a close code (the last item)
         self._writer: asyncio.Task[None] | None = None  # only while a send is suspended
         self.last_seq = 0  # highest dispatch sequence number queued
         self.closing = False  # no more frames are accepted
@@ -77,6 +77,18 @@ class Connection:
         if seq <= self.last_seq:
             return
         self.last_seq = seq
+        sink = self._sink
+        if sink is not None and self._writer is None and not self.closing:
+            # What `_enqueue` and `_put` do when nothing waits (nothing is queued then), inline: this runs once
+            # per receiver of every event.
+            try:
+                if sink.write_text(frame):
+                    return
+            except Closed:
+                self.closing = True
+                return
+            self._wait_for_transport(frame)
+            return
         self._enqueue(frame)
 
     def close(self, code: int) -> None:
@@ -88,11 +100,12 @@ class Connection:
     def _enqueue(self, item: str) -> None:
         if self.closing:
             return
-        if len(self._queue) >= self._max_queued:
+        queue = self._queue
+        if queue is not None and len(queue) >= self._max_queued:
             # The client reads too slowly: drop it (it can RESUME from the buffer) rather than grow.
             self.closing = True
             self.overflowed = True
-            self._queue.clear()
+            queue.clear()
             if self._writer is not None:
                 self._writer.cancel()
             self._on_overflow()
@@ -101,7 +114,7 @@ class Connection:
 
     def _put(self, item: str | int) -> None:
         if self._writer is not None:
-            self._queue.append(item)
+            self._queued().append(item)
             return
         sink = self._sink
         if sink is not None and type(item) is str:
@@ -111,8 +124,7 @@ class Connection:
             except Closed:  # as when the ASGI send fails: the reader sees the disconnect
                 self.closing = True
                 return
-            self._queue.append(item)  # the transport is paused: a writer waits for it
-            self._writer = asyncio.ensure_future(self._drain(None, None))
+            self._wait_for_transport(item)
             return
         coro = self._send(item) if isinstance(item, str) else self._close(item)
         try:
@@ -124,13 +136,25 @@ class Connection:
             return
         self._writer = asyncio.ensure_future(self._drain(coro, awaiting))
 
+    def _wait_for_transport(self, frame: str) -> None:
+        """The sink's transport is paused: a writer task writes `frame` and what follows once it drains."""
+        self._queued().append(frame)
+        self._writer = asyncio.ensure_future(self._drain(None, None))
+
+    def _queued(self) -> deque[str | int]:
+        # Made on first use: an empty deque holds a 64-slot block, and most connections never queue.
+        if self._queue is None:
+            self._queue = deque()
+        return self._queue
+
     async def _drain(self, coro: Coroutine[Any, Any, Any] | None, awaiting: Any) -> None:
         sink = self._sink
         try:
             if coro is not None:
                 await _complete(coro, awaiting)
-            while self._queue:
-                item = self._queue.popleft()
+            queue = self._queued()
+            while queue:
+                item = queue.popleft()
                 if isinstance(item, int):
                     await self._close(item)
                     return

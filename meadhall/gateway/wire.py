@@ -15,6 +15,7 @@ keeps uvicorn's closing handshake.
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
@@ -25,6 +26,7 @@ EXTENSION = "meadhall.frames"
 PROTOCOL = "meadhall.gateway.wire:GatewayWebSocketProtocol"
 
 _TEXT = 0x81  # FIN + opcode 1 (text)
+_HEAD16 = struct.Struct("!BBH")  # the header of a frame of 126 to 65535 bytes
 
 
 class Closed(Exception):
@@ -55,7 +57,13 @@ class GatewayWebSocketProtocol(WebSocketsSansIOProtocol):
         if not self.writable.is_set():
             return False
         data = text.encode()
-        self.transport.write(frame_header(len(data)) + data)
+        length = len(data)
+        # frame_header's common case inline (a dispatch is 126 to 65535 bytes; this runs once per receiver of
+        # every event).
+        if 126 <= length < 65536:
+            self.transport.write(_HEAD16.pack(_TEXT, 126, length) + data)
+        else:
+            self.transport.write(frame_header(length) + data)
         return True
 
     async def writable_again(self) -> None:

@@ -15,7 +15,7 @@ from meadhall.gateway.connection import Connection
 from meadhall.gateway.wire import Closed, frame_header
 
 
-@pytest.mark.parametrize("length", [0, 1, 125, 126, 127, 65535, 65536, 70000])
+@pytest.mark.parametrize("length", [0, 1, 125, 126, 127, 300, 65535, 65536, 70000])
 def test_frame_header_is_websockets_serialisation(length):
     data = ("é" * (length // 2) + "x" * (length % 2)).encode()
     assert len(data) == length
@@ -88,3 +88,29 @@ async def test_a_gone_transport_stops_the_connection():
     conn = Connection(send, close, 16, lambda: None, sink)
     conn.push(1, "frame")
     assert conn.closing and sink.written == []
+
+
+@pytest.mark.parametrize("length", [0, 125, 126, 300, 65535, 65536])
+def test_write_text_writes_websockets_frame(length):
+    from meadhall.gateway.wire import GatewayWebSocketProtocol
+    from websockets.protocol import State
+
+    written: list[bytes] = []
+
+    class Transport:
+        def write(self, data: bytes) -> None:
+            written.append(data)
+
+    proto = GatewayWebSocketProtocol.__new__(GatewayWebSocketProtocol)
+    proto.disconnected, proto.close_sent = False, False
+    proto.conn = type("Conn", (), {"state": State.OPEN})()
+    proto.writable = asyncio.Event()
+    proto.transport = Transport()  # type: ignore[assignment]
+    text = "x" * length
+    assert proto.write_text(text) is False  # paused
+    proto.writable.set()
+    assert proto.write_text(text) is True
+    assert written == [Frame(Opcode.TEXT, text.encode()).serialize(mask=False)]
+    proto.close_sent = True
+    with pytest.raises(Closed):
+        proto.write_text(text)
