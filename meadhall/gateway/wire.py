@@ -15,6 +15,7 @@ keeps uvicorn's closing handshake.
 
 from __future__ import annotations
 
+import asyncio
 import struct
 from typing import Any
 
@@ -42,7 +43,92 @@ def frame_header(length: int) -> bytes:
     return bytes((_TEXT, 127)) + length.to_bytes(8, "big")
 
 
+class _Mailbox:
+    """What uvicorn's protocol asks of its `asyncio.Queue` of received messages (`put_nowait`, `get`, `empty`),
+    without the Queue's four deques (each a 64-slot block: about 3 KiB per connection). One reader: the ASGI
+    application's `receive` (the gateway reads its connection from one task)."""
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: list[Any] = []
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: Any) -> None:
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def get(self) -> Any:
+        while not self._items:
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+        return self._items.pop(0)
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+
+class _Flag:
+    """`asyncio.Event` for the protocol's `writable`, whose waiters (rare: a paused transport) get a list only
+    when there are some, instead of a deque per connection."""
+
+    __slots__ = ("_value", "_waiters")
+
+    def __init__(self) -> None:
+        self._value = False
+        self._waiters: list[asyncio.Future[None]] | None = None
+
+    def is_set(self) -> bool:
+        return self._value
+
+    def set(self) -> None:
+        self._value = True
+        waiters, self._waiters = self._waiters, None
+        for waiter in waiters or ():
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def clear(self) -> None:
+        self._value = False
+
+    async def wait(self) -> bool:
+        if self._value:
+            return True
+        waiter = asyncio.get_running_loop().create_future()
+        if self._waiters is None:
+            self._waiters = []
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        finally:
+            if self._waiters is not None and waiter in self._waiters:
+                self._waiters.remove(waiter)
+        return True
+
+
 class GatewayWebSocketProtocol(WebSocketsSansIOProtocol):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Memory per connection (a thousand viewers hold a thousand of these): leaner stand-ins for the Queue and
+        # the Event, which uvicorn uses only through the methods they have.
+        self.queue = _Mailbox()  # type: ignore[assignment]
+        self.writable = _Flag()  # type: ignore[assignment]
+        self.writable.set()
+
+    async def send(self, message: Any) -> None:
+        await super().send(message)
+        if message["type"] == "websocket.accept":
+            # The handshake is over: its request and response (about 3 KiB of header objects) are not read again.
+            self.request = self.response = None  # type: ignore[assignment]
+
     def handle_connect(self, event: Any) -> None:
         super().handle_connect(event)
         if self.response.status_code == 101 and not self.conn.extensions:
