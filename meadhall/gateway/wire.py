@@ -72,9 +72,6 @@ class _Mailbox:
     def empty(self) -> bool:
         return not self._items
 
-    def qsize(self) -> int:
-        return len(self._items)
-
 
 class _Flag:
     """`asyncio.Event` for the protocol's `writable`, whose waiters (rare: a paused transport) get a list only
@@ -132,7 +129,8 @@ class GatewayWebSocketProtocol(WebSocketsSansIOProtocol):
     def handle_connect(self, event: Any) -> None:
         super().handle_connect(event)
         if self.response.status_code == 101 and not self.conn.extensions:
-            self.scope["extensions"][EXTENSION] = self
+            # ASGI extensions are dicts by convention; this one is the protocol itself (its `write_text`).
+            self.scope["extensions"][EXTENSION] = self  # type: ignore[assignment]
 
     def write_text(self, text: str) -> bool:
         """Write one text frame now: True once written, False when the transport is paused (its buffer is over the

@@ -10,9 +10,10 @@ import json
 import pytest
 from websockets.asyncio.client import connect
 from websockets.frames import Frame, Opcode
+from websockets.protocol import State
 
 from meadhall.gateway.connection import Connection
-from meadhall.gateway.wire import Closed, frame_header
+from meadhall.gateway.wire import Closed, GatewayWebSocketProtocol, frame_header
 
 
 @pytest.mark.parametrize("length", [0, 1, 125, 126, 127, 300, 65535, 65536, 70000])
@@ -92,9 +93,6 @@ async def test_a_gone_transport_stops_the_connection():
 
 @pytest.mark.parametrize("length", [0, 125, 126, 300, 65535, 65536])
 def test_write_text_writes_websockets_frame(length):
-    from meadhall.gateway.wire import GatewayWebSocketProtocol
-    from websockets.protocol import State
-
     written: list[bytes] = []
 
     class Transport:
