@@ -67,7 +67,7 @@ def serve(
         proxy_headers=settings.TRUST_PROXY,
         forwarded_allow_ips="*" if settings.TRUST_PROXY else None,
         ws_max_size=64 * 1024,
-        # The gateway's direct frame writes (gateway/wire.py); frames are never compressed (API.md).
+        # The gateway's direct frame writes (gateway/wire.py); the gateway never compresses frames.
         ws=gateway_wire.PROTOCOL, ws_per_message_deflate=False,
         timeout_graceful_shutdown=GRACEFUL_REQUESTS,
     )

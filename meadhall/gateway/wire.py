@@ -7,7 +7,7 @@ spent most of its user time there. A server-to-client text frame is a two-to-ten
 (unmasked, RFC 6455 5.2), so `write_text` writes exactly what websockets would.
 
 The extension is offered only when no WebSocket extension was negotiated (permessage-deflate would have to
-compress each frame): the gateway speaks uncompressed frames (API.md), and the server turns deflate off
+compress each frame): the gateway speaks uncompressed frames, and the server turns deflate off
 (`ws_per_message_deflate=False`). Without the extension, or under another server, the gateway sends through ASGI
 (gateway/connection.py). Control frames and the close still go through ASGI: they are rare, and the close
 keeps uvicorn's closing handshake.
