@@ -109,3 +109,8 @@ voice_states
 voice_url
 webhook_avatar
 webhook_name
+
+# uvicorn builds the gateway's WebSocket protocol from its import string (`ws=`, gateway/wire.py PROTOCOL) and
+# calls `put_nowait` on the protocol's received-message mailbox.
+GatewayWebSocketProtocol
+_.put_nowait

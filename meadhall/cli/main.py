@@ -43,6 +43,7 @@ def serve(
     import uvicorn
 
     from meadhall.app import create_app
+    from meadhall.gateway import wire as gateway_wire
     try:
         settings = settings_for(data_dir, port)
     except ConfigError as err:
@@ -66,6 +67,8 @@ def serve(
         proxy_headers=settings.TRUST_PROXY,
         forwarded_allow_ips="*" if settings.TRUST_PROXY else None,
         ws_max_size=64 * 1024,
+        # The gateway's direct frame writes (gateway/wire.py); the gateway never compresses frames.
+        ws=gateway_wire.PROTOCOL, ws_per_message_deflate=False,
         timeout_graceful_shutdown=GRACEFUL_REQUESTS,
     )
     graceful_server(config, service).run()

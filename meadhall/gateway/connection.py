@@ -1,11 +1,12 @@
 """One open WebSocket's outgoing side. The hub hands a frame over without awaiting the client, and a
 slow client never stalls the others:
 
-- when nothing is waiting, the frame is written at once: the ASGI send coroutine is started by hand and,
-  as it does whenever the transport accepts data, completes without suspending (no task switch per
-  frame, which is most of the cost of a delivery to many connections);
-- when it does suspend (the client's socket buffer is full), a writer task finishes it and drains the
-  frames queued behind it, in order;
+- when nothing is waiting, the frame is written at once: straight to the transport when the server offers
+  it (`FrameSink`, gateway/wire.py: no coroutine, no ASGI message, no websockets frame object per delivery),
+  else the ASGI send coroutine is started by hand and, as it does whenever the transport accepts data,
+  completes without suspending (no task switch per frame);
+- when it does suspend (the client's socket buffer is full), or the sink's transport is paused, a writer
+  task finishes it and drains the frames queued behind it, in order;
 - a queue that reaches its bound means the client reads too slowly: it is dropped (it can RESUME).
 """
 
@@ -15,12 +16,24 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Protocol
+
+from meadhall.gateway.wire import Closed
 
 # Coroutine functions, not any awaitable: `_put` starts the coroutine by hand (`send(None)`) to write
 # without a task when the socket accepts at once.
 SendText = Callable[[str], Coroutine[Any, Any, None]]
 Close = Callable[[int], Coroutine[Any, Any, None]]
+
+
+class FrameSink(Protocol):
+    """A direct write path for text frames (gateway/wire.py)."""
+
+    def write_text(self, text: str) -> bool:
+        """True once written; False when the transport is paused; raises `Closed` when nothing more can go out."""
+        ...
+
+    async def writable_again(self) -> None: ...
 
 
 async def _complete(coro: Coroutine[Any, Any, Any], awaiting: Any) -> None:
@@ -39,12 +52,17 @@ async def _complete(coro: Coroutine[Any, Any, Any], awaiting: Any) -> None:
 
 
 class Connection:
-    def __init__(self, send: SendText, close: Close, max_queued: int, on_overflow: Callable[[], None]) -> None:
+    __slots__ = ("_send", "_close", "_max_queued", "_on_overflow", "_queue", "_writer", "_sink", "last_seq", "closing",
+                 "overflowed")
+
+    def __init__(self, send: SendText, close: Close, max_queued: int, on_overflow: Callable[[], None],
+                 sink: FrameSink | None = None) -> None:
         self._send = send
+        self._sink = sink
         self._close = close
         self._max_queued = max_queued
         self._on_overflow = on_overflow
-        self._queue: deque[str | int] = deque()  # a frame, or a close code (the last item)
+        self._queue: deque[str | int] | None = None  # a frame, or a close code (the last item)
         self._writer: asyncio.Task[None] | None = None  # only while a send is suspended
         self.last_seq = 0  # highest dispatch sequence number queued
         self.closing = False  # no more frames are accepted
@@ -59,6 +77,18 @@ class Connection:
         if seq <= self.last_seq:
             return
         self.last_seq = seq
+        sink = self._sink
+        if sink is not None and self._writer is None and not self.closing:
+            # What `_enqueue` and `_put` do when nothing waits (nothing is queued then), inline: this runs once
+            # per receiver of every event.
+            try:
+                if sink.write_text(frame):
+                    return
+            except Closed:
+                self.closing = True
+                return
+            self._wait_for_transport(frame)
+            return
         self._enqueue(frame)
 
     def close(self, code: int) -> None:
@@ -70,11 +100,12 @@ class Connection:
     def _enqueue(self, item: str) -> None:
         if self.closing:
             return
-        if len(self._queue) >= self._max_queued:
+        queue = self._queue
+        if queue is not None and len(queue) >= self._max_queued:
             # The client reads too slowly: drop it (it can RESUME from the buffer) rather than grow.
             self.closing = True
             self.overflowed = True
-            self._queue.clear()
+            queue.clear()
             if self._writer is not None:
                 self._writer.cancel()
             self._on_overflow()
@@ -83,7 +114,17 @@ class Connection:
 
     def _put(self, item: str | int) -> None:
         if self._writer is not None:
-            self._queue.append(item)
+            self._queued().append(item)
+            return
+        sink = self._sink
+        if sink is not None and type(item) is str:
+            try:
+                if sink.write_text(item):
+                    return
+            except Closed:  # as when the ASGI send fails: the reader sees the disconnect
+                self.closing = True
+                return
+            self._wait_for_transport(item)
             return
         coro = self._send(item) if isinstance(item, str) else self._close(item)
         try:
@@ -95,15 +136,33 @@ class Connection:
             return
         self._writer = asyncio.ensure_future(self._drain(coro, awaiting))
 
-    async def _drain(self, coro: Coroutine[Any, Any, Any], awaiting: Any) -> None:
+    def _wait_for_transport(self, frame: str) -> None:
+        """The sink's transport is paused: a writer task writes `frame` and what follows once it drains."""
+        self._queued().append(frame)
+        self._writer = asyncio.ensure_future(self._drain(None, None))
+
+    def _queued(self) -> deque[str | int]:
+        # Made on first use: an empty deque holds a 64-slot block, and most connections never queue.
+        if self._queue is None:
+            self._queue = deque()
+        return self._queue
+
+    async def _drain(self, coro: Coroutine[Any, Any, Any] | None, awaiting: Any) -> None:
+        sink = self._sink
         try:
-            await _complete(coro, awaiting)
-            while self._queue:
-                item = self._queue.popleft()
+            if coro is not None:
+                await _complete(coro, awaiting)
+            queue = self._queued()
+            while queue:
+                item = queue.popleft()
                 if isinstance(item, int):
                     await self._close(item)
                     return
-                await self._send(item)
+                if sink is None:
+                    await self._send(item)
+                    continue
+                while not sink.write_text(item):
+                    await sink.writable_again()
         except asyncio.CancelledError:
             raise
         except Exception:

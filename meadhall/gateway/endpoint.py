@@ -28,6 +28,7 @@ from meadhall.gateway.connection import Connection
 from meadhall.gateway.hub import GatewaySession, Hub, NodeMessage, State, new_session_id
 from meadhall.gateway.ready import ready_payload
 from meadhall.gateway.resume import ATTACHED_TTL, GONE, Owner
+from meadhall.gateway.wire import EXTENSION
 from meadhall.realtime.events import Event
 from meadhall.runtime import Runtime
 
@@ -121,7 +122,9 @@ class GatewayReader:
         self.last_heartbeat = 0.0
         self.rate = FrameRate()
         self.task = asyncio.current_task()
-        self.conn = Connection(self._send, self._close, self.timing.max_queued_frames, self._overflow)
+        # The server's direct write path for text frames, when it offers one (gateway/wire.py).
+        sink = websocket.scope.get("extensions", {}).get(EXTENSION)
+        self.conn = Connection(self._send, self._close, self.timing.max_queued_frames, self._overflow, sink)
         self.conn_id = new_session_id()  # what the per-user connection cap counts (gateway/caps.py)
         self.retrying = False
 
@@ -145,7 +148,10 @@ class GatewayReader:
             while not self.conn.closing:
                 wait = deadline - loop.time()
                 try:
-                    message = await asyncio.wait_for(self.ws.receive(), max(wait, 0.0))
+                    # Not `wait_for`: on Python 3.11 it wraps each receive in a task, which every idle connection
+                    # then holds (memory per connection).
+                    async with asyncio.timeout(max(wait, 0.0)):
+                        message = await self.ws.receive()
                 except TimeoutError:
                     identified = self.gs is not None
                     self.conn.close(p.CLOSE_TIMED_OUT if identified else p.CLOSE_NOT_AUTHENTICATED)

@@ -72,7 +72,7 @@ class State(Enum):
     DETACHED = "detached"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class GatewaySession:
     id: str
     user_id: int
@@ -277,12 +277,11 @@ class Hub:
                     if gs.state is State.PENDING or gs.state is State.RESUMING:
                         gs.held_events.append((ev, pos))
                     else:
-                        items.append(Append(gs.id, event_id, ev.type, payload, pos=pos))
+                        items.append(Append(gs.id, event_id, ev.type, payload, True, pos))  # positional: cheaper
                         receivers.append(gs)
             if items:
                 results = await self._append_or_let_go(items, receivers)
-                for gs, item, result in zip(receivers, items, results, strict=True):
-                    await self._numbered(gs, appended_seq(result), item.type, item.payload)
+                await self._push_numbered(receivers, items, results)
         if revoked:
             await self._end(revoked, protocol.CLOSE_INVALIDATED)
 
@@ -303,6 +302,18 @@ class Hub:
         if self.metrics is not None:
             self.metrics.events_delivered.inc(len(items))
         return results
+
+    async def _push_numbered(self, receivers: list[GatewaySession], items: list[Append], results: list[int]) -> None:
+        """Hand each receiver its numbered dispatch. The common case (a live connection whose last dispatch is the
+        one before) is a plain push, with no coroutine per receiver; the others go through `_numbered`."""
+        live = State.LIVE
+        dispatch = protocol.dispatch
+        for gs, item, result in zip(receivers, items, results, strict=True):
+            conn = gs.conn
+            if conn is not None and gs.state is live and result > 0 and result == conn.last_seq + 1:
+                conn.push(result, dispatch(result, item.type, item.payload))
+            else:
+                await self._numbered(gs, appended_seq(result), item.type, item.payload)
 
     async def _numbered(self, gs: GatewaySession, seq: int | None, type_: str, payload: str) -> None:
         if seq is None:
@@ -328,10 +339,9 @@ class Hub:
         if not numbered:
             return
         event_id = ev.id or new_session_id()
-        results = await self._append_or_let_go(
-            [Append(gs.id, event_id, ev.type, payload, pos=pos) for gs in numbered], numbered)
-        for gs, result in zip(numbered, results, strict=True):
-            await self._numbered(gs, appended_seq(result), ev.type, payload)
+        items = [Append(gs.id, event_id, ev.type, payload, True, pos) for gs in numbered]
+        results = await self._append_or_let_go(items, numbered)
+        await self._push_numbered(numbered, items, results)
 
     async def _end(self, targets: list[GatewaySession], close_code: int, *, drop: bool = True) -> None:
         """End gateway sessions: close their connections after what is queued, forget them here and

@@ -103,7 +103,7 @@ class ResumeStore(Protocol):
         ...
 
 
-@dataclass
+@dataclass(slots=True)
 class _MemorySession:
     owner: Owner
     expires: float
@@ -132,13 +132,18 @@ class MemoryResumeStore:
 
     async def append(self, items: list[Append], now: float) -> list[int]:
         out: list[int] = []
+        entry: tuple[str, str | None] = ("", None)
         for item in items:
             state = self._live(item.session_id, now)
             if state is None:
                 out.append(GONE)
                 continue
             state.seq += 1
-            state.frames.append((item.type, item.payload if item.replayable else None))
+            # One entry per event, shared by the buffers of all its receivers (consecutive items of one event).
+            payload = item.payload if item.replayable else None
+            if entry[1] is not payload or entry[0] != item.type:
+                entry = (item.type, payload)
+            state.frames.append(entry)
             if item.pos:
                 state.pos = later(state.pos, item.pos)
             out.append(state.seq)

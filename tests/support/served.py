@@ -10,12 +10,14 @@ from typing import Any
 
 import uvicorn
 
+from meadhall.gateway.wire import PROTOCOL
+
 
 @asynccontextmanager
 async def served(app: Any, port: int = 0) -> AsyncIterator[int]:
     """Serve `app` on 127.0.0.1 (`port` 0: any free one) and yield the port; stopped on exit."""
     config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on", log_level="warning",
-                            ws_max_size=64 * 1024, access_log=False)
+                            ws_max_size=64 * 1024, access_log=False, ws=PROTOCOL, ws_per_message_deflate=False)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:
