@@ -49,7 +49,7 @@ def test_a_value_encrypted_before_the_change_still_opens() -> None:
     """A blob laid out as before (nonce, then AES-256-GCM ciphertext and tag) under the HKDF key."""
     key = _reference(b"a-secret-key-of-forty-characters-or-more", b"meadhall-v1", b"email-encryption", 32)
     nonce = bytes(12)
-    blob = nonce + AESGCM(key).encrypt(nonce, "ada@example.org".encode(), b"42")
+    blob = nonce + AESGCM(key).encrypt(nonce, b"ada@example.org", b"42")
     assert decrypt(Keys.derive(b"a-secret-key-of-forty-characters-or-more").email_enc, blob, aad=b"42") \
         == "ada@example.org"
 
