@@ -52,6 +52,6 @@ def test_a_failed_migration_stops_the_start_with_uvicorns_message_and_status_3(
     assert done.returncode == 3, done.stdout + done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert lines[-1] == {**lines[-1], "event": "Application startup failed. Exiting.", "level": "error"}
-    assert lines[-2]["event"].startswith("Traceback") and "users" in lines[-2]["event"], done.stdout
+    assert lines[-2]["event"].startswith("Traceback") and "sqlalchemy.exc." in lines[-2]["event"], done.stdout
     assert "migrations applied" not in done.stdout
     assert done.stderr == "", done.stderr
