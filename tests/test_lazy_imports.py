@@ -1,9 +1,9 @@
 """An idle node stays small (issue 35: resident memory after start, start to ready): `meadhall serve` on a
 database already at head loads none of the libraries that only some requests need. Each of them is imported
 by its first use (the media server, an outbound fetch, a Web Push delivery, a passkey ceremony, an image, a
-link preview, a sound, a TOTP enrolment, metrics, an encryption or a VAPID key); Alembic never (a pending
-migration runs in a child process, cli/first_migration.py); the Redis and asyncpg drivers only when
-configured; rich (structlog's console tracebacks) not at all by `serve`.
+link preview, a sound, a TOTP enrolment, metrics, an encryption or a VAPID key, a server-rendered page);
+Alembic never (a pending migration runs in a child process, cli/first_migration.py); the Redis and asyncpg
+drivers only when configured; rich (structlog's console tracebacks) not at all by `serve`.
 
 The start runs in a fresh interpreter, the way `serve` builds it (cli/main.py): the settings, the schema
 check and migration, create_app and the lifespan's start-up."""
@@ -26,7 +26,7 @@ from tests.support.isolation import clean_env
 # Modules a node must not hold until a request needs them (top-level names; a submodule counts).
 LAZY = ("aiohttp", "livekit", "google.protobuf", "webauthn", "cbor2", "OpenSSL", "pyasn1", "pywebpush",
         "py_vapid", "http_ece", "requests", "PIL", "selectolax", "ijson", "mutagen", "segno", "prometheus_client",
-        "alembic", "mako", "redis", "asyncpg", "rich", "pygments", "cryptography")
+        "alembic", "mako", "redis", "asyncpg", "rich", "pygments", "cryptography", "jinja2")
 
 START = r'''
 import asyncio, json, sys
