@@ -9,14 +9,13 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from cryptography.exceptions import InvalidTag
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from meadhall.accounts import queries as account_queries
 from meadhall.accounts.views import UserColumns, user_private, user_summary
 from meadhall.admin.users import queries
 from meadhall.core.clock import iso
-from meadhall.core.crypto import Keys, encrypt
+from meadhall.core.crypto import DecryptionFailed, Keys, encrypt
 
 
 def _user_fields(row: UserColumns, keys: Keys) -> dict[str, Any]:
@@ -24,7 +23,7 @@ def _user_fields(row: UserColumns, keys: Keys) -> dict[str, Any]:
     longer opens shows an empty one."""
     try:
         return user_private(row, keys)
-    except (InvalidTag, ValueError, TypeError):
+    except (DecryptionFailed, ValueError, TypeError):
         if row["deleted_at"] is None:
             raise
     blank = encrypt(keys.email_enc, "", aad=str(row["id"]).encode())

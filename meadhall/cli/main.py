@@ -9,6 +9,7 @@ import signal
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -49,7 +50,7 @@ def serve(
     except ConfigError as err:
         fail("validation.failed", str(err))
     configure_logging(settings.LOG_LEVEL)
-    refuse_newer_schema(settings)
+    migrate_before_serving(settings, data_dir)
     refuse_taken_node_id(settings)
     service = create_app(settings)
     service.state.listen = f"{host or settings.HOST}:{port or settings.PORT}"
@@ -170,23 +171,35 @@ def migrate(data_dir: DataDir = None) -> None:
     run(go)
 
 
-def refuse_newer_schema(settings: Settings) -> None:
+def refuse_newer_schema(settings: Settings) -> str | None:
     """Before serving: a database written by a newer Meadhall stops the start with one line (the same
-    check inside the start-up migration would end in a traceback)."""
+    check inside the start-up migration would end in a traceback). Returns the database's revision."""
     from meadhall.db.engine import create_engine
     from meadhall.db.migrate import SchemaTooNew, check_known, schema_revision
 
-    async def go() -> None:
+    async def go() -> str | None:
         engine = create_engine(settings.database_url)
         try:
-            check_known(await schema_revision(engine))
+            revision = await schema_revision(engine)
+            check_known(revision)
+            return revision
         finally:
             await engine.dispose()
 
     try:
-        asyncio.run(go())
+        return asyncio.run(go())
     except SchemaTooNew as err:
         fail("schema.too_new", str(err))
+        raise  # not reached: fail() exits
+
+
+def migrate_before_serving(settings: Settings, data_dir: Path | None) -> None:
+    """Refuse a newer schema; migrate one behind head in a child process (cli/first_migration.py)."""
+    from meadhall.cli.first_migration import migrate_in_child
+    from meadhall.db.migrate import shipped_revisions
+
+    if refuse_newer_schema(settings) != shipped_revisions()[-1]:
+        migrate_in_child(data_dir)
 
 
 users.register(app)

@@ -1,6 +1,12 @@
 """Keys derived from SECRET_KEY, field encryption, blind indexes, tokens and one-time codes.
 
 Subkeys come from HKDF-SHA256 with a distinct `info` each, so one master key never serves two purposes.
+
+HKDF is computed here with the standard library (RFC 5869 is two HMAC steps), and `cryptography`'s AES-GCM
+is imported by the first encryption or decryption: every node derives its keys at start, and loading
+`cryptography`'s native module for that alone held some 7 MiB in an idle node (issue 35). tests/core/
+test_crypto_hkdf.py holds the derivation equal to `cryptography`'s HKDF, so the keys, and everything
+stored under them, are the same.
 """
 
 from __future__ import annotations
@@ -12,15 +18,30 @@ import secrets
 import string
 from dataclasses import dataclass
 
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-
 _NONCE = 12
+_SALT = b"meadhall-v1"
+
+
+class DecryptionFailed(ValueError):
+    """The blob does not open with this key and associated data (a wrong key, a changed byte)."""
+
+
+def hkdf_sha256(master: bytes, *, salt: bytes, info: bytes, length: int) -> bytes:
+    """HKDF with SHA-256 (RFC 5869): extract a pseudorandom key from `master`, expand it to `length` bytes."""
+    if not 0 < length <= 255 * hashlib.sha256().digest_size:
+        raise ValueError(f"HKDF-SHA256 cannot give {length} bytes")
+    prk = hmac.digest(salt or bytes(hashlib.sha256().digest_size), master, "sha256")
+    out, block = b"", b""
+    counter = 1
+    while len(out) < length:
+        block = hmac.digest(prk, block + info + bytes([counter]), "sha256")
+        out += block
+        counter += 1
+    return out[:length]
 
 
 def _derive(master: bytes, info: str) -> bytes:
-    return HKDF(algorithm=hashes.SHA256(), length=32, salt=b"meadhall-v1", info=info.encode()).derive(master)
+    return hkdf_sha256(master, salt=_SALT, info=info.encode(), length=32)
 
 
 @dataclass(frozen=True)
@@ -42,12 +63,22 @@ class Keys:
 
 def encrypt(key: bytes, plaintext: str, aad: bytes = b"") -> bytes:
     """AES-256-GCM; the random nonce is stored in front of the ciphertext."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     nonce = secrets.token_bytes(_NONCE)
     return nonce + AESGCM(key).encrypt(nonce, plaintext.encode(), aad)
 
 
 def decrypt(key: bytes, blob: bytes, aad: bytes = b"") -> str:
-    return AESGCM(key).decrypt(blob[:_NONCE], blob[_NONCE:], aad).decode()
+    """The plaintext of `encrypt`'s blob; DecryptionFailed when it does not open (its callers need not
+    import `cryptography` to catch that)."""
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    try:
+        return AESGCM(key).decrypt(blob[:_NONCE], blob[_NONCE:], aad).decode()
+    except InvalidTag as exc:
+        raise DecryptionFailed("the encrypted value does not open with this key") from exc
 
 
 def blind_index(key: bytes, normalised: str) -> str:

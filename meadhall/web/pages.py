@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
-from jinja2 import Environment, FileSystemLoader
 
 from meadhall import __version__
 from meadhall.api.client import client_key
@@ -26,6 +26,9 @@ from meadhall.core.errors import AppError
 from meadhall.guilds.invites import service as invite_service
 from meadhall.runtime import Runtime
 from meadhall.web import client as web_client
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 pages = APIRouter(tags=["pages"])
 
@@ -60,14 +63,21 @@ def static_url(name: str) -> str:
     return f"/static/{name}?v={STATIC[name].version}"
 
 
-_templates = Environment(
-    loader=FileSystemLoader(Path(__file__).parent / "templates"),
-    autoescape=True,
-    auto_reload=False,
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
-_templates.globals["static_url"] = static_url
+@cache
+def _templates() -> Environment:
+    """Built by the first page rendered: a node serving only the API and the built client never loads
+    Jinja2 (issue 35, some 2 MiB)."""
+    from jinja2 import Environment, FileSystemLoader
+
+    templates = Environment(
+        loader=FileSystemLoader(Path(__file__).parent / "templates"),
+        autoescape=True,
+        auto_reload=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    templates.globals["static_url"] = static_url
+    return templates
 
 STATIC_HEADERS = {
     "Cache-Control": "public, max-age=31536000, immutable",
@@ -83,7 +93,7 @@ HEADERS = {
 
 
 def render(name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
-    html = _templates.get_template(name).render(**context)
+    html = _templates().get_template(name).render(**context)
     return HTMLResponse(html, status_code=status_code, headers=HEADERS)
 
 
