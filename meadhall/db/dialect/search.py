@@ -4,14 +4,15 @@ below are the ones those revisions gave them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
     Integer,
-    RowMapping,
     Select,
     String,
+    and_,
     column,
     func,
     literal_column,
@@ -69,7 +70,7 @@ def is_search_object(type_: str, name: str | None) -> bool:
 
 async def select_messages_containing(conn: AsyncConnection, channel_id: int | Sequence[int], words: Sequence[str],
                                      *, visible: ColumnElement[bool], before: int | None, limit: int
-                                     ) -> list[RowMapping]:
+                                     ) -> list[Mapping[Any, Any]]:
     """Messages of the room (or of any of the rooms, for a server-wide search) whose content_norm contains
     every word (already normalised), that pass `visible`, older than `before`; newest first, at most `limit`.
     One statement (with SET LOCAL before it on PostgreSQL)."""
@@ -84,6 +85,8 @@ async def select_messages_containing(conn: AsyncConnection, channel_id: int | Se
         # The best plan depends on the words (a rare trigram: the index; a common one: the room's newest
         # rows), so plan with the values every time, never with a cached generic plan.
         await plan_with_values(conn)
+        if isinstance(channel_id, int):
+            return await _postgres_room_search(conn, channel_id, words, visible, before, limit)
         stmt = _postgres_search(words, base, before, limit)
     return list((await conn.execute(stmt)).mappings())
 
@@ -152,6 +155,78 @@ def _postgres_search(words: Sequence[str], base: list[ColumnElement[bool]], befo
     if before is not None:
         stmt = stmt.where(messages.c.id < before)
     return stmt.order_by(messages.c.id.desc()).limit(limit)
+
+
+# ---- PostgreSQL, one room: how common are the words? -----------------------------------------------------------
+#
+# Left to itself, the planner chooses between the room's newest-first walk and the trigram index from its
+# estimate of the pattern's frequency, which pg_trgm does not give: it takes the index for words in
+# 0.1-1 % of a large room's messages, and the index yields every match of the room to be sorted before the
+# first 25 come out (`koub`, 4,885 matches in 1,000,000 messages: 60-170 ms), where the walk would have
+# found 25 in a few thousand rows. So a room's search first reads the room's PROBE newest messages (below
+# `before`), which also answers a common word outright; the matches it found there estimate the rows a
+# walk would read to fill the page. A walk estimated under WALK_AT_MOST rows reads on below the probe, in a
+# window of at most that many rows; what is still missing (no match in the probe, too few, or a walk that
+# ran out) is left to the planner below the last row read, as before. Each statement starts where the
+# previous one stopped: nothing is read twice, and the page is the same as one statement's
+# (docs/search.md, "Cost"). A server-wide search over several rooms keeps the one statement: the newest
+# messages of several rooms come from no index in order.
+
+PROBE = 2_000
+WALK_AT_MOST = 20_000
+_MESSAGE_COLUMNS = tuple(messages.c.keys())
+_FOUND = messages.alias("found")  # made once: an alias of the 24 columns costs more to build than the walk's SQL
+
+
+async def _postgres_room_search(conn: AsyncConnection, room: int, words: Sequence[str],
+                                visible: ColumnElement[bool], before: int | None, limit: int
+                                ) -> list[Mapping[Any, Any]]:
+    found, floor = await _walk(conn, room, words, visible, before, PROBE, limit)
+    if floor is None or len(found) == limit:
+        return found
+    if found:
+        # The rows a walk would read to find the rest at the probe's rate of matches.
+        rows = (limit - len(found)) * PROBE // len(found)
+        if rows <= WALK_AT_MOST:
+            more, floor = await _walk(conn, room, words, visible, floor, WALK_AT_MOST, limit - len(found))
+            found += more
+            if floor is None or len(found) == limit:
+                return found
+    stmt = _postgres_search(words, [messages.c.channel_id == room, visible], floor, limit - len(found))
+    return found + list((await conn.execute(stmt)).mappings())
+
+
+async def _walk(conn: AsyncConnection, room: int, words: Sequence[str], visible: ColumnElement[bool],
+                before: int | None, rows: int, limit: int) -> tuple[list[Mapping[Any, Any]], int | None]:
+    """The matches among the room's `rows` newest messages older than `before` (newest first, at most
+    `limit`), and the id of the oldest of those `rows` messages when the walk read all of them and the
+    room has more (None: the matches are complete, either `limit` of them or the room's end).
+
+    One statement that stops at the `limit`-th match: the window's ids are numbered and the last one is
+    marked, on the ids alone (a window function over whole rows costs three times the walk), and only the
+    matches and that last row are joined back to their messages."""
+    newest = messages.c.id.desc()
+    matched = and_(*[func.strpos(messages.c.content_norm, w) > 0 for w in words], visible)
+    recent = select(messages.c.id, matched.label("hit")).where(messages.c.channel_id == room)
+    if before is not None:
+        recent = recent.where(messages.c.id < before)
+    window = recent.order_by(newest).limit(rows).subquery("recent")
+    numbered = select(window.c.id, window.c.hit,
+                      func.row_number().over(order_by=window.c.id.desc()).label("seen"),
+                      func.lead(window.c.id).over(order_by=window.c.id.desc()).is_(None).label("last")
+                      ).subquery("numbered")
+    stmt = (select(_FOUND, numbered.c.hit, numbered.c.seen, numbered.c.last)
+            .join_from(numbered, _FOUND, _FOUND.c.id == numbered.c.id)
+            .where(or_(numbered.c.hit, numbered.c.last))
+            .order_by(numbered.c.id.desc()).limit(limit))
+    found: list[Mapping[Any, Any]] = []
+    floor: int | None = None
+    for r in (await conn.execute(stmt)).mappings():
+        if r["hit"]:
+            found.append({name: r[name] for name in _MESSAGE_COLUMNS})
+        if r["last"] and r["seen"] == rows:
+            floor = r["id"]
+    return found, (None if len(found) == limit else floor)
 
 
 # ---- user search (instance administration's user list) ----------------------------------------
