@@ -4,6 +4,7 @@ below are the ones those revisions gave them."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -12,7 +13,9 @@ from sqlalchemy import (
     Integer,
     Select,
     String,
+    Subquery,
     and_,
+    bindparam,
     column,
     func,
     literal_column,
@@ -175,7 +178,6 @@ def _postgres_search(words: Sequence[str], base: list[ColumnElement[bool]], befo
 PROBE = 2_000
 WALK_AT_MOST = 20_000
 _MESSAGE_COLUMNS = tuple(messages.c.keys())
-_FOUND = messages.alias("found")  # made once: an alias of the 24 columns costs more to build than the walk's SQL
 
 
 async def _postgres_room_search(conn: AsyncConnection, room: int, words: Sequence[str],
@@ -202,31 +204,42 @@ async def _walk(conn: AsyncConnection, room: int, words: Sequence[str], visible:
     `limit`), and the id of the oldest of those `rows` messages when the walk read all of them and the
     room has more (None: the matches are complete, either `limit` of them or the room's end).
 
-    One statement that stops at the `limit`-th match: the window's ids are numbered and the last one is
-    marked, on the ids alone (a window function over whole rows costs three times the walk), and only the
-    matches and that last row are joined back to their messages."""
-    newest = messages.c.id.desc()
-    matched = and_(*[func.strpos(messages.c.content_norm, w) > 0 for w in words], visible)
-    recent = select(messages.c.id, matched.label("hit")).where(messages.c.channel_id == room)
-    if before is not None:
-        recent = recent.where(messages.c.id < before)
-    window = recent.order_by(newest).limit(rows).subquery("recent")
-    numbered = select(window.c.id, window.c.hit,
-                      func.row_number().over(order_by=window.c.id.desc()).label("seen"),
-                      func.lead(window.c.id).over(order_by=window.c.id.desc()).is_(None).label("last")
-                      ).subquery("numbered")
-    stmt = (select(_FOUND, numbered.c.hit, numbered.c.seen, numbered.c.last)
-            .join_from(numbered, _FOUND, _FOUND.c.id == numbered.c.id)
-            .where(or_(numbered.c.hit, numbered.c.last))
-            .order_by(numbered.c.id.desc()).limit(limit))
+    One statement that stops at the `limit`-th match: the window's ids are numbered (on the ids alone: a
+    window function over whole rows costs more than the walk), and only the matches and the window's last
+    row are joined back to their messages."""
+    numbered = _numbered_window(len(words), before is not None)
+    last = numbered.c.seen == bindparam("rows")
+    stmt = (select(messages, and_(numbered.c.hit, visible).label("found"), last.label("last"))
+            .join_from(numbered, messages, messages.c.id == numbered.c.id)
+            # The first condition holds on the numbered ids alone: the rows it leaves out are never joined.
+            .where(or_(numbered.c.hit, last), or_(and_(numbered.c.hit, visible), last))
+            .order_by(numbered.c.id.desc()).limit(bindparam("limit")))
+    values: dict[str, Any] = {f"word_{i}": w for i, w in enumerate(words)}
+    values.update(room=room, below=before, rows=rows, limit=limit)
     found: list[Mapping[Any, Any]] = []
     floor: int | None = None
-    for r in (await conn.execute(stmt)).mappings():
-        if r["hit"]:
+    for r in (await conn.execute(stmt, values)).mappings():
+        if r["found"]:
             found.append({name: r[name] for name in _MESSAGE_COLUMNS})
-        if r["last"] and r["seen"] == rows:
+        if r["last"]:
             floor = r["id"]
     return found, (None if len(found) == limit else floor)
+
+
+@functools.cache
+def _numbered_window(words: int, below: bool) -> Subquery:
+    """The room's newest messages (older than `below`), at most `rows`, newest first: their id, whether they
+    hold every word (strpos(), which no index serves: the walk stays a walk) and their rank. Built once per
+    shape: a subquery costs more to build than the walk of a common word."""
+    recent = messages.alias("recent")
+    hit = and_(*[func.strpos(recent.c.content_norm, bindparam(f"word_{i}", type_=String)) > 0
+                 for i in range(words)])
+    window = select(recent.c.id, hit.label("hit")).where(recent.c.channel_id == bindparam("room", type_=BigInteger))
+    if below:
+        window = window.where(recent.c.id < bindparam("below", type_=BigInteger))
+    ordered = window.order_by(recent.c.id.desc()).limit(bindparam("rows", type_=Integer)).subquery("window")
+    return select(ordered.c.id, ordered.c.hit, func.row_number().over(order_by=ordered.c.id.desc()).label("seen")
+                  ).subquery("numbered")
 
 
 # ---- user search (instance administration's user list) ----------------------------------------
