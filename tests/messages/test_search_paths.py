@@ -14,12 +14,40 @@ from sqlalchemy import event as sa_event
 
 from meadhall.core.text import norm
 from meadhall.db.dialect import search as dialect_search
-from tests.messages.test_search import RELAXED, Room, say, search, setup_room
+from tests.support.factories import add_member
+from tests.support.guilds import make_guild, room
+
+API = "/api/v1"
 
 
 @pytest.fixture
 def settings_overrides() -> dict[str, Any]:
-    return RELAXED
+    return {"RATE_LIMITS": {"search": "1000/60", "messages.send": "1000/60"}}
+
+
+class Room:
+    def __init__(self, channel_id: str, owner: Any, a: Any, b: Any) -> None:
+        self.id, self.owner, self.a, self.b = channel_id, owner, a, b
+        self.posted: list[dict[str, Any]] = []  # oldest first
+
+
+async def setup_room(client: Any, accounts: Any, rt: Any) -> Room:
+    owner, a, b = await accounts.register("owner"), await accounts.register("alice"), await accounts.register("bob")
+    guild = await make_guild(client, owner)
+    await add_member(rt, guild["id"], a)
+    await add_member(rt, guild["id"], b)
+    return Room((await room(client, owner, guild["id"], name="search"))["id"], owner, a, b)
+
+
+async def say(client: Any, r: Room, content: str, account: Any) -> None:
+    resp = await client.post(f"{API}/channels/{r.id}/messages", json={"content": content}, headers=account.headers)
+    assert resp.status_code == 201, resp.text
+    r.posted.append(resp.json()["message"])
+
+
+async def search(client: Any, account: Any, channel_id: str, q: str, **params: Any) -> Any:
+    return await client.get(f"{API}/channels/{channel_id}/messages/search", params={"q": q, **params},
+                            headers=account.headers)
 
 
 def content(i: int) -> str:
@@ -37,7 +65,7 @@ async def fill(client: Any, r: Room) -> None:
     """The 96 messages; 10 and 78 are private, from the owner to `a` (`b` does not see them)."""
     for i in range(96):
         if i in (10, 78):
-            await say(client, r, f"/ls <@{r.a.id}> {content(i)}")
+            await say(client, r, f"/ls <@{r.a.id}> {content(i)}", account=r.owner)
         else:
             await say(client, r, content(i), account=r.b)
 
