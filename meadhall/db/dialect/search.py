@@ -77,7 +77,8 @@ async def select_messages_containing(conn: AsyncConnection, channel_id: int | Se
                                      ) -> list[Mapping[Any, Any]]:
     """Messages of the room (or of any of the rooms, for a server-wide search) whose content_norm contains
     every word (already normalised), that pass `visible`, older than `before`; newest first, at most `limit`.
-    One statement (with SET LOCAL before it on PostgreSQL)."""
+    One statement (with SET LOCAL before it on PostgreSQL), but up to three for one room on PostgreSQL
+    (_postgres_room_search)."""
     if not words:
         return []
     in_rooms = (messages.c.channel_id == channel_id if isinstance(channel_id, int)
