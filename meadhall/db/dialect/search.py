@@ -4,14 +4,19 @@ below are the ones those revisions gave them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    Float,
     Integer,
-    RowMapping,
     Select,
     String,
+    Subquery,
+    and_,
+    bindparam,
     column,
     func,
     literal_column,
@@ -69,10 +74,11 @@ def is_search_object(type_: str, name: str | None) -> bool:
 
 async def select_messages_containing(conn: AsyncConnection, channel_id: int | Sequence[int], words: Sequence[str],
                                      *, visible: ColumnElement[bool], before: int | None, limit: int
-                                     ) -> list[RowMapping]:
+                                     ) -> list[Mapping[Any, Any]]:
     """Messages of the room (or of any of the rooms, for a server-wide search) whose content_norm contains
     every word (already normalised), that pass `visible`, older than `before`; newest first, at most `limit`.
-    One statement (with SET LOCAL before it on PostgreSQL)."""
+    One statement (with SET LOCAL before it on PostgreSQL), but up to three for one room on PostgreSQL
+    (_postgres_room_search)."""
     if not words:
         return []
     in_rooms = (messages.c.channel_id == channel_id if isinstance(channel_id, int)
@@ -84,6 +90,8 @@ async def select_messages_containing(conn: AsyncConnection, channel_id: int | Se
         # The best plan depends on the words (a rare trigram: the index; a common one: the room's newest
         # rows), so plan with the values every time, never with a cached generic plan.
         await plan_with_values(conn)
+        if isinstance(channel_id, int):
+            return await _postgres_room_search(conn, channel_id, words, visible, before, limit)
         stmt = _postgres_search(words, base, before, limit)
     return list((await conn.execute(stmt)).mappings())
 
@@ -152,6 +160,100 @@ def _postgres_search(words: Sequence[str], base: list[ColumnElement[bool]], befo
     if before is not None:
         stmt = stmt.where(messages.c.id < before)
     return stmt.order_by(messages.c.id.desc()).limit(limit)
+
+
+# ---- PostgreSQL, one room: how common are the words? -----------------------------------------------------------
+#
+# Left to itself, the planner chooses between the room's newest-first walk and the trigram index from its
+# estimate of the pattern's frequency, which pg_trgm does not give: it takes the index for words in
+# 0.1-1 % of a large room's messages, and the index yields every match of the room to be sorted before the
+# first 25 come out (`koub`, 4,885 matches in 1,000,000 messages: 60-170 ms), where the walk would have
+# found 25 in a few thousand rows. So a room's search first reads the room's PROBE newest messages (below
+# `before`), which also answers a common word outright; the matches it found there estimate the rows a
+# walk would read to fill the page, and the matches the index would yield. A walk estimated under
+# WALK_AT_MOST rows, and cheaper than the index, reads on below the probe, in a window of at most
+# WALK_AT_MOST rows; what is still missing (no match in the probe, too few, or a walk that
+# ran out) is left to the planner below the last row read, as before. Each statement starts where the
+# previous one stopped: nothing is read twice, and the page is the same as one statement's
+# (docs/search.md, "Cost"). A server-wide search over several rooms keeps the one statement: the newest
+# messages of several rooms come from no index in order.
+
+PROBE = 2_000
+WALK_AT_MOST = 20_000
+# A row walked costs about a fifteenth of a match the trigram index yields (measured on 1,000,000 messages:
+# 0.8 µs against 12 µs); the index yields the matches of every room (the table's), the walk only this room's.
+WALK_ROW_COST = 1 / 15
+_MESSAGE_COLUMNS = tuple(messages.c.keys())
+# The planner's count of all messages (-1 before the table was first analysed).
+_TABLE_ROWS = literal_column("(SELECT reltuples FROM pg_class WHERE oid = 'messages'::regclass)", Float)
+
+
+async def _postgres_room_search(conn: AsyncConnection, room: int, words: Sequence[str],
+                                visible: ColumnElement[bool], before: int | None, limit: int
+                                ) -> list[Mapping[Any, Any]]:
+    found, floor, table_rows = await _walk(conn, room, words, visible, before, PROBE, limit)
+    if floor is None or len(found) == limit:
+        return found
+    if found:
+        # The rows a walk would read to find the rest at the probe's rate of matches, against the matches
+        # the index would yield at that rate over the whole table.
+        rows = (limit - len(found)) * PROBE // len(found)
+        indexed = table_rows * len(found) / PROBE
+        if rows <= WALK_AT_MOST and (table_rows < 0 or rows * WALK_ROW_COST <= indexed):
+            more, floor, _ = await _walk(conn, room, words, visible, floor, WALK_AT_MOST, limit - len(found))
+            found += more
+            if floor is None or len(found) == limit:
+                return found
+    stmt = _postgres_search(words, [messages.c.channel_id == room, visible], floor, limit - len(found))
+    return found + list((await conn.execute(stmt)).mappings())
+
+
+async def _walk(conn: AsyncConnection, room: int, words: Sequence[str], visible: ColumnElement[bool],
+                before: int | None, rows: int, limit: int
+                ) -> tuple[list[Mapping[Any, Any]], int | None, float]:
+    """The matches among the room's `rows` newest messages older than `before` (newest first, at most
+    `limit`), the id of the oldest of those `rows` messages when the walk read all of them and the room has
+    more (None: the matches are complete, either `limit` of them or the room's end), and the planner's
+    count of all messages (_TABLE_ROWS).
+
+    One statement that stops at the `limit`-th match: the window's ids are numbered (on the ids alone: a
+    window function over whole rows costs more than the walk), and only the matches and the window's last
+    row are joined back to their messages."""
+    numbered = _numbered_window(len(words), before is not None)
+    last = numbered.c.seen == bindparam("rows")
+    stmt = (select(messages, and_(numbered.c.hit, visible).label("found"), last.label("last"),
+                   _TABLE_ROWS.label("table_rows"))
+            .join_from(numbered, messages, messages.c.id == numbered.c.id)
+            # The first condition holds on the numbered ids alone: the rows it leaves out are never joined.
+            .where(or_(numbered.c.hit, last), or_(and_(numbered.c.hit, visible), last))
+            .order_by(numbered.c.id.desc()).limit(bindparam("limit")))
+    values: dict[str, Any] = {f"word_{i}": w for i, w in enumerate(words)}
+    values.update(room=room, below=before, rows=rows, limit=limit)
+    found: list[Mapping[Any, Any]] = []
+    floor: int | None = None
+    table_rows = -1.0
+    for r in (await conn.execute(stmt, values)).mappings():
+        if r["found"]:
+            found.append({name: r[name] for name in _MESSAGE_COLUMNS})
+        if r["last"]:
+            floor, table_rows = r["id"], float(r["table_rows"])
+    return found, (None if len(found) == limit else floor), table_rows
+
+
+@functools.cache
+def _numbered_window(words: int, below: bool) -> Subquery:
+    """The room's newest messages (older than `below`), at most `rows`, newest first: their id, whether they
+    hold every word (strpos(), which no index serves: the walk stays a walk) and their rank. Built once per
+    shape: a subquery costs more to build than the walk of a common word."""
+    recent = messages.alias("recent")
+    hit = and_(*[func.strpos(recent.c.content_norm, bindparam(f"word_{i}", type_=String)) > 0
+                 for i in range(words)])
+    window = select(recent.c.id, hit.label("hit")).where(recent.c.channel_id == bindparam("room", type_=BigInteger))
+    if below:
+        window = window.where(recent.c.id < bindparam("below", type_=BigInteger))
+    ordered = window.order_by(recent.c.id.desc()).limit(bindparam("rows", type_=Integer)).subquery("window")
+    return select(ordered.c.id, ordered.c.hit, func.row_number().over(order_by=ordered.c.id.desc()).label("seen")
+                  ).subquery("numbered")
 
 
 # ---- user search (instance administration's user list) ----------------------------------------
