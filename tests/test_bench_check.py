@@ -33,9 +33,9 @@ def set_cpu(doc: dict[str, Any], workload: str, value: float) -> None:
 def document(scale: float = 1.0) -> dict[str, Any]:
     """A bench document whose every figure is `scale` times a value under its budget at reference speed."""
     return {
-        "server": {"starts": [{"startup_s": 1.0 * scale, "startup_cpu_s": 0.9 * scale, "idle_rss_mib": 150.0 * scale},
-                              {"startup_s": 5.0 * scale, "startup_cpu_s": 1.0 * scale, "idle_rss_mib": 152.0 * scale},
-                              {"startup_s": 1.2 * scale, "startup_cpu_s": 1.1 * scale, "idle_rss_mib": 170.0 * scale}]},
+        "server": {"starts": [{"startup_s": 1.0 * scale, "startup_cpu_s": 0.9 * scale, "idle_rss_mib": 95.0 * scale},
+                              {"startup_s": 5.0 * scale, "startup_cpu_s": 1.0 * scale, "idle_rss_mib": 98.0 * scale},
+                              {"startup_s": 1.2 * scale, "startup_cpu_s": 1.1 * scale, "idle_rss_mib": 110.0 * scale}]},
         "workloads": {
             "healthz": _ok(0.1 * scale),
             "messages_send": _ok(0.9 * scale),
@@ -44,9 +44,9 @@ def document(scale: float = 1.0) -> dict[str, Any]:
             "gateway_fanout_1": _ok(3.0, figures=[{"server_cpu_ms_per_message": 1.0 * scale}]),
             "gateway_fanout_50": _ok(5.0, figures=[{"server_cpu_ms_per_message": 2.0 * scale}]),
             "gateway_viewers_1000": _ok(9.0, figures=[
-                {"server_cpu_us_per_delivery": 20.0 * scale, "kib_per_connection_resume": 20.0 * scale},
-                {"server_cpu_us_per_delivery": 22.0 * scale, "kib_per_connection_resume": 24.0 * scale},
-                {"server_cpu_us_per_delivery": 90.0 * scale, "kib_per_connection_resume": 22.0 * scale}]),
+                {"server_cpu_us_per_delivery": 20.0 * scale, "kib_per_connection_resume": 14.0 * scale},
+                {"server_cpu_us_per_delivery": 22.0 * scale, "kib_per_connection_resume": 16.0 * scale},
+                {"server_cpu_us_per_delivery": 90.0 * scale, "kib_per_connection_resume": 15.0 * scale}]),
             "social_ready": _ok(40.0, figures=[{"server_cpu_ms_per_ready": 25.0 * scale}]),
             "search_1m": _ok(2.0, p95_ms=4.0 * scale),
         },
@@ -75,11 +75,11 @@ def test_figures_are_taken_as_the_budgets_say() -> None:
     rows = rows_by_key(check.evaluate(document(), FULL, REFERENCE_CALIBRATION_MS))
     assert rows["startup_s"].measured == 1.0  # best of the starts: noise only adds time
     assert rows["startup_cpu_s"].measured == 1.0  # median
-    assert rows["idle_rss_mib"].measured == 152.0  # median
+    assert rows["idle_rss_mib"].measured == 98.0  # median
     assert rows["send_cpu_ms"].measured == 0.9  # the best run, not the summary's median
     assert rows["delivery_us_50"].measured == pytest.approx(1000 / 49)
     assert rows["delivery_us_1000"].measured == 20.0  # CPU: the best run (noise only adds)
-    assert rows["connection_kib"].measured == 22.0  # memory: the median of the runs
+    assert rows["connection_kib"].measured == 15.0  # memory: the median of the runs
     assert rows["ready_cpu_ms"].measured == 25.0
     assert rows["search_p95_ms"].measured == 4.0
 
@@ -92,7 +92,7 @@ def test_cpu_and_time_figures_are_compared_at_reference_speed_memory_as_measured
     assert slow["send_cpu_ms"].at_reference == pytest.approx(0.9)
     assert slow["send_cpu_ms"].verdict == fast["send_cpu_ms"].verdict == "ok"
     # Memory does not scale with the calibration: twice the memory is twice the memory.
-    assert slow["idle_rss_mib"].at_reference == 304.0
+    assert slow["idle_rss_mib"].at_reference == 196.0
     assert slow["idle_rss_mib"].verdict == "over"
     assert fast["idle_rss_mib"].verdict == "ok"
 

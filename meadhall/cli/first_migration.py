@@ -32,6 +32,9 @@ def migrate_in_child(data_dir: Path | None) -> None:
     done = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)  # noqa: S603
     if done.returncode != 0:
         return
-    applied = json.loads(done.stdout.splitlines()[-1])["applied"]
+    try:
+        applied = json.loads(done.stdout.splitlines()[-1])["applied"]
+    except (IndexError, ValueError, KeyError, TypeError):  # not its JSON line: the lifespan migrates and reports
+        return
     if applied:
         log.info("migrations applied", applied=applied)

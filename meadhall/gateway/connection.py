@@ -18,8 +18,6 @@ from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
-from meadhall.gateway.wire import Closed
-
 # Coroutine functions, not any awaitable: `_put` starts the coroutine by hand (`send(None)`) to write
 # without a task when the socket accepts at once.
 SendText = Callable[[str], Coroutine[Any, Any, None]]
@@ -84,7 +82,7 @@ class Connection:
             try:
                 if sink.write_text(frame):
                     return
-            except Closed:
+            except Exception:  # Closed, or a fault of this one connection: it must not stop the others' delivery
                 self.closing = True
                 return
             self._wait_for_transport(frame)
@@ -121,7 +119,7 @@ class Connection:
             try:
                 if sink.write_text(item):
                     return
-            except Closed:  # as when the ASGI send fails: the reader sees the disconnect
+            except Exception:  # Closed, or any fault, as when the ASGI send fails: the reader sees the disconnect
                 self.closing = True
                 return
             self._wait_for_transport(item)

@@ -132,6 +132,14 @@ class GatewayWebSocketProtocol(WebSocketsSansIOProtocol):
             # ASGI extensions are dicts by convention; this one is the protocol itself (its `write_text`).
             self.scope["extensions"][EXTENSION] = self  # type: ignore[assignment]
 
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        # The scope held the protocol itself: let go of it, so a closed connection is freed at once rather than at
+        # the oldest generation's next collection.
+        extensions = self.scope.get("extensions") if hasattr(self, "scope") else None
+        if extensions is not None:
+            extensions.pop(EXTENSION, None)
+
     def write_text(self, text: str) -> bool:
         """Write one text frame now: True once written, False when the transport is paused (its buffer is over the
         high-water mark: wait for `writable` and write it again). Raises Closed when no frame can go out, as

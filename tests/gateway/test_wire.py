@@ -91,6 +91,41 @@ async def test_a_gone_transport_stops_the_connection():
     assert conn.closing and sink.written == []
 
 
+async def test_a_fault_in_one_write_closes_that_connection_and_reaches_no_caller():
+    """A write that fails otherwise than Closed (a transport error, text that cannot be encoded) ends that
+    connection only: the hub delivering to a thousand receivers must not stop at one."""
+
+    class FaultySink(PausedSink):
+        def write_text(self, text: str) -> bool:
+            raise UnicodeEncodeError("utf-8", text, 0, 1, "surrogates not allowed")
+
+    async def send(frame: str) -> None:
+        raise AssertionError("the sink takes text frames")
+
+    async def close(code: int) -> None:
+        pass
+
+    conn = Connection(send, close, 16, lambda: None, FaultySink())
+    conn.push(1, "frame")  # does not raise
+    assert conn.closing
+    conn.push(2, "another")  # nothing more is tried on a closing connection
+    assert conn.closing
+
+
+def test_a_lost_connection_lets_go_of_the_protocol_held_in_its_scope(monkeypatch):
+    """The scope holds the protocol (its extension): a lost connection drops that reference, so the protocol is
+    freed with the connection instead of waiting for the collector of reference cycles."""
+    from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+    lost = []
+    monkeypatch.setattr(WebSocketsSansIOProtocol, "connection_lost", lambda self, exc: lost.append(exc))
+    protocol = GatewayWebSocketProtocol.__new__(GatewayWebSocketProtocol)
+    protocol.scope = {"extensions": {"meadhall.frames": protocol}}
+    protocol.connection_lost(None)
+    assert lost == [None]
+    assert protocol.scope["extensions"] == {}
+
+
 @pytest.mark.parametrize("length", [0, 125, 126, 300, 65535, 65536])
 def test_write_text_writes_websockets_frame(length):
     written: list[bytes] = []
