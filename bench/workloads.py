@@ -253,10 +253,11 @@ def _search_rows(channel_id: int, guild_id: int, author_id: int) -> Any:
         yield batch
 
 
-async def _search_setup(ctx: Context) -> None:
-    """Create a guild and a room through the API, then bulk-insert the room's messages (once per bench)."""
-    if "search_channel_id" in ctx.shared:
-        return
+async def seed_search_room(ctx: Context, label: str, guild_name: str,
+                           rows: Callable[[int, int, int], Any]) -> tuple[str, dict[str, Any]]:
+    """A guild and a room created through the API (Skip when the server has no search), then the room's messages
+    written straight into the database in the batches `rows(channel_id, guild_id, author_id)` yields.
+    Returns (the room's id, its author)."""
     from sqlalchemy import insert, text
 
     from meadhall.config import Settings
@@ -266,7 +267,7 @@ async def _search_setup(ctx: Context) -> None:
     user = ctx.users()[0]
     auth = {"Authorization": f"Bearer {user['token']}"}
     async with ctx.http() as client:
-        resp = await client.post("/api/v1/guilds", json={"name": "search bench"}, headers=auth)
+        resp = await client.post("/api/v1/guilds", json={"name": guild_name}, headers=auth)
         if resp.status_code in (404, 405):
             raise Skip(f"skipped: POST /api/v1/guilds not available (HTTP {resp.status_code})")
         guild = expect(resp, 201).json()["guild"]
@@ -280,11 +281,12 @@ async def _search_setup(ctx: Context) -> None:
     settings = Settings(DATA_DIR=ctx.data_dir, DATABASE_URL=ctx.env.get("DATABASE_URL") or None,
                         SECRET_KEY=ctx.env["SECRET_KEY"])
     engine = create_engine(settings.database_url)
-    started = time.perf_counter()
+    started, count = time.perf_counter(), 0
     try:
-        for batch in _search_rows(int(channel_id), int(guild["id"]), int(user["id"])):
+        for batch in rows(int(channel_id), int(guild["id"]), int(user["id"])):
             async with engine.begin() as conn:
                 await conn.execute(insert(messages), batch)
+            count += len(batch)
         if engine.dialect.name == "postgresql":
             # Autovacuum analyses a table within about a minute of such a load; the runs start sooner, and
             # planning with the statistics of an empty table would measure a state no server stays in.
@@ -292,8 +294,16 @@ async def _search_setup(ctx: Context) -> None:
                 await conn.execute(text("ANALYZE messages"))
     finally:
         await engine.dispose()
-    print(f"bench: search: {SEARCH_ROOM_MESSAGES} messages written in {time.perf_counter() - started:.1f} s",
+    print(f"bench: {label}: {count} messages written in {time.perf_counter() - started:.1f} s",
           file=sys.stderr, flush=True)
+    return channel_id, user
+
+
+async def _search_setup(ctx: Context) -> None:
+    """Create a guild and a room through the API, then bulk-insert the room's messages (once per bench)."""
+    if "search_channel_id" in ctx.shared:
+        return
+    channel_id, user = await seed_search_room(ctx, "search", "search bench", _search_rows)
     ctx.shared["search_channel_id"] = channel_id
     ctx.shared["search_token"] = user["token"]
 

@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from itertools import accumulate
 from typing import Any
 
-from bench.drivers import Context, OpError, Samples, Skip, expect
-from bench.workloads import register, seeded_message_row
+from bench.drivers import Context, OpError, Samples, expect
+from bench.workloads import register, seed_search_room, seeded_message_row
 
 DEFAULT_MESSAGES = 1_000_000
 SEED = 20261206
@@ -158,41 +158,11 @@ async def _setup(ctx: Context) -> None:
     """A guild and a room through the API, then the room's messages written straight into the database."""
     if "search_1m_channel_id" in ctx.shared:
         return
-    from sqlalchemy import insert, text
-
-    from meadhall.config import Settings
-    from meadhall.db.engine import create_engine
-    from meadhall.db.schema import messages
-
-    user = ctx.users()[0]
-    auth = {"Authorization": f"Bearer {user['token']}"}
-    async with ctx.http() as client:
-        guild = expect(await client.post("/api/v1/guilds", json={"name": "search 1m"}, headers=auth), 201).json()
-        guild_id = guild["guild"]["id"]
-        resp = await client.post(f"/api/v1/guilds/{guild_id}/channels", json={"name": "archive", "type": "text"},
-                                 headers=auth)
-        channel_id = expect(resp, 201).json()["channel"]["id"]
-        probe = await client.get(f"/api/v1/channels/{channel_id}/messages/search", params={"q": "x"}, headers=auth)
-        if probe.status_code in (404, 405):
-            raise Skip(f"skipped: GET /channels/{{id}}/messages/search not available (HTTP {probe.status_code})")
     corpus = Corpus()
     count = _messages()
-    settings = Settings(DATA_DIR=ctx.data_dir, DATABASE_URL=ctx.env.get("DATABASE_URL") or None,
-                        SECRET_KEY=ctx.env["SECRET_KEY"])
-    engine = create_engine(settings.database_url)
-    started = time.perf_counter()
-    try:
-        for batch in _rows(corpus, count, int(channel_id), int(guild_id), int(user["id"])):
-            async with engine.begin() as conn:
-                await conn.execute(insert(messages), batch)
-        if engine.dialect.name == "postgresql":
-            # Autovacuum would analyse the table within a minute; the runs start sooner.
-            async with engine.begin() as conn:
-                await conn.execute(text("ANALYZE messages"))
-    finally:
-        await engine.dispose()
-    print(f"bench: search_1m: {count} messages written in {time.perf_counter() - started:.1f} s",
-          file=sys.stderr, flush=True)
+    channel_id, user = await seed_search_room(
+        ctx, "search_1m", "search 1m",
+        lambda channel_id, guild_id, author_id: _rows(corpus, count, channel_id, guild_id, author_id))
     ctx.shared["search_1m_channel_id"] = channel_id
     ctx.shared["search_1m_token"] = user["token"]
     ctx.shared["search_1m_queries"] = corpus.queries()
