@@ -77,15 +77,9 @@ class Connection:
         self.last_seq = seq
         sink = self._sink
         if sink is not None and self._writer is None and not self.closing:
-            # What `_enqueue` and `_put` do when nothing waits (nothing is queued then), inline: this runs once
-            # per receiver of every event.
-            try:
-                if sink.write_text(frame):
-                    return
-            except Exception:  # Closed, or a fault of this one connection: it must not stop the others' delivery
-                self.closing = True
-                return
-            self._wait_for_transport(frame)
+            # What `_enqueue` and `_put` come to when nothing waits (nothing is queued then), without their checks:
+            # this runs once per receiver of every event.
+            self._write_now(sink, frame)
             return
         self._enqueue(frame)
 
@@ -116,13 +110,7 @@ class Connection:
             return
         sink = self._sink
         if sink is not None and type(item) is str:
-            try:
-                if sink.write_text(item):
-                    return
-            except Exception:  # Closed, or any fault, as when the ASGI send fails: the reader sees the disconnect
-                self.closing = True
-                return
-            self._wait_for_transport(item)
+            self._write_now(sink, item)
             return
         coro = self._send(item) if isinstance(item, str) else self._close(item)
         try:
@@ -133,6 +121,16 @@ class Connection:
             self.closing = True
             return
         self._writer = asyncio.ensure_future(self._drain(coro, awaiting))
+
+    def _write_now(self, sink: FrameSink, frame: str) -> None:
+        """Write `frame` through the sink while nothing is queued; a paused transport hands it to a writer task."""
+        try:
+            if sink.write_text(frame):
+                return
+        except Exception:  # Closed, or a fault of this one connection: it must not stop the others' delivery
+            self.closing = True
+            return
+        self._wait_for_transport(frame)
 
     def _wait_for_transport(self, frame: str) -> None:
         """The sink's transport is paused: a writer task writes `frame` and what follows once it drains."""
