@@ -35,5 +35,6 @@ export default defineConfig({
   test: {
     include: ["tests/**/*.test.ts", "src/**/*.test.ts"],
     environment: "node",
+    setupFiles: ["tests/setup-i18n.ts"],
   },
 });
