@@ -53,8 +53,8 @@ export const SOUND_TYPES = ["audio/mpeg", "audio/mp3", "audio/ogg", "audio/wav",
 
 /** "512 KB", "1 MiB": limits as people read them (binary units, as the limits are set). */
 export function limitWords(bytes: number): string {
-  if (bytes >= 1048576 && bytes % 1048576 === 0) return t("guild.custom.sizeMB", { n: bytes / 1048576 });
-  if (bytes >= 1024 && bytes % 1024 === 0) return t("guild.custom.sizeKB", { n: bytes / 1024 });
+  if (bytes >= 1048576 && bytes % 1048576 === 0) return t("guild.custom.sizeMB", { n: String(bytes / 1048576) });
+  if (bytes >= 1024 && bytes % 1024 === 0) return t("guild.custom.sizeKB", { n: String(bytes / 1024) });
   return formatBytes(bytes);
 }
 
