@@ -5,12 +5,14 @@ import { displayName } from "../../../lib/state";
 import { store } from "../../../lib/store.svelte";
 import type { Id } from "../../../lib/types";
 import { errorText } from "./forms";
+import { t } from "../../../i18n/index.svelte";
 
-/** "you", the adder's name in this server, or "someone no longer here" when the client does not know them. */
+/** "Added by you", by the adder's name in this server, or by "someone no longer here" when the client does
+ * not know them. */
 export function addedBy(guildId: Id, userId: Id | null | undefined): string {
-  if (userId && userId === store.me?.id) return "you";
-  if (!userId || !(store.members[guildId]?.[userId] ?? store.users[userId])) return "someone no longer here";
-  return displayName(store, userId, guildId);
+  if (userId && userId === store.me?.id) return t("guild.collection.addedByYou");
+  if (!userId || !(store.members[guildId]?.[userId] ?? store.users[userId])) return t("guild.collection.addedByGone");
+  return t("guild.collection.addedBy", { name: displayName(store, userId, guildId) });
 }
 
 /** Escape in an inline edit cancels it (and does not close the settings). */

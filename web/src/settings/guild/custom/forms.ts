@@ -5,6 +5,7 @@
 import { api, ApiError, call, describe, type ErrorBody, errorText as failureText } from "../../../lib/api";
 import { formatBytes } from "../../../lib/upload";
 import type { PaletteEvent } from "../../../lib/types";
+import { t, type Key } from "../../../i18n/index.svelte";
 
 export const EMOJI_MAX_BYTES = 524288;
 export const EMOJI_LIMIT = 100;
@@ -42,6 +43,9 @@ export function mediaLimits(): Promise<MediaLimits> {
   return limitsOnce;
 }
 
+/** The refusal of a file that is no image the server takes (415). */
+export const IMAGE_REFUSAL: Key = "guild.custom.imageRefusal415";
+
 export const EMOJI_NAME = /^[a-zA-Z0-9_]{2,32}$/;
 export const IMAGE_TYPES = ["image/png", "image/jpeg", "image/webp", "image/gif"];
 export const SOUND_TYPES = ["audio/mpeg", "audio/mp3", "audio/ogg", "audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave",
@@ -49,30 +53,31 @@ export const SOUND_TYPES = ["audio/mpeg", "audio/mp3", "audio/ogg", "audio/wav",
 
 /** "512 KB", "1 MiB": limits as people read them (binary units, as the limits are set). */
 export function limitWords(bytes: number): string {
-  if (bytes >= 1048576 && bytes % 1048576 === 0) return `${bytes / 1048576} MB`;
-  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KB`;
+  if (bytes >= 1048576 && bytes % 1048576 === 0) return t("guild.custom.sizeMB", { n: String(bytes / 1048576) });
+  if (bytes >= 1024 && bytes % 1024 === 0) return t("guild.custom.sizeKB", { n: String(bytes / 1024) });
   return formatBytes(bytes);
 }
 
-/** Each interface event an interface sound may replace, in words, in the order the list offers them. */
-export const PALETTE_EVENTS: { id: PaletteEvent; label: string }[] = [
-  { id: "message", label: "A message arrives" },
-  { id: "mention", label: "Someone mentions you" },
-  { id: "dm_message", label: "A direct message arrives" },
-  { id: "voice_join", label: "Someone joins your voice room" },
-  { id: "voice_leave", label: "Someone leaves your voice room" },
-  { id: "mute", label: "You mute your microphone" },
-  { id: "unmute", label: "You unmute your microphone" },
-  { id: "deafen", label: "You turn your sound off" },
-  { id: "undeafen", label: "You turn your sound back on" },
-  { id: "call_ring", label: "A call rings" },
-  { id: "call_end", label: "A call ends" },
-  { id: "stream_start", label: "Someone starts sharing their screen" },
-  { id: "stream_end", label: "Someone stops sharing their screen" },
+/** Each interface event an interface sound may replace, with the key of its words, in the order the list
+ * offers them. */
+export const PALETTE_EVENTS: { id: PaletteEvent; key: Key }[] = [
+  { id: "message", key: "guild.custom.event.message" },
+  { id: "mention", key: "guild.custom.event.mention" },
+  { id: "dm_message", key: "guild.custom.event.dmMessage" },
+  { id: "voice_join", key: "guild.custom.event.voiceJoin" },
+  { id: "voice_leave", key: "guild.custom.event.voiceLeave" },
+  { id: "mute", key: "guild.custom.event.mute" },
+  { id: "unmute", key: "guild.custom.event.unmute" },
+  { id: "deafen", key: "guild.custom.event.deafen" },
+  { id: "undeafen", key: "guild.custom.event.undeafen" },
+  { id: "call_ring", key: "guild.custom.event.callRing" },
+  { id: "call_end", key: "guild.custom.event.callEnd" },
+  { id: "stream_start", key: "guild.custom.event.streamStart" },
+  { id: "stream_end", key: "guild.custom.event.streamEnd" },
 ];
 
 export function paletteLabel(id: string | null | undefined): string {
-  return PALETTE_EVENTS.find((e) => e.id === id)?.label ?? "No event";
+  return t(PALETTE_EVENTS.find((e) => e.id === id)?.key ?? "guild.custom.event.none");
 }
 
 /** A name for an upload made from its file name: what the emoji rule allows, else empty. */
@@ -85,16 +90,17 @@ export function nameFromFile(fileName: string, emoji: boolean): string {
 
 /** Why an emoji name is refused, or "" when it is fine. */
 export function emojiNameProblem(name: string): string {
-  if (!name) return "Give the emoji a name.";
-  if (name.length < 2 || name.length > 32) return "An emoji name is 2 to 32 characters long.";
-  if (!EMOJI_NAME.test(name)) return "An emoji name may use only letters, digits and the underscore (_).";
+  if (!name) return t("guild.custom.emojiNameMissing");
+  if (name.length < 2 || name.length > 32) return t("guild.custom.emojiNameLength");
+  if (!EMOJI_NAME.test(name)) return t("guild.custom.emojiNameChars");
   return "";
 }
 
-/** Why a file cannot be sent, checked before sending (the service checks again, by content). */
+/** Why a file cannot be sent, checked before sending (the service checks again, by content). `what` is the
+ * accepted kind in words ("an image", `t("guild.custom.imageTypes")`). */
 export function fileProblem(file: { name: string; type: string; size: number }, types: string[], max: number, what: string): string {
-  if (file.type && !types.includes(file.type.toLowerCase())) return `${file.name} is not ${what}.`;
-  if (file.size > max) return `${file.name} is ${formatBytes(file.size)}; the most this server accepts is ${limitWords(max)}.`;
+  if (file.type && !types.includes(file.type.toLowerCase())) return t("guild.custom.fileWrongType", { name: file.name, what });
+  if (file.size > max) return t("guild.custom.fileTooLarge", { name: file.name, size: formatBytes(file.size), limit: limitWords(max) });
   return "";
 }
 
@@ -102,9 +108,9 @@ export function fileProblem(file: { name: string; type: string; size: number }, 
 export function refusal(status: number, body: ErrorBody | null, words: Record<string, string> = {}): string {
   const code = body?.code ?? "";
   if (words[code]) return words[code];
-  if (status === 413 || code === "file.too_large") return words["413"] ?? "That file is larger than this server accepts.";
-  if (status === 415 || code === "file.unsupported_type") return words["415"] ?? "The server does not accept this type of file: its content must match its type.";
-  if (code === "perm.denied") return "You no longer have the permission to do this here.";
+  if (status === 413 || code === "file.too_large") return words["413"] ?? t("guild.custom.refusalTooLarge");
+  if (status === 415 || code === "file.unsupported_type") return words["415"] ?? t("guild.custom.refusalType");
+  if (code === "perm.denied") return t("guild.custom.refusalPermission");
   return describe(status, body);
 }
 
@@ -127,6 +133,6 @@ export function errorText(err: unknown, words: Record<string, string> = {}): str
 /** "1.2 s", "850 ms". */
 export function durationWords(ms: number | null | undefined): string {
   if (ms === null || ms === undefined) return "";
-  if (ms < 1000) return `${ms} ms`;
-  return `${(ms / 1000).toFixed(ms < 10000 ? 1 : 0)} s`;
+  if (ms < 1000) return t("guild.custom.durationMs", { n: ms });
+  return t(ms < 10000 ? "guild.custom.durationTenths" : "guild.custom.durationSeconds", { n: ms / 1000 });
 }

@@ -5,17 +5,19 @@
 import { api, ApiError, call, errorText as failureText } from "../../../lib/api";
 import { withStepUp } from "../../../lib/stepup.svelte";
 import type { Id, Webhook } from "../../../lib/types";
+import { t, type Key } from "../../../i18n/index.svelte";
+import { IMAGE_REFUSAL } from "../custom/forms";
 
 /** Refusals in words where the service's own sentence would not say what to do. */
-const WORDS: Record<string, string> = {
-  "webhook.limit_reached": "This room already has 15 webhooks, the most it may have. Delete one or choose another room.",
-  "webhook.not_found": "That webhook was deleted meanwhile.",
-  "channel.wrong_type": "Webhooks can only post in text rooms.",
-  "file.unsupported_type": "That file is not a PNG, JPEG, WebP or GIF image (its content must match its type).",
+const WORDS: Record<string, Key> = {
+  "webhook.limit_reached": "guild.webhooks.api.limitReached",
+  "webhook.not_found": "guild.webhooks.api.notFound",
+  "channel.wrong_type": "guild.webhooks.api.wrongType",
+  "file.unsupported_type": IMAGE_REFUSAL,
 };
 
 export function errorText(err: unknown): string {
-  if (err instanceof ApiError) return WORDS[err.code] ?? err.message;
+  if (err instanceof ApiError) return WORDS[err.code] ? t(WORDS[err.code]) : err.message;
   return failureText(err);
 }
 
@@ -25,7 +27,7 @@ export async function listWebhooks(guildId: Id): Promise<Webhook[]> {
 
 export async function createWebhook(channelId: Id, name: string): Promise<Webhook> {
   const send = () => call("createWebhook", { path: { channel_id: channelId }, body: { name } });
-  return (await withStepUp("Creating a webhook gives a program a way to post here: confirm it is you.", send)).webhook;
+  return (await withStepUp(t("guild.webhooks.api.stepUpCreate"), send)).webhook;
 }
 
 export async function updateWebhook(id: Id, changes: { name?: string; channel_id?: Id }): Promise<Webhook> {
@@ -38,14 +40,14 @@ export async function deleteWebhook(id: Id): Promise<void> {
 
 export async function regenerateToken(id: Id): Promise<Webhook> {
   const send = () => call("regenerateWebhookToken", { path: { webhook_id: id } });
-  return (await withStepUp("A new webhook URL replaces the old one: confirm it is you.", send)).webhook;
+  return (await withStepUp(t("guild.webhooks.api.stepUpToken"), send)).webhook;
 }
 
 export async function setAvatar(id: Id, file: File): Promise<Webhook> {
   const { webhook } = await api.upload<{ webhook: Webhook }>(`/webhooks/${id}/avatar`, file, {
     retries: 0,
     reword: (envelope) =>
-      envelope.code === "file.too_large" ? { ...envelope, message: `That image is too large. ${envelope.message ?? ""}`.trim() } : envelope,
+      envelope.code === "file.too_large" ? { ...envelope, message: t("guild.webhooks.api.tooLarge", { detail: envelope.message ?? "" }).trim() } : envelope,
   });
   return webhook;
 }
