@@ -3,6 +3,7 @@
 // ranks above everyone and an instance administrator bypasses. This only hides actions the service would
 // refuse; it still decides and its refusals are shown in words.
 
+import { t, type Key } from "../../../i18n/index.svelte";
 import { bits, P } from "../../../lib/permissions";
 import type { GuildSnapshot, Id, Member, Role } from "../../../lib/types";
 
@@ -39,14 +40,20 @@ export function assignableRoles(guild: GuildSnapshot, meId: Id, isAdmin: boolean
 }
 
 /** The durations a moderator picks for a timeout. */
-export const TIMEOUTS: readonly { label: string; seconds: number }[] = [
-  { label: "60 seconds", seconds: 60 },
-  { label: "5 minutes", seconds: 300 },
-  { label: "10 minutes", seconds: 600 },
-  { label: "1 hour", seconds: 3600 },
-  { label: "1 day", seconds: 86400 },
-  { label: "1 week", seconds: 604800 },
+const TIMEOUT_WORDS: readonly [seconds: number, unit: Key, count: number][] = [
+  [60, "roles.duration.seconds", 60],
+  [300, "roles.duration.minutes", 5],
+  [600, "roles.duration.minutes", 10],
+  [3600, "roles.duration.hours", 1],
+  [86400, "roles.duration.days", 1],
+  [604800, "roles.duration.weeks", 1],
 ];
+export const TIMEOUTS: readonly { readonly label: string; seconds: number }[] = TIMEOUT_WORDS.map(([seconds, unit, count]) => ({
+  seconds,
+  get label() {
+    return t(unit, { count });
+  },
+}));
 
 /** The `timeout_until` of a timeout starting now. */
 export function timeoutUntil(seconds: number, now: number = Date.now()): string {

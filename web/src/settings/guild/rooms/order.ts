@@ -2,6 +2,7 @@
 // among its siblings (rooms of the same category, or the categories), and the siblings are numbered
 // again from 0 so that ties never decide the order. Only changed positions are sent, in one request.
 
+import { t } from "../../../i18n/index.svelte";
 import { compareIds } from "../../../lib/ids";
 import type { Channel, Id } from "../../../lib/types";
 
@@ -27,22 +28,19 @@ export function movePayload(siblings: Channel[], id: Id, delta: -1 | 1): { id: I
 }
 
 /** Human slowmode choices; a value set elsewhere that is not among them is offered as it is. */
-export const SLOWMODE_CHOICES: { seconds: number; label: string }[] = [
-  { seconds: 0, label: "Off" },
-  { seconds: 5, label: "5 seconds" },
-  { seconds: 10, label: "10 seconds" },
-  { seconds: 30, label: "30 seconds" },
-  { seconds: 60, label: "1 minute" },
-  { seconds: 300, label: "5 minutes" },
-  { seconds: 900, label: "15 minutes" },
-  { seconds: 3600, label: "1 hour" },
-  { seconds: 21600, label: "6 hours" },
-];
+export const SLOWMODE_CHOICES: { seconds: number; readonly label: string }[] = [0, 5, 10, 30, 60, 300, 900, 3600, 21600].map(
+  (seconds) => ({
+    seconds,
+    get label() {
+      return slowmodeLabel(seconds);
+    },
+  }),
+);
 
+/** A slowmode in words, in the largest whole unit: "Off", "5 seconds", "1 minute", "6 hours". */
 export function slowmodeLabel(seconds: number): string {
-  const known = SLOWMODE_CHOICES.find((c) => c.seconds === seconds);
-  if (known) return known.label;
-  if (seconds % 3600 === 0) return `${seconds / 3600} hours`;
-  if (seconds % 60 === 0) return `${seconds / 60} minutes`;
-  return `${seconds} seconds`;
+  if (seconds === 0) return t("roles.slowmode.off");
+  if (seconds % 3600 === 0) return t("roles.duration.hours", { count: seconds / 3600 });
+  if (seconds % 60 === 0) return t("roles.duration.minutes", { count: seconds / 60 });
+  return t("roles.duration.seconds", { count: seconds });
 }

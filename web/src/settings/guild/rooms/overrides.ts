@@ -2,6 +2,7 @@
 // roles give (inherit) or denied. The service keeps two sets, `allow` and `deny` (OpenAPI:
 // setChannelPermission); a permission in both counts as denied, so the editor reads it that way too.
 
+import { t } from "../../../i18n/index.svelte";
 import { bits, names } from "../../../lib/permissions";
 import type { Channel, GuildSnapshot, Id, Member, PermissionOverride } from "../../../lib/types";
 
@@ -59,8 +60,8 @@ export function targetName(guild: GuildSnapshot, o: Pick<PermissionOverride, "id
   fallback: Record<Id, string> = {}): string {
   if (o.type === "role") {
     const role = guild.roles.find((r) => r.id === o.id);
-    return role ? role.name : "Deleted role";
+    return role ? role.name : t("roles.overrides.deletedRole");
   }
   const m = members?.[o.id];
-  return m?.nick ?? m?.user.display_name ?? fallback[o.id] ?? "Member";
+  return m?.nick ?? m?.user.display_name ?? fallback[o.id] ?? t("roles.overrides.member");
 }
