@@ -307,7 +307,9 @@ async def test_profile_saved_and_screens_accessible(site, browser, client, accou
     await page.get_by_role("combobox", name="Status").select_option("invisible")
     await expect(page.get_by_text("others see you as offline")).to_be_visible()
     await page.get_by_role("textbox", name="Custom status").fill("Brewing")
-    await page.get_by_role("combobox", name="Language").select_option("de")
+    # The language is a choice of the languages the client speaks, each named in itself.
+    language = page.get_by_role("combobox", name="Language")
+    assert await language.locator("option").all_inner_texts() == ["English", "Русский"]
     zone = page.get_by_role("combobox", name="Time zone")
     await zone.fill("Mars/Olympus_Mons")
     await page.get_by_role("button", name="Save profile").click()
@@ -323,7 +325,7 @@ async def test_profile_saved_and_screens_accessible(site, browser, client, accou
 
     user = (await client.get("/api/v1/users/@me", headers=freya.headers)).json()["user"]
     assert (user["display_name"], user["bio"], user["status"], user["custom_status"], user["locale"], user["timezone"]) == (
-        "Freya of Vanaheim", "Keeper of the mead.\nRider of cats.", "invisible", "Brewing", "de", "America/New_York")
+        "Freya of Vanaheim", "Keeper of the mead.\nRider of cats.", "invisible", "Brewing", "en", "America/New_York")
 
     # The other sections, each without a serious violation.
     nav = page.get_by_role("navigation", name="User settings")
@@ -384,3 +386,52 @@ async def test_welcome_card_greets_new_accounts_without_blocking_them(site, brow
         assert only_expected(e) == []
     await context.close()
     await thor_ctx.close()
+
+
+async def test_language_choice_switches_the_client_and_is_kept(site, browser, client, accounts):
+    from playwright.async_api import expect
+
+    freya = await accounts.register("freya")
+    context, page, errors = await open_page(browser, "freya", "/settings/profile")
+    await expect(page.get_by_role("heading", name="My profile")).to_be_visible(timeout=WAIT)
+    assert await page.evaluate("document.documentElement.lang") == "en"
+    zone = page.get_by_role("combobox", name="Time zone")
+    await zone.fill("Asia/Tokyo")
+
+    # Choosing Russian saves it to the account and the screen speaks Russian at once, the clock of a zone too.
+    await page.get_by_role("combobox", name="Language").select_option(label="Русский")
+    language = page.get_by_role("combobox", name="Язык")
+    await expect(language).to_be_visible(timeout=WAIT)
+    await expect(page.get_by_role("heading", name="Мой профиль")).to_be_visible()
+    await expect(page.get_by_role("navigation", name="Настройки пользователя")).to_be_visible()
+    await expect(page.get_by_text(re.compile(r"Там сейчас \d\d:\d\d\."))).to_be_visible()
+    assert await page.evaluate("document.documentElement.lang") == "ru"
+    user = (await client.get("/api/v1/users/@me", headers=freya.headers)).json()["user"]
+    assert user["locale"] == "ru"
+    # The unsaved time zone is still being edited; the profile is saved in Russian.
+    await page.get_by_role("button", name="Сохранить профиль").click()
+    await expect(page.get_by_role("status").filter(has_text="Профиль сохранён")).to_be_visible(timeout=WAIT)
+    user = (await client.get("/api/v1/users/@me", headers=freya.headers)).json()["user"]
+    assert (user["locale"], user["timezone"]) == ("ru", "Asia/Tokyo")
+    await no_serious_violations(page, "profile in Russian")
+
+    # A reload keeps Russian: it is the account's language.
+    await page.reload()
+    await expect(page.get_by_role("combobox", name="Язык")).to_have_value("ru", timeout=WAIT)
+    assert await page.evaluate("document.documentElement.lang") == "ru"
+    nav = page.get_by_role("navigation", name="Настройки пользователя")
+    await nav.get_by_role("link", name="Устройства").click()
+    await expect(page.get_by_role("heading", name="Устройства", exact=True)).to_be_visible(timeout=WAIT)
+    await expect(page.get_by_text("Это устройство")).to_be_visible(timeout=WAIT)
+    await nav.get_by_role("link", name="Мой профиль").click()
+
+    # And back to English.
+    await page.get_by_role("combobox", name="Язык").select_option(label="English")
+    await expect(page.get_by_role("combobox", name="Language")).to_be_visible(timeout=WAIT)
+    await expect(page.get_by_role("heading", name="My profile")).to_be_visible()
+    assert await page.evaluate("document.documentElement.lang") == "en"
+    user = (await client.get("/api/v1/users/@me", headers=freya.headers)).json()["user"]
+    assert user["locale"] == "en"
+
+    assert only_expected(errors) == []
+    await context.close()

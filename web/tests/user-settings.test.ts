@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { i18n, setLanguage } from "../src/i18n/index.svelte";
 import { ApiError, configure } from "../src/lib/api";
 import { finishStepUp, stepUp, StepUpCancelled, withStepUp } from "../src/lib/stepup.svelte";
 import { clamp, drawRect, initialCrop, MAX_ZOOM, moveBy, outputSize, sourceRect, zoomTo } from "../src/settings/user/crop";
 import {
-  ago, codeBody, eventWords, fieldErrors, isWarning, LOCALE_PATTERN, localeChoices, methodWords, passwordRefusal,
+  ago, codeBody, eventWords, fieldErrors, isWarning, languageChoices, LOCALE_PATTERN, methodWords, passwordRefusal,
   summariseAgent, timeIn,
 } from "../src/settings/user/words";
 
@@ -84,11 +85,13 @@ describe("words of the user settings", () => {
     expect(codeBody("   ")).toBeNull();
   });
 
-  it("offers valid locale tags and keeps an unusual current one", () => {
-    const choices = localeChoices("sr-Latn");
-    expect(choices[0].tag).toBe("sr-Latn");
-    for (const c of choices) expect(c.tag).toMatch(LOCALE_PATTERN);
-    expect(choices.find((c) => c.tag === "de")?.label).toContain("German");
+  it("offers the two languages the client speaks, each named in itself, and keeps another current locale", () => {
+    expect(languageChoices("en")).toEqual([{ tag: "en", label: "English" }, { tag: "ru", label: "Русский" }]);
+    expect(languageChoices("ru").map((c) => c.tag)).toEqual(["en", "ru"]);
+    const kept = languageChoices("de");
+    expect(kept.map((c) => c.tag)).toEqual(["en", "ru", "de"]);
+    expect(kept[2].label).toBe("German — Deutsch");
+    for (const c of kept) expect(c.tag).toMatch(LOCALE_PATTERN);
   });
 
   it("tells the time in a zone, and nothing for an unknown zone", () => {
@@ -101,6 +104,32 @@ describe("words of the user settings", () => {
     expect(ago("2025-01-01T11:59:30Z", now)).toBe("just now");
     expect(ago("2025-01-01T11:55:00Z", now)).toBe("5 minutes ago");
     expect(ago("2024-12-31T11:00:00Z", now)).toBe("1 day ago");
+  });
+
+  it("speaks Russian, with its plural forms and its clock", async () => {
+    await setLanguage("ru");
+    try {
+      const now = Date.parse("2025-01-01T12:00:00Z");
+      expect(ago("2025-01-01T11:59:00Z", now)).toBe("1 минуту назад");
+      expect(ago("2025-01-01T11:57:00Z", now)).toBe("3 минуты назад");
+      expect(ago("2025-01-01T11:55:00Z", now)).toBe("5 минут назад");
+      expect(ago("2025-01-01T11:39:00Z", now)).toBe("21 минуту назад");
+      expect(ago("2024-12-30T12:00:00Z", now)).toBe("2 дня назад");
+      expect(ago("2025-01-01T11:59:30Z", now)).toBe("только что");
+      expect(eventWords("login.failure", { reason: "invalid_credentials" })).toBe("Неудачная попытка входа (неверный пароль)");
+      expect(eventWords("something.new")).toBe("Событие безопасности «something.new»");
+      expect(summariseAgent("Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0")).toBe("Firefox на Windows");
+      expect(methodWords("password")).toBe("Пароль");
+      const short = new ApiError(422, { code: "validation.failed", message: "Invalid", details: [{ field: "new_password", message: "too short" }] });
+      expect(passwordRefusal(short)).toBe("Новый пароль слишком короткий: нужно не меньше 10 символов.");
+      // The time in a zone is written as Russian writes it (24 hours, whatever the browser's own language).
+      expect(timeIn("America/New_York", new Date("2025-01-01T17:05:00Z"))).toBe("12:05");
+    } finally {
+      await setLanguage("en");
+    }
+    expect(i18n.language).toBe("en");
+    expect(ago("2025-01-01T11:57:00Z", Date.parse("2025-01-01T12:00:00Z"))).toBe("3 minutes ago");
+    expect(timeIn("America/New_York", new Date("2025-01-01T17:05:00Z"))).toMatch(/^12:05\s?PM$/);
   });
 
   it("puts the refusals of a password and of a profile in words", () => {

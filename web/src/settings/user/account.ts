@@ -3,6 +3,7 @@
 // revokeSession, logoutAll, listSecurityEvents). Each answer that carries the user is applied as its
 // USER_UPDATE would be, so every screen shows the change at once.
 
+import { t } from "../../i18n/index.svelte";
 import { api, call, type CallBody } from "../../lib/api";
 import { applyEvent } from "../../lib/state";
 import { withStepUp } from "../../lib/stepup.svelte";
@@ -30,8 +31,8 @@ export async function completeOnboarding(body: { display_name: string; bio?: str
 /** The cropped avatar as a multipart `file` (the same way a group icon is sent). */
 export async function uploadAvatar(blob: Blob, name: string): Promise<User> {
   const { user } = await api.upload<{ user: User }>("/users/@me/avatar", blob, { name, retries: 0, reword: (envelope) => {
-    if (envelope.code === "file.unsupported_type") return { ...envelope, message: "That file is not an image the server accepts." };
-    if (envelope.code === "file.too_large") return { ...envelope, message: `The picture is too large for this server. ${envelope.message ?? ""}`.trim() };
+    if (envelope.code === "file.unsupported_type") return { ...envelope, message: t("settings.account.avatarType") };
+    if (envelope.code === "file.too_large") return { ...envelope, message: t("settings.account.avatarTooLarge", { detail: envelope.message ?? "" }).trim() };
     return envelope;
   } });
   return applied(user);
@@ -45,7 +46,7 @@ export async function removeAvatar(): Promise<User> {
 // ---- password and two-factor authentication ----------------------------------------------------------
 
 export async function changePassword(newPassword: string): Promise<void> {
-  await withStepUp("Changing your password needs your current password.", () =>
+  await withStepUp(t("settings.account.stepUpPassword"), () =>
     call("changePassword", { body: { new_password: newPassword } }));
   // The change clears a temporary password's flag (the answer is empty): the prompt to change it goes.
   if (store.me) store.me.password_reset_required = false;
@@ -70,13 +71,13 @@ export async function enableTwoFactor(code: string): Promise<string[]> {
 }
 
 export async function disableTwoFactor(body: { totp_code: string } | { backup_code: string }): Promise<void> {
-  const { user } = await withStepUp("Turning off two-factor authentication needs your password and a code.", () =>
+  const { user } = await withStepUp(t("settings.account.stepUpDisable2fa"), () =>
     call("disableTwoFactor", { body }));
   applied(user);
 }
 
 export async function regenerateBackupCodes(): Promise<string[]> {
-  const { backup_codes } = await withStepUp("New backup codes replace the old ones: confirm it's you first.", () =>
+  const { backup_codes } = await withStepUp(t("settings.account.stepUpBackupCodes"), () =>
     call("regenerateBackupCodes"));
   return backup_codes;
 }

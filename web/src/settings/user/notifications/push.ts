@@ -1,6 +1,7 @@
 // This browser's Web Push subscription (OpenAPI: getPushConfig, listPushSubscriptions, createPushSubscription,
 // deletePushSubscription; docs/push.md): the service worker at /sw.js receives the pushes and shows them.
 
+import { t } from "../../../i18n/index.svelte";
 import { call, errorText } from "../../../lib/api";
 import type { PushSubscriptionInfo } from "../../../lib/types";
 
@@ -11,10 +12,10 @@ export interface PushConfig {
 
 /** Why this browser cannot receive pushes, in words; null when it can. */
 export function browserProblem(): string | null {
-  if (!window.isSecureContext) return "Push notifications need a secure connection (https).";
-  if (!("serviceWorker" in navigator)) return "This browser cannot run the service worker that push notifications need.";
-  if (!("PushManager" in window)) return "This browser does not support push notifications (it has no Push API).";
-  if (!("Notification" in window)) return "This browser cannot show notifications.";
+  if (!window.isSecureContext) return t("settings.push.insecure");
+  if (!("serviceWorker" in navigator)) return t("settings.push.noWorker");
+  if (!("PushManager" in window)) return t("settings.push.noPushApi");
+  if (!("Notification" in window)) return t("settings.push.noNotifications");
   return null;
 }
 
@@ -46,8 +47,8 @@ export async function subscribe(publicKey: string): Promise<PushSubscriptionInfo
   const permission = await Notification.requestPermission();
   if (permission !== "granted") {
     throw new Error(permission === "denied"
-      ? "Notifications are blocked for this site in the browser's settings. Allow them there, then try again."
-      : "Notifications were not allowed.");
+      ? t("settings.push.blocked")
+      : t("settings.push.notAllowed"));
   }
   await navigator.serviceWorker.register("/sw.js", { scope: "/" });
   const registration = await navigator.serviceWorker.ready;
@@ -57,8 +58,7 @@ export async function subscribe(publicKey: string): Promise<PushSubscriptionInfo
       subscription = await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(publicKey) });
     } catch (err) {
       // Private windows and browsers without a push service refuse here, with a message meant for developers.
-      throw new Error("This browser refused to subscribe to push notifications: it may not offer them in a private "
-        + `window or without its push service. (${errorText(err)})`);
+      throw new Error(t("settings.push.refused", { reason: errorText(err) }));
     }
   }
   const json = subscription.toJSON();
