@@ -2,6 +2,7 @@
 // getInstanceUser, banInstanceUser and the other user actions, listInstanceAuditLog,
 // listInstanceAuditActions, exportInstanceAuditLog). Mutations are wrapped in withStepUp by the screens.
 
+import { t, type Key } from "../i18n/index.svelte";
 import { call, operationPath } from "../lib/api";
 
 export const USERS_PAGE = 50;
@@ -72,12 +73,14 @@ export function nextDay(day: string): string {
 
 /** What is wrong with the filters, in words, before anything is asked (ids are numbers, dates in order). */
 export function auditFilterProblem(f: AuditFilters): string | null {
-  for (const [label, value] of [["Done by", f.actor], ["About", f.target], ["Server", f.guild]] as const) {
-    if (value.trim() && !ID.test(value.trim())) return `${label}: enter an id (digits only).`;
+  const fields: [Key, string][] = [["admin.audit.doneBy", f.actor], ["admin.audit.about", f.target], ["admin.audit.server", f.guild]];
+  for (const [label, value] of fields) {
+    if (value.trim() && !ID.test(value.trim())) return t("admin.auditFilter.id", { label: t(label) });
   }
-  if (f.from && !DAY.test(f.from)) return "From: choose a date.";
-  if (f.until && !DAY.test(f.until)) return "Until: choose a date.";
-  if (f.from && f.until && f.until < f.from) return "Until must not be before From.";
+  if (f.from && !DAY.test(f.from)) return t("admin.auditFilter.from");
+  if (f.until && !DAY.test(f.until)) return t("admin.auditFilter.until");
+  if (f.from && f.until && f.until < f.from) return t("admin.auditFilter.order");
+
   return null;
 }
 

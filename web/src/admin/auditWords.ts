@@ -1,31 +1,35 @@
 // The instance audit log in words: a label for every action of the service's catalogue (the server ones
 // come from the server audit log's labels) and a one-line summary of an entry's `data`.
 
+import { t, type Key } from "../i18n/index.svelte";
 import { actionLabel } from "../settings/guild/auditText";
 
-const INSTANCE_LABELS: Record<string, string> = {
-  "instance.user_ban": "User banned from the instance",
-  "instance.user_unban": "User unbanned from the instance",
-  "instance.user_session_revoke": "User's device signed out",
-  "instance.user_reset_2fa": "User's two-factor authentication reset",
-  "instance.user_temp_password": "Temporary password set",
-  "instance.user_logout_all": "User signed out everywhere",
-  "instance.user_delete": "Account deleted",
-  "instance.user_claim": "Imported history handed to an account",
-  "guild.import": "Server imported",
-  "instance.admin_grant": "Administration granted",
-  "instance.admin_revoke": "Administration removed",
-  "instance.guild_update": "Server changed by the administration",
-  "instance.guild_delete": "Server deleted by the administration",
-  "instance.settings_update": "Instance settings changed",
+/** The instance's own actions, by catalogue key (shown through t()). */
+const INSTANCE_LABELS: Record<string, Key> = {
+  "instance.user_ban": "admin.auditAction.userBan",
+  "instance.user_unban": "admin.auditAction.userUnban",
+  "instance.user_session_revoke": "admin.auditAction.userSessionRevoke",
+  "instance.user_reset_2fa": "admin.auditAction.userReset2fa",
+  "instance.user_temp_password": "admin.auditAction.userTempPassword",
+  "instance.user_logout_all": "admin.auditAction.userLogoutAll",
+  "instance.user_delete": "admin.auditAction.userDelete",
+  "instance.user_claim": "admin.auditAction.userClaim",
+  "guild.import": "admin.auditAction.guildImport",
+  "instance.admin_grant": "admin.auditAction.adminGrant",
+  "instance.admin_revoke": "admin.auditAction.adminRevoke",
+  "instance.guild_update": "admin.auditAction.guildUpdate",
+  "instance.guild_delete": "admin.auditAction.guildDelete",
+  "instance.settings_update": "admin.auditAction.settingsUpdate",
 };
 
 export function instanceActionLabel(action: string): string {
-  return INSTANCE_LABELS[action] ?? actionLabel(action);
+  const key = INSTANCE_LABELS[action];
+  return key ? t(key) : actionLabel(action);
 }
 
 function short(value: unknown, max = 60): string {
-  const text = value === null || value === undefined ? "none" : typeof value === "string" ? value : JSON.stringify(value);
+  const text = value === null || value === undefined ? t("admin.auditData.none") :
+ typeof value === "string" ? value : JSON.stringify(value);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 

@@ -5,6 +5,7 @@
 // TypeScript over injected parts, so it is tested without a browser (web/tests/voice.test.ts); the
 // screens use the reactive instance of session.svelte.ts.
 
+import { t } from "../i18n/index.svelte";
 import { ApiError, type call, errorText } from "../lib/api";
 import type { Dispatch } from "../lib/dispatch";
 import { applyEvent, type State } from "../lib/state";
@@ -353,18 +354,18 @@ export class VoiceController {
     try {
       await link.setMicrophone(talk);
     } catch (err) {
-      v.error = `Your microphone could not be used: ${errorText(err)}`;
+      v.error = t("voice.error.microphone", { reason: errorText(err) });
     }
     try {
       await link.setCamera(f.camera);
     } catch (err) {
-      v.error = `Your camera could not be used: ${errorText(err)}`;
+      v.error = t("voice.error.camera", { reason: errorText(err) });
       if (f.camera) await this.setFlag("camera", false, false);
     }
     try {
       await link.setScreen(f.screen);
     } catch (err) {
-      v.error = `Your screen could not be shared: ${errorText(err)}`;
+      v.error = t("voice.error.screen", { reason: errorText(err) });
       if (f.screen) await this.setFlag("screen", false, false);
     }
   }
@@ -503,7 +504,7 @@ export class VoiceController {
       case "GUILD_DELETE":
         if (v.kind === "room" && v.guildId === d.id) {
           this.reset();
-          v.notice = "You are no longer in that server's voice room.";
+          v.notice = t("voice.notice.removed");
         }
         break;
       case "GUILD_SOUNDS_UPDATE":
@@ -523,7 +524,7 @@ export class VoiceController {
         break;
       case "SOUNDBOARD_PLAY":
         if (v.kind === "room" && d.channel_id === v.channelId && d.sound) {
-          v.played = `${voiceName(this.deps.state, d.guild_id, d.user_id)} played ${d.sound.name}`;
+          v.played = t("voice.notice.played", { name: voiceName(this.deps.state, d.guild_id, d.user_id), sound: d.sound.name });
           if (this.hearing()) this.deps.mixer.play(`/files/${d.sound.file_id}`);
         }
         break;
@@ -549,7 +550,7 @@ export class VoiceController {
       const mine = ownState(this.deps.state, v.guildId);
       if (!mine || mine.channel_id !== v.channelId) {
         this.reset();
-        v.notice = "You were disconnected from voice while offline.";
+        v.notice = t("voice.notice.offline");
       } else {
         this.seen = {};
         for (const s of Object.values(this.deps.state.voiceStates[v.guildId ?? ""] ?? {})) if (s.channel_id === v.channelId) this.seen[s.user_id] = s;
@@ -557,7 +558,7 @@ export class VoiceController {
     } else if (v.kind === "call" && v.phase !== "joining") {
       if (participantOf(this.call(), this.me)?.state !== "joined") {
         this.reset();
-        v.notice = "The call ended.";
+        v.notice = t("voice.notice.callEnded");
       }
     }
   }
@@ -568,7 +569,7 @@ export class VoiceController {
       if (!s.channel_id) {
         this.palette(s.guild_id, "voice_leave");
         this.reset();
-        v.notice = "You were disconnected from the voice room.";
+        v.notice = t("voice.notice.disconnected");
         return;
       }
       if (s.channel_id !== v.channelId) {
@@ -583,12 +584,13 @@ export class VoiceController {
     if (s.user_id === this.me && v.kind === "room" && s.guild_id !== v.guildId && s.channel_id && v.phase !== "joining") {
       // Joined another server's voice room elsewhere: this one was left by the service.
       this.reset();
-      v.notice = "You joined voice somewhere else.";
+      v.notice = t("voice.notice.elsewhere");
       return;
     }
     if (s.user_id === this.me && v.kind === "call" && s.channel_id && v.phase !== "joining") {
       this.reset();
-      v.notice = "You joined a voice room, so the call was left.";
+      v.notice = t("voice.notice.callLeft");
+
       return;
     }
     this.note(s);
@@ -617,7 +619,7 @@ export class VoiceController {
     if (v.kind !== "call" || call.channel_id !== v.channelId || v.phase === "joining") return;
     if (!ongoing(call) || participantOf(call, this.me)?.state !== "joined") {
       this.reset();
-      v.notice = "The call ended.";
+      v.notice = t("voice.notice.callEnded");
     }
   }
 }

@@ -2,6 +2,7 @@
 // "For client authors"; docs/social.md, "Calls"), and the questions the screens ask of them. Pure
 // functions over the store's shape, tested without a browser (web/tests/voice.test.ts).
 
+import { t } from "../i18n/index.svelte";
 import { displayName, type State } from "../lib/state";
 import type { Call, CallParticipant, GuildSnapshot, Id, Ready, VoiceState } from "../lib/types";
 import { compareIds } from "../lib/ids";
@@ -150,21 +151,20 @@ export function outranks(guild: GuildSnapshot, me: Id, myRoles: Id[], target: Id
 
 export type MediaPhase = "idle" | "joining" | "connecting" | "connected" | "reconnecting" | "failed";
 
-export const FAILED_MEDIA = "Media server unreachable — you are listed but cannot hear anyone";
-
 /** The connection to the media server in words. */
 export function phaseWords(phase: MediaPhase): string {
   switch (phase) {
     case "joining":
     case "connecting":
-      return "Connecting…";
+      return t("voice.phase.connecting");
     case "connected":
-      return "Connected";
+      return t("voice.phase.connected");
     case "reconnecting":
-      return "Reconnecting…";
+      return t("voice.phase.reconnecting");
     case "failed":
-      return FAILED_MEDIA;
+      return t("voice.phase.failed");
     default:
-      return "Not connected";
+      return t("voice.phase.idle");
   }
 }
+

@@ -3,6 +3,8 @@
 // range checked before sending, and only the changed values sent. Pure functions, tested by Vitest; kept
 // beside the chart arithmetic (scale.ts) because both turn bytes into words.
 
+import { t, type Key } from "../../i18n/index.svelte";
+
 export type LimitKey = "avatar_max_bytes" | "guild_image_max_bytes" | "emoji_max_bytes" | "sound_max_bytes" | "gallery_max_bytes";
 export type MediaLimits = Record<LimitKey, number>;
 export type SizeUnit = "KiB" | "MiB";
@@ -20,17 +22,22 @@ export interface LimitInfo {
   defaultBytes: number;
 }
 
+/** A limit whose words are read from the catalogue each time they are shown (so they follow the language). */
+function limit(key: LimitKey, label: Key, governs: Key, defaultBytes: number): LimitInfo {
+  return {
+    key,
+    get label() { return t(label); },
+    get governs() { return t(governs); },
+    defaultBytes,
+  };
+}
+
 export const LIMITS: LimitInfo[] = [
-  { key: "avatar_max_bytes", label: "Avatars", governs: "User avatars, webhook avatars and group conversation icons.", defaultBytes: 8 * MIB },
-  {
-    key: "guild_image_max_bytes",
-    label: "Server images",
-    governs: "Server icons, banners and splash images, room backgrounds and invitation backgrounds.",
-    defaultBytes: 8 * MIB,
-  },
-  { key: "emoji_max_bytes", label: "Custom emoji", governs: "Each custom emoji image uploaded to a server.", defaultBytes: 512 * KIB },
-  { key: "sound_max_bytes", label: "Sounds", governs: "Soundboard and interface sounds uploaded to a server.", defaultBytes: 512 * KIB },
-  { key: "gallery_max_bytes", label: "Cosmetics gallery", governs: "Frames and icons of a server's cosmetics gallery.", defaultBytes: MIB },
+  limit("avatar_max_bytes", "admin.limits.avatarLabel", "admin.limits.avatarGoverns", 8 * MIB),
+  limit("guild_image_max_bytes", "admin.limits.guildImageLabel", "admin.limits.guildImageGoverns", 8 * MIB),
+  limit("emoji_max_bytes", "admin.limits.emojiLabel", "admin.limits.emojiGoverns", 512 * KIB),
+  limit("sound_max_bytes", "admin.limits.soundLabel", "admin.limits.soundGoverns", 512 * KIB),
+  limit("gallery_max_bytes", "admin.limits.galleryLabel", "admin.limits.galleryGoverns", MIB),
 ];
 
 const FACTOR: Record<SizeUnit, number> = { KiB: KIB, MiB: MIB };
@@ -56,14 +63,15 @@ export function fromUnit(amount: number | string | null | undefined, unit: SizeU
 /** "8 MiB", "512 KiB", "1.5 MiB": a limit in words. */
 export function limitWords(bytes: number): string {
   const unit = unitFor(bytes);
-  return `${toUnit(bytes, unit)} ${unit}`;
+  return t("admin.size", { amount: toUnit(bytes, unit), unit });
 }
 
 /** Why a value would be refused, in words, or null when the service accepts it. */
 export function limitProblem(bytes: number | null): string | null {
-  if (bytes === null) return "Enter a size.";
-  if (bytes < MIN_BYTES) return "The smallest limit is 1 KiB.";
-  if (bytes > MAX_BYTES) return "The largest limit is 100 MiB.";
+  if (bytes === null) return t("admin.limits.enterSize");
+  if (bytes < MIN_BYTES) return t("admin.limits.tooSmall");
+  if (bytes > MAX_BYTES) return t("admin.limits.tooLarge");
+
   return null;
 }
 

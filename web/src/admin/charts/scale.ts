@@ -2,6 +2,9 @@
 // a round top for an axis, its ticks, which date labels to draw so they never overlap, and numbers, dates
 // and sizes in words. Pure functions, tested by Vitest.
 
+import { formatDate, formatNumber } from "../../i18n/format";
+import { t } from "../../i18n/index.svelte";
+
 /** The smallest "round" number (1, 2, 2.5 or 5 times a power of ten) at or above `max`; at least 1. */
 export function niceMax(max: number): number {
   if (!Number.isFinite(max) || max <= 1) return 1;
@@ -37,25 +40,27 @@ export function thinLabels(n: number, room: number): number[] {
   return shown;
 }
 
-const COMPACT = new Intl.NumberFormat("en", { notation: "compact", maximumFractionDigits: 1 });
-const WHOLE = new Intl.NumberFormat("en");
-
-/** An axis number: 950, 1.2K, 3.4M. */
+/** An axis number in the shown language: 950, 1.2K, 3.4M (950, 1,2 тыс., 3,4 млн). */
 export function compactNumber(n: number): string {
-  return Math.abs(n) < 1000 ? String(Math.round(n * 100) / 100) : COMPACT.format(n);
+  return Math.abs(n) < 1000 ? formatNumber(n, { maxFraction: 2 }) : formatNumber(n, { compact: true });
 }
 
-/** A count in full, grouped: 50,234. */
+/** A count in full, grouped in the shown language: 50,234 (50 234). */
 export function fullNumber(n: number): string {
-  return WHOLE.format(n);
+  return formatNumber(n);
 }
 
 const UNITS = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB"];
 
+/** An amount of a binary unit in words ("1.5 MiB", "1,5 МиБ"). */
+export function sizeWords(amount: number, unit: string): string {
+  return t("admin.size", { amount, unit });
+}
+
 /** A size in binary units with at most one decimal: "512 KiB", "1.5 MiB", "1 byte". */
 export function formatBytes(bytes: number): string {
   if (!Number.isFinite(bytes) || bytes < 0) return "—";
-  if (bytes < 1024) return bytes === 1 ? "1 byte" : `${Math.round(bytes)} bytes`;
+  if (bytes < 1024) return t("admin.bytes", { count: Math.round(bytes), n: String(Math.round(bytes)) });
   let value = bytes;
   let unit = 0;
   while (value >= 1024 && unit < UNITS.length - 1) {
@@ -64,24 +69,29 @@ export function formatBytes(bytes: number): string {
   }
   const rounded = Math.round(value * 10) / 10;
   // 1023.96 KiB rounds up to 1024 KiB: say 1 MiB instead.
-  if (rounded >= 1024 && unit < UNITS.length - 1) return `1 ${UNITS[unit + 1]}`;
-  return `${Number.isInteger(rounded) ? rounded : rounded.toFixed(1)} ${UNITS[unit]}`;
+  if (rounded >= 1024 && unit < UNITS.length - 1) return sizeWords(1, UNITS[unit + 1]);
+  return sizeWords(rounded, UNITS[unit]);
 }
 
-const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+/** A calendar day of the service ("2025-01-31") as a moment at its noon UTC, which is the same calendar
+ *  day in the reader's time zone (UTC−12 … UTC+12), so formatting it never moves it to a neighbour. */
+function noonOf(day: string): Date | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
+  return m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), 12)) : null;
+}
 
-/** "2025-01-31" → "Jan 31" (the day as the service counted it, never moved by the browser's time zone). */
+/** "2025-01-31" → "Jan 31" / "31 янв." (the day as the service counted it). */
 export function shortDate(day: string): string {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
-  if (!m) return day;
-  return `${MONTHS[Number(m[2]) - 1]} ${Number(m[3])}`;
+  const at = noonOf(day);
+  return at ? formatDate(at, "dayMonth") : day;
 }
 
-/** "2025-01-31" → "Jan 31, 2025", for tables and accessible names. */
+/** "2025-01-31" → "Jan 31, 2025" / "31 янв. 2025 г.", for tables and accessible names. */
 export function longDate(day: string): string {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
-  return m ? `${shortDate(day)}, ${m[1]}` : day;
+  const at = noonOf(day);
+  return at ? formatDate(at, "day") : day;
 }
+
 
 /** A label cut to `chars` characters with an ellipsis (SVG text does not wrap or clip by itself). */
 export function clip(text: string, chars: number): string {
