@@ -2,6 +2,7 @@
 // a message or in the members list opens it with the summary the client already holds.
 
 import type { Id, UserSummary } from "./types";
+import { t, type Key } from "../i18n/index.svelte";
 
 export const profileCard = $state<{ user: UserSummary | null; guildId: Id | null }>({ user: null, guildId: null });
 
@@ -20,4 +21,10 @@ export function isImported(user: { badges?: string[] } | null | undefined): bool
   return !!user?.badges?.includes("imported");
 }
 
-export const IMPORTED_TIP = "Imported author: these messages were brought here from another service. The person who wrote them has not joined yet.";
+/** The tooltip of an imported author's badge, in the shown language. */
+export function importedTip(): string {
+  return t(IMPORTED_TIP);
+}
+
+/** The key of that tooltip (components/UserBadges.svelte shows `t(IMPORTED_TIP)`, or `importedTip()`). */
+export const IMPORTED_TIP: Key = "shell.profile.importedTip";

@@ -6,6 +6,7 @@ import { compareIds, newer } from "./ids";
 import { applyVoiceEvent, applyVoiceReady } from "../voice/reduce";
 import { applySetting, effectiveLevel, emptySettings, forgetGuild, settingsFrom, type NotificationSettings, type NotificationSettingsList } from "./notify";
 import type { Dispatch, ReactionEvent } from "./dispatch";
+import { t } from "../i18n/index.svelte";
 import type {
   Channel,
   Conversation,
@@ -546,5 +547,5 @@ export function roomTree(guild: GuildSnapshot): { category: Channel | null; room
 export function conversationName(state: State, c: Conversation): string {
   if (c.name) return c.name;
   if (c.counterpart) return c.counterpart.display_name;
-  return c.members.filter((m) => m.id !== state.me?.id).map((m) => m.display_name).join(", ") || "Conversation";
+  return c.members.filter((m) => m.id !== state.me?.id).map((m) => m.display_name).join(", ") || t("shell.conversation");
 }
