@@ -528,7 +528,7 @@ export function typingIn(state: State, channelId: Id, now: number = Date.now()):
 export function displayName(state: State, userId: Id, guildId?: Id | null): string {
   const member = guildId ? state.members[guildId]?.[userId] : undefined;
   if (member?.nick) return member.nick;
-  return (member?.user ?? state.users[userId])?.display_name ?? "Someone";
+  return (member?.user ?? state.users[userId])?.display_name ?? t("shell.someone");
 }
 
 /** Rooms of a guild grouped under their categories, each group in position order. */

@@ -445,7 +445,7 @@ export async function markUnread(m: Message): Promise<void> {
     const page = await call("listMessages", { path: { channel_id: m.channel_id }, query: { before: m.id, limit: 1 } });
     before = page.messages[0]?.id ?? null;
   }
-  if (!before) throw new Error("This is the first message of the room: there is nothing before it to mark as read.");
+  if (!before) throw new Error(t("shell.markUnread.first"));
   if (ackTimer) clearTimeout(ackTimer);
   heldUnread.add(m.channel_id);
   const { read_state } = await call("ackChannel", { path: { channel_id: m.channel_id }, body: {
