@@ -7,6 +7,8 @@
 
 import type { operations } from "./generated/openapi";
 import { OPERATIONS, type OperationId } from "./generated/operations";
+import { i18n, t, tMaybe } from "../i18n/index.svelte";
+import { formatDate } from "../i18n/format";
 
 export interface ErrorBody {
   code: string;
@@ -16,6 +18,9 @@ export interface ErrorBody {
   /** The rate-limit bucket of a 429 (`auth.lockout`: sign-in attempts, docs/architecture.md). */
   bucket?: string;
   hint?: string;
+  /** Set by the client when a screen reworded the message (`reword`): the message is then the client's
+   * own words, shown as they are rather than the text of the code. */
+  own?: boolean;
 }
 
 /** The longest the client waits on 429s, in all, before it tries a request again by itself (seconds):
@@ -32,9 +37,13 @@ export class ApiError extends Error {
    * to, counting down). */
   readonly retryAfter: number | null;
   readonly bucket: string | null;
+  /** The envelope as said (with the wait it was given), so its words can be said again in another language. */
+  readonly body: ErrorBody;
 
   constructor(status: number, body: ErrorBody, retryAfter: number | null = null) {
-    super(describe(status, retryAfter === null ? body : { ...body, retry_after: retryAfter }));
+    const said = retryAfter === null ? body : { ...body, retry_after: retryAfter };
+    super(describe(status, said));
+    this.body = said;
     this.status = status;
     this.code = body.code;
     this.details = body.details ?? [];
@@ -47,41 +56,57 @@ export class ApiError extends Error {
 /** The words of any failure a screen shows: an ApiError's (the envelope in words) or another Error's
  * message, else the thrown value itself. */
 export function errorText(err: unknown): string {
+  // A refusal of the service is said again in the language shown now (it may have changed since).
+  if (err instanceof ApiError) return describe(err.status, err.body);
   return err instanceof Error ? err.message : String(err);
 }
 
 /** "in 15 minutes", "in 1 minute", "in 40 seconds": a wait in words, rounded up. */
 export function inTime(seconds: number): string {
   const s = Math.max(1, Math.ceil(seconds));
-  if (s < 60) return `in ${s} ${s === 1 ? "second" : "seconds"}`;
-  const m = Math.ceil(s / 60);
-  return `in ${m} ${m === 1 ? "minute" : "minutes"}`;
+  if (s < 60) return t("errors.wait.seconds", { count: s });
+  return t("errors.wait.minutes", { count: Math.ceil(s / 60) });
 }
 
-/** The words of a sign-in lockout (or any sign-in rate limit) with the time left. */
-export function lockoutWords(seconds: number): string {
-  return `Too many attempts. Try again ${inTime(seconds)}.`;
+/** The words of a sign-in lockout (or any sign-in rate limit) with the time left (and, in Russian, the
+ * clock time it ends, in the reader's zone). */
+export function lockoutWords(seconds: number, now: number = Date.now()): string {
+  return t("errors.lockout", { wait: inTime(seconds), time: formatDate(now + Math.ceil(seconds) * 1000, "time") });
 }
 
-/** The envelope in words: the service's message, the first field detail of a validation failure. */
+/** The words of one error code in the shown language: the client's own text for the code, else the
+ * service's message. English is the service's own language, so there its message (which may say more
+ * than the code, "This file type is not allowed: image/x") is shown as it came. */
+function codeWords(body: ErrorBody, status: number): string {
+  if (body.own && body.message) return body.message;
+  const own = body.message && i18n.language === "en" ? null : tMaybe(`errors.${body.code}`, { status }); // i18n-keys: errors.
+  return own ?? (body.message || t("errors.http", { status }));
+}
+
+/** The envelope in words: the text of its code (or the service's message), the first field detail of a
+ * validation failure. */
 export function describe(status: number, body: ErrorBody | null): string {
-  if (!body) return status === 0 ? "The server could not be reached. Check your connection." : `The server answered ${status}.`;
+  if (!body) return status === 0 ? t("errors.network") : t("errors.http", { status });
   if (body.code === "validation.failed" && body.details?.length) {
     const d = body.details[0];
-    return d.field && d.field !== "body" ? `${humanField(d.field)}: ${d.message}` : d.message;
+    return d.field && d.field !== "body" ? t("errors.fieldDetail", { field: humanField(d.field), message: d.message }) : d.message;
   }
   if (body.code === "rate_limited" && body.retry_after !== undefined) {
     if (body.bucket === "auth.lockout") return lockoutWords(body.retry_after);
-    return `Too many requests: this was not done. Try again ${inTime(body.retry_after)}.`;
+    return t("errors.tooManyRequests", { wait: inTime(body.retry_after) });
   }
   if (body.code === "auth.2fa_enrollment_required" && body.hint) {
-    return `${body.message.replace(/\.$/, "")}. The operator sets it up on the server with: ${body.hint}`;
+    return t("errors.enrollmentHint", { message: codeWords(body, status).replace(/\.$/, ""), hint: body.hint });
   }
-  if (body.hint) return `${body.message || `The server answered ${status}.`} ${body.hint}`;
-  return body.message || `The server answered ${status}.`;
+  const words = body.message || body.code ? codeWords(body, status) : t("errors.http", { status });
+  if (body.hint) return `${words} ${body.hint}`;
+  return words;
 }
 
+/** A field of a validation detail in words: the client's name for it, else its own name made readable. */
 function humanField(field: string): string {
+  const own = tMaybe(`errors.field.${field}`); // i18n-keys: errors.
+  if (own) return own;
   const words = field.replace(/_/g, " ");
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
@@ -136,7 +161,11 @@ export function retryAfterSeconds(response: Response, body: ErrorBody | null): n
 }
 
 export async function request<T>(path: string, options: RequestOptions = {}): Promise<T> {
-  const { method = "GET", body, query, retries = 3, maxWait = MAX_SILENT_WAIT, onWait, reword = (e) => e, timeout } = options;
+  const { method = "GET", body, query, retries = 3, maxWait = MAX_SILENT_WAIT, onWait, timeout } = options;
+  const reword = (envelope: ErrorBody, status: number): ErrorBody => {
+    const out = options.reword ? options.reword(envelope, status) : envelope;
+    return out.message !== envelope.message ? { ...out, own: true } : out;
+  };
   let signal = options.signal;
   let timedOut = false;
   if (timeout !== undefined) {
@@ -153,7 +182,7 @@ export async function request<T>(path: string, options: RequestOptions = {}): Pr
       return await request<T>(path, { ...options, signal, timeout: undefined });
     } catch (err) {
       if (timedOut && (err as Error).name === "AbortError") {
-        throw new ApiError(0, { code: "timeout", message: "The server did not answer in time." });
+        throw new ApiError(0, { code: "timeout", message: t("errors.timeout") });
       }
       throw err;
     } finally {
@@ -196,7 +225,7 @@ export async function request<T>(path: string, options: RequestOptions = {}): Pr
         await sleepImpl(seconds * 1000);
         continue;
       }
-      throw new ApiError(429, reword(error ?? { code: "rate_limited", message: "Too many requests" }, 429), seconds);
+      throw new ApiError(429, reword(error ?? { code: "rate_limited", message: t("errors.rate_limited") }, 429), seconds);
     }
     const envelope = reword(error ?? { code: "http", message: describe(response.status, null) }, response.status);
     if (envelope.code === "auth.unauthorized") unauthorizedHandler?.();

@@ -90,6 +90,8 @@ describe("store after a lost session and a lost answer", () => {
 
   beforeEach(async () => {
     vi.resetModules();
+    // The fresh modules hold a fresh catalogue: English again, as tests/setup-i18n.ts loads it.
+    await (await import("../i18n/index.svelte")).setLanguage("en");
     FakeWebSocket.all = [];
     rooms = { [ROOM]: [], [OTHER_ROOM]: [], [GONE_ROOM]: [] };
     requests = [];

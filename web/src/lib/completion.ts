@@ -3,6 +3,8 @@
 // `#general`, `:wave:`); the picks are remembered as references and become the service's tokens
 // (`<@id>`, `<#id>`, `<:name:id>`) when the message is sent.
 
+import { t } from "../i18n/index.svelte";
+
 export type Trigger = "@" | "#" | ":" | "/";
 
 export interface Active {
@@ -71,15 +73,15 @@ export function encodeReferences(text: string, refs: Reference[]): string {
 export interface Command {
   name: string;
   usage: string;
-  description: string;
+  readonly description: string;
 }
 
 /** The commands the service reads at the start of a message, each with one line saying what it does. */
 export const COMMANDS: Command[] = [
-  { name: "me", usage: "/me <action>", description: "Say what you are doing, in the third person (“freya raises a horn”)" },
-  { name: "whisper", usage: "/whisper <text>", description: "Send your text small and quiet" },
-  { name: "scream", usage: "/scream <text>", description: "Send your text big and loud" },
-  { name: "ls", usage: "/ls @person <text>", description: "Say something in this room that only that person sees" },
+  { name: "me", usage: "/me <action>", get description() { return t("shell.command.me"); } },
+  { name: "whisper", usage: "/whisper <text>", get description() { return t("shell.command.whisper"); } },
+  { name: "scream", usage: "/scream <text>", get description() { return t("shell.command.scream"); } },
+  { name: "ls", usage: "/ls @person <text>", get description() { return t("shell.command.ls"); } },
 ];
 
 export function matchCommands(query: string): Command[] {

@@ -9,6 +9,7 @@ import { navigate } from "./router.svelte";
 import { clock, onDispatch, store } from "./store.svelte";
 import { notificationFor, tabTitle } from "./notify";
 import type { Message } from "./types";
+import { t } from "../i18n/index.svelte";
 
 /** The browser's permission as the settings show it (kept current after asking). */
 export const desktop = $state({
@@ -36,21 +37,21 @@ function plain(m: Message): string {
   const guildId = m.guild_id ?? undefined;
   let text = m.content
     .replace(/<@!?(\d+)>/g, (_t, id: string) => `@${displayName(store, id, guildId)}`)
-    .replace(/<#(\d+)>/g, (_t, id: string) => `#${findChannel(store, id)?.name ?? "room"}`)
+    .replace(/<#(\d+)>/g, (_t, id: string) => `#${findChannel(store, id)?.name ?? t("shell.desktop.room")}`)
     .replace(/<a?:(\w+):\d+>/g, ":$1:");
-  if (!text.trim() && m.attachments.length) text = m.attachments.length === 1 ? `Sent ${m.attachments[0].original_name}` : `Sent ${m.attachments.length} files`;
+  if (!text.trim() && m.attachments.length) text = m.attachments.length === 1 ? t("shell.desktop.sentFile", { name: m.attachments[0].original_name }) : t("shell.desktop.sentFiles", { count: m.attachments.length });
   return text.length > 180 ? `${text.slice(0, 179)}…` : text;
 }
 
 function titleOf(m: Message): string {
-  const author = m.webhook?.name ?? (m.author ? displayName(store, m.author.id, m.guild_id ?? undefined) : "Someone");
+  const author = m.webhook?.name ?? (m.author ? displayName(store, m.author.id, m.guild_id ?? undefined) : t("shell.someone"));
   if (m.guild_id) {
     const room = findChannel(store, m.channel_id);
     const guild = store.guilds[m.guild_id];
-    return `${author} (#${room?.name ?? "room"}, ${guild?.name ?? "server"})`;
+    return t("shell.desktop.titleRoom", { author, room: room?.name ?? t("shell.desktop.room"), server: guild?.name ?? t("shell.desktop.server") });
   }
   const conversation = store.conversations[m.channel_id];
-  return conversation?.is_group ? `${author} (${conversationName(store, conversation)})` : author;
+  return conversation?.is_group ? t("shell.desktop.titleGroup", { author, group: conversationName(store, conversation) }) : author;
 }
 
 function show(m: Message): void {

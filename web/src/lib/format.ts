@@ -4,6 +4,9 @@
 // emojis, links and masked links `[text](https://…)`, `code`, ```blocks``` (with their language),
 // **bold**, *italic* or _italic_, __underline__, ~~strike~~ and ||spoilers||.
 
+import { t } from "../i18n/index.svelte";
+import { dayKey, formatDate } from "../i18n/format";
+
 export type Segment =
   | { kind: "text"; text: string }
   | { kind: "bold" | "italic" | "strike" | "underline" | "spoiler"; children: Segment[] }
@@ -164,7 +167,7 @@ export function plain(content: string, names: { user: (id: string) => string; ro
           case "emoji":
             return `:${s.name}:`;
           case "spoiler":
-            return "(spoiler)";
+            return t("shell.format.spoiler");
           case "list":
             return s.items.map(walk).join(" · ");
           case "quote":
@@ -191,35 +194,34 @@ export function copyable(content: string, names: { user: (id: string) => string;
     .join("");
 }
 
-const TIME = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
-const DAY = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric" });
-
+/** 14:05, in the reader's language and the account's time zone. */
 export function shortTime(iso: string): string {
-  return TIME.format(new Date(iso));
+  return formatDate(iso, "time");
 }
 
+/** "Today", "Yesterday" or the date, by the calendar of the account's time zone. */
 export function dayLabel(iso: string, now: Date = new Date()): string {
-  const d = new Date(iso);
-  const sameDay = (a: Date, b: Date) =>
-    a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate();
-  if (sameDay(d, now)) return "Today";
-  const yesterday = new Date(now);
-  yesterday.setDate(now.getDate() - 1);
-  if (sameDay(d, yesterday)) return "Yesterday";
-  return DAY.format(d);
+  const day = dayKey(iso);
+  if (day === dayKey(now)) return t("shell.day.today");
+  // The calendar day before today's in that zone, as a "YYYY-MM-DD" key.
+  const [y, m, d] = dayKey(now).split("-").map(Number);
+  const before = new Date(Date.UTC(y, m - 1, d - 1)).toISOString().slice(0, 10);
+  if (day === before) return t("shell.day.yesterday");
+  return formatDate(iso, "day");
 }
 
+/** The whole moment (a tooltip), in the reader's language and zone. */
 export function fullTime(iso: string): string {
-  return new Date(iso).toLocaleString();
+  return formatDate(iso, "full");
 }
 
 /** "A is typing…", "A and B are typing…", "Several people are typing…". */
 export function typingText(names: string[]): string {
   if (names.length === 0) return "";
-  if (names.length === 1) return `${names[0]} is typing…`;
-  if (names.length === 2) return `${names[0]} and ${names[1]} are typing…`;
-  if (names.length === 3) return `${names[0]}, ${names[1]} and ${names[2]} are typing…`;
-  return "Several people are typing…";
+  if (names.length === 1) return t("shell.typing.one", { a: names[0] });
+  if (names.length === 2) return t("shell.typing.two", { a: names[0], b: names[1] });
+  if (names.length === 3) return t("shell.typing.three", { a: names[0], b: names[1], c: names[2] });
+  return t("shell.typing.several");
 }
 
 /** Two messages from the same author within 7 minutes share one header. */

@@ -6,6 +6,8 @@
 // conversation. Pure functions over plain data, unit-tested in web/tests/notify.test.ts.
 
 import type { Id, Message } from "./types";
+import { t } from "../i18n/index.svelte";
+import { dayKey, formatDate } from "../i18n/format";
 
 export type Level = "all" | "mentions" | "nothing";
 export type RoomLevel = Level | "default";
@@ -114,12 +116,12 @@ export function tabTitle(title: string, count: number): string {
 }
 
 /** The mute choices of the menus and the dialog, in minutes (null: until turned back on). */
-export const MUTE_CHOICES: { label: string; minutes: number | null }[] = [
-  { label: "For 15 minutes", minutes: 15 },
-  { label: "For 1 hour", minutes: 60 },
-  { label: "For 8 hours", minutes: 8 * 60 },
-  { label: "For 24 hours", minutes: 24 * 60 },
-  { label: "Until I turn it back on", minutes: null },
+export const MUTE_CHOICES: { readonly label: string; minutes: number | null }[] = [
+  { get label() { return t("shell.mute.minutes", { count: 15 }); }, minutes: 15 },
+  { get label() { return t("shell.mute.hours", { count: 1 }); }, minutes: 60 },
+  { get label() { return t("shell.mute.hours", { count: 8 }); }, minutes: 8 * 60 },
+  { get label() { return t("shell.mute.hours", { count: 24 }); }, minutes: 24 * 60 },
+  { get label() { return t("shell.mute.forever"); }, minutes: null },
 ];
 
 /** "Until I turn it back on" is a time far ahead: the contract has a time or nothing. */
@@ -133,9 +135,7 @@ export function muteUntil(minutes: number | null, now: number = Date.now()): str
 export function mutedWords(mutedUntil: string | null, now: number = Date.now()): string {
   if (!isMuted(mutedUntil, now) || !mutedUntil) return "";
   const end = Date.parse(mutedUntil);
-  if (end - now > 365 * 24 * 3600_000) return "Muted until you turn it back on";
-  const d = new Date(end);
-  const sameDay = new Date(now).toDateString() === d.toDateString();
-  const time = d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
-  return sameDay ? `Muted until ${time}` : `Muted until ${d.toLocaleDateString([], { weekday: "short" })} ${time}`;
+  if (end - now > 365 * 24 * 3600_000) return t("shell.muted.forever");
+  const time = formatDate(end, "time");
+  return dayKey(now) === dayKey(end) ? t("shell.muted.untilTime", { time }) : t("shell.muted.untilDay", { day: formatDate(end, "weekday"), time });
 }

@@ -2,6 +2,7 @@
 // a message or in the members list opens it with the summary the client already holds.
 
 import type { Id, UserSummary } from "./types";
+import { t } from "../i18n/index.svelte";
 
 export const profileCard = $state<{ user: UserSummary | null; guildId: Id | null }>({ user: null, guildId: null });
 
@@ -20,4 +21,12 @@ export function isImported(user: { badges?: string[] } | null | undefined): bool
   return !!user?.badges?.includes("imported");
 }
 
+/** The tooltip of an imported author's badge, in the shown language. */
+export function importedTip(): string {
+  return t("shell.profile.importedTip");
+}
+
+/** @deprecated The English tooltip, kept only until components/UserBadges.svelte shows `importedTip()`
+ * (its owner's change); the same words are the English of `shell.profile.importedTip`. */
+// i18n-ignore: transitional copy of shell.profile.importedTip for UserBadges.svelte, removed once it calls importedTip()
 export const IMPORTED_TIP = "Imported author: these messages were brought here from another service. The person who wrote them has not joined yet.";

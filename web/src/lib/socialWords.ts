@@ -2,6 +2,7 @@
 // client knows who the person tried to reach, so it can say more than the service's generic message.
 
 import { ApiError, errorText } from "./api";
+import { t } from "../i18n/index.svelte";
 
 export type SocialAction =
   | "add-friend"
@@ -19,45 +20,42 @@ export type SocialAction =
 /** The refusal of `action` aimed at `who` (a username or display name, when there is one) in words. */
 export function refusal(err: unknown, action: SocialAction, who = ""): string {
   if (!(err instanceof ApiError)) return errorText(err);
-  const name = who ? `“${who}”` : "this person";
+  // `who` is "" when the person is not known: the sentences then say "this person".
+  const name = { known: who ? "yes" : "no", name: who }; // i18n-ignore: select values
   switch (err.code) {
     case "user.not_found":
-      return action === "add-friend" ? `Nobody here is called ${name}. Check the spelling of the username.` : `${cap(name)} no longer has an account.`;
+      return action === "add-friend" ? t("shell.refusal.noSuchUser", name) : t("shell.refusal.noAccount", name);
     case "relationship.blocked":
-      if (action === "add-friend" || action === "accept") return `You cannot be friends with ${name}: one of you has blocked the other.`;
-      if (action === "send") return "Messages cannot be sent here: one of you has blocked the other.";
-      return `Not possible with ${name}: one of you has blocked the other.`;
+      if (action === "add-friend" || action === "accept") return t("shell.refusal.blockedFriends", name);
+      if (action === "send") return t("shell.refusal.blockedSend");
+      return t("shell.refusal.blocked", name);
     case "relationship.already_exists":
-      return `You are already friends with ${name}, or a friend request between you is waiting.`;
+      return t("shell.refusal.alreadyFriends", name);
     case "relationship.not_found":
-      return `There is nothing between you and ${name} any more.`;
+      return t("shell.refusal.nothingBetween", name);
     case "validation.failed": {
       const field = err.details[0]?.field ?? "";
       if (/username|user_id|recipient_id/.test(field) && /own|yourself|another user/i.test(err.details[0]?.message ?? "")) {
-        return action === "add-friend" ? "That is your own username: you cannot add yourself as a friend." : "You cannot do this with yourself.";
+        return action === "add-friend" ? t("shell.refusal.ownUsername") : t("shell.refusal.yourself");
       }
-      if (field === "recipient_ids") return `A group needs 2 to 9 other people (you are not one of them). ${err.details[0]?.message ?? ""}`.trim();
-      return err.message;
+      if (field === "recipient_ids") return t("shell.refusal.groupSize", { detail: err.details[0]?.message ?? "" }).trim();
+      return errorText(err);
     }
     case "user.imported":
-      return `${cap(name)} is an imported author: their messages were brought from another service and they have not joined yet.`;
+      return t("shell.refusal.imported", name);
     case "dm.full":
-      return "A group has at most 10 people; remove someone first.";
+      return t("shell.refusal.groupFull");
     case "dm.not_group":
-      return "This only works in a group conversation.";
+      return t("shell.refusal.notGroup");
     case "perm.denied":
       return action === "rename" || action === "icon" || action === "remove-recipient"
-        ? "Only the owner of the group can do this."
-        : err.message;
+        ? t("shell.refusal.ownerOnly")
+        : errorText(err);
     case "recipient.not_found":
-      return `${cap(name)} is not in this conversation any more.`;
+      return t("shell.refusal.notInConversation", name);
     case "channel.not_found":
-      return "This conversation no longer exists, or you are not in it.";
+      return t("shell.refusal.noConversation");
     default:
-      return err.message;
+      return errorText(err);
   }
-}
-
-function cap(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -6,6 +6,7 @@ import { compareIds, newer } from "./ids";
 import { applyVoiceEvent, applyVoiceReady } from "../voice/reduce";
 import { applySetting, effectiveLevel, emptySettings, forgetGuild, settingsFrom, type NotificationSettings, type NotificationSettingsList } from "./notify";
 import type { Dispatch, ReactionEvent } from "./dispatch";
+import { t } from "../i18n/index.svelte";
 import type {
   Channel,
   Conversation,
@@ -527,7 +528,7 @@ export function typingIn(state: State, channelId: Id, now: number = Date.now()):
 export function displayName(state: State, userId: Id, guildId?: Id | null): string {
   const member = guildId ? state.members[guildId]?.[userId] : undefined;
   if (member?.nick) return member.nick;
-  return (member?.user ?? state.users[userId])?.display_name ?? "Someone";
+  return (member?.user ?? state.users[userId])?.display_name ?? t("shell.someone");
 }
 
 /** Rooms of a guild grouped under their categories, each group in position order. */
@@ -546,5 +547,5 @@ export function roomTree(guild: GuildSnapshot): { category: Channel | null; room
 export function conversationName(state: State, c: Conversation): string {
   if (c.name) return c.name;
   if (c.counterpart) return c.counterpart.display_name;
-  return c.members.filter((m) => m.id !== state.me?.id).map((m) => m.display_name).join(", ") || "Conversation";
+  return c.members.filter((m) => m.id !== state.me?.id).map((m) => m.display_name).join(", ") || t("shell.conversation");
 }

@@ -3,6 +3,7 @@
 // settings screens) asks for the password (and a code when 2FA is on), and the call is made again.
 
 import { ApiError } from "./api";
+import { t } from "../i18n/index.svelte";
 
 interface Pending {
   resolve: (done: boolean) => void;
@@ -30,7 +31,7 @@ export function finishStepUp(done: boolean): void {
 
 export class StepUpCancelled extends Error {
   constructor() {
-    super("Cancelled: your identity was not confirmed.");
+    super(t("shell.stepUp.cancelled"));
   }
 }
 

@@ -10,6 +10,7 @@ import { clearDrafts, forgetPush, resetClientState } from "./signout";
 import type { FileObject } from "./types";
 import { applyEvent, applyHistory, createState, findChannel } from "./state";
 import type { Channel, Conversation, GuildSnapshot, Id, Invite, Member, Message, Relationship, User, UserSummary } from "./types";
+import { t } from "../i18n/index.svelte";
 
 export const store = $state(createState());
 
@@ -237,8 +238,8 @@ export function signedInAs(user: User): void {
   startGateway();
 }
 
-export async function register(body: { username: string; email: string; password: string; timezone?: string }): Promise<void> {
-  // The zone is the browser's, which the service checks against its list.
+export async function register(body: { username: string; email: string; password: string; timezone?: string; locale?: string }): Promise<void> {
+  // The zone and the locale are the browser's, which the service checks (the zone against its list).
   const answer = await call("register", { body: body as CallBody<"register"> });
   store.me = answer.user;
   session.status = "signed-in";
@@ -444,7 +445,7 @@ export async function markUnread(m: Message): Promise<void> {
     const page = await call("listMessages", { path: { channel_id: m.channel_id }, query: { before: m.id, limit: 1 } });
     before = page.messages[0]?.id ?? null;
   }
-  if (!before) throw new Error("This is the first message of the room: there is nothing before it to mark as read.");
+  if (!before) throw new Error(t("shell.markUnread.first"));
   if (ackTimer) clearTimeout(ackTimer);
   heldUnread.add(m.channel_id);
   const { read_state } = await call("ackChannel", { path: { channel_id: m.channel_id }, body: {
@@ -496,9 +497,9 @@ async function deliver(nonceValue: string): Promise<void> {
           if (!q) return;
           const s = Math.max(1, Math.round(delayMs / 1000));
           q.error =
-            error.status === 429 ? `Sending is rate limited; trying again in ${s} s.`
-            : error.status === 0 ? "No answer yet; trying again…"
-            : `The server is busy; trying again in ${s} s.`;
+            error.status === 429 ? t("shell.send.rateLimited", { seconds: s })
+            : error.status === 0 ? t("shell.send.noAnswer")
+            : t("shell.send.busy", { seconds: s });
         },
       },
     );
@@ -699,7 +700,7 @@ export async function setGroupIcon(channelId: Id, file: File): Promise<void> {
   const { channel } = await api.upload<{ channel: Conversation }>(`/channels/${channelId}/icon`, file, {
     retries: 0,
     reword: (envelope) =>
-      envelope.code === "file.unsupported_type" ? { ...envelope, message: "That file is not an image the server accepts." } : envelope,
+      envelope.code === "file.unsupported_type" ? { ...envelope, message: t("shell.group.iconNotImage") } : envelope,
   });
   applyEvent(store, "DM_CHANNEL_UPDATE", channel);
 }

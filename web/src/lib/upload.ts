@@ -3,6 +3,8 @@
 
 import { call, describe, type ErrorBody, MAX_SILENT_WAIT, operationPath } from "./api";
 import type { FileObject, Id } from "./types";
+import { i18n, t } from "../i18n/index.svelte";
+import { formatNumber } from "../i18n/format";
 
 /** At most this many files go with one message. */
 export const MAX_ATTACHMENTS = 10;
@@ -19,23 +21,28 @@ export class UploadError extends Error {
 
 /** "1.4 MB", "820 KB", "12 bytes". */
 export function formatBytes(n: number): string {
-  if (n < 1000) return `${n} ${n === 1 ? "byte" : "bytes"}`;
-  const units = ["KB", "MB", "GB", "TB"];
+  if (n < 1000) return t("shell.upload.bytes", { count: n });
+  const units = ["shell.upload.kb", "shell.upload.mb", "shell.upload.gb", "shell.upload.tb"] as const;
   let value = n / 1000;
   let unit = 0;
   while (value >= 1000 && unit < units.length - 1) {
     value /= 1000;
     unit++;
   }
-  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
+  return t(units[unit], { size: value < 10 ? oneDecimal(value) : formatNumber(Math.round(value)) });
+}
+
+/** 1.5 / 1,5: one decimal always, in the shown language. */
+function oneDecimal(value: number): string {
+  return new Intl.NumberFormat(i18n.language, { minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(value);
 }
 
 /** A size limit as the operator set it: "25 MiB", "512 KiB", "879 KiB" (binary units, as the limits are). */
 export function limitWords(bytes: number): string {
   const MiB = 1048576;
-  if (bytes >= MiB) return `${bytes % MiB === 0 ? bytes / MiB : (bytes / MiB).toFixed(1)} MiB`;
-  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KiB`;
-  return `${bytes} ${bytes === 1 ? "byte" : "bytes"}`;
+  if (bytes >= MiB) return t("shell.upload.mib", { size: bytes % MiB === 0 ? formatNumber(bytes / MiB) : oneDecimal(bytes / MiB) });
+  if (bytes >= 1024) return t("shell.upload.kib", { size: formatNumber(Math.round(bytes / 1024)) });
+  return t("shell.upload.bytes", { count: bytes });
 }
 
 let limitOnce: Promise<number | null> | null = null;
@@ -56,11 +63,11 @@ export function uploadLimit(): Promise<number | null> {
  * service's own message says the same and is not repeated. */
 export function uploadErrorText(name: string, status: number, body: ErrorBody | null, limit: number | null = null): string {
   if (status === 413 || body?.code === "file.too_large") {
-    return limit ? `${name} is larger than the ${limitWords(limit)} this server allows.` : `${name} is larger than this server allows.`;
+    return limit ? t("shell.upload.tooLargeLimit", { name, limit: limitWords(limit) }) : t("shell.upload.tooLarge", { name });
   }
-  if (status === 415 || body?.code === "file.unsupported_type") return `${name}: this type of file is not accepted.`;
-  if (status === 403) return `You may not attach files here.`;
-  return `${name} could not be uploaded: ${describe(status, body)}`;
+  if (status === 415 || body?.code === "file.unsupported_type") return t("shell.upload.unsupported", { name });
+  if (status === 403) return t("shell.upload.forbidden");
+  return t("shell.upload.failed", { name, reason: describe(status, body) });
 }
 
 export interface UploadHandle {
@@ -91,8 +98,8 @@ export function uploadAttachment(channelId: Id, file: File, onProgress: (fractio
       };
       request.onload = () =>
         resolve({ status: request.status, body: request.response, retryAfter: Number(request.getResponseHeader("Retry-After")) });
-      request.onerror = () => reject(new UploadError(0, "network", `${file.name} could not be uploaded: ${describe(0, null)}`));
-      request.onabort = () => reject(new UploadError(0, "aborted", `${file.name}: upload cancelled.`));
+      request.onerror = () => reject(new UploadError(0, "network", t("shell.upload.failed", { name: file.name, reason: describe(0, null) })));
+      request.onabort = () => reject(new UploadError(0, "aborted", t("shell.upload.cancelled", { name: file.name })));
       const form = new FormData();
       form.append("file", file, file.name);
       request.send(form);
@@ -104,7 +111,7 @@ export function uploadAttachment(channelId: Id, file: File, onProgress: (fractio
     if (limit !== null && file.size > limit) throw new UploadError(413, "file.too_large", uploadErrorText(file.name, 413, null, limit));
     let waited = 0;
     for (let attempt = 0; ; attempt++) {
-      if (aborted) throw new UploadError(0, "aborted", `${file.name}: upload cancelled.`);
+      if (aborted) throw new UploadError(0, "aborted", t("shell.upload.cancelled", { name: file.name }));
       const { status, body, retryAfter } = await once();
       if (status === 201 || status === 200) {
         onProgress(1);

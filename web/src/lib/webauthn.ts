@@ -5,6 +5,7 @@
 // parse...FromJSON / toJSON, which not every browser has and which would make two code paths to test.
 
 import { ApiError, call, errorText } from "./api";
+import { t } from "../i18n/index.svelte";
 
 type Json = Record<string, unknown>;
 
@@ -173,7 +174,7 @@ export async function autofillSupported(): Promise<boolean> {
 
 /** Raised when the person did not finish the browser's passkey prompt (cancelled, timed out, aborted). */
 export class PasskeyCancelled extends Error {
-  constructor(message = "The passkey request was cancelled or timed out. Try again when you are ready.") {
+  constructor(message = t("shell.passkey.cancelled")) {
     super(message);
   }
 }
@@ -181,19 +182,19 @@ export class PasskeyCancelled extends Error {
 /** A browser failure (DOMException) in words; the service's own refusals are handled by `passkeyWords`. */
 function browserFailure(err: unknown, registering: boolean): Error {
   const name = err instanceof Error || err instanceof DOMException ? err.name : "";
-  if (name === "AbortError") return new PasskeyCancelled("The passkey request was stopped.");
+  if (name === "AbortError") return new PasskeyCancelled(t("shell.passkey.stopped"));
   if (name === "NotAllowedError") return new PasskeyCancelled();
   if (name === "InvalidStateError" && registering) {
-    return new Error("This device already holds a passkey for your account. Use another device or security key.");
+    return new Error(t("shell.passkey.alreadyOnDevice"));
   }
-  if (name === "SecurityError") return new Error("This address cannot use passkeys: the browser refused the site's domain.");
-  if (name === "NotSupportedError") return new Error("This browser or device cannot create a passkey of a kind the server accepts.");
+  if (name === "SecurityError") return new Error(t("shell.passkey.securityError"));
+  if (name === "NotSupportedError") return new Error(t("shell.passkey.notSupported"));
   return err instanceof Error ? err : new Error(String(err));
 }
 
 /** Creates a passkey from the service's creation options and answers `RegistrationResponseJSON`. */
 export async function createPasskey(options: Json): Promise<Json> {
-  if (!passkeysSupported()) throw new Error("This browser cannot use passkeys.");
+  if (!passkeysSupported()) throw new Error(t("shell.passkey.unavailable"));
   let cred: Credential | null;
   try {
     cred = await navigator.credentials.create({ publicKey: creationOptionsFromJSON(options) });
@@ -207,7 +208,7 @@ export async function createPasskey(options: Json): Promise<Json> {
 /** Asks the browser for a passkey (a prompt, or the autofill with `conditional`) and answers
  * `AuthenticationResponseJSON`. */
 export async function getPasskey(options: Json, how: { conditional?: boolean; signal?: AbortSignal } = {}): Promise<Json> {
-  if (!passkeysSupported()) throw new Error("This browser cannot use passkeys.");
+  if (!passkeysSupported()) throw new Error(t("shell.passkey.unavailable"));
   let cred: Credential | null;
   try {
     const request: CredentialRequestOptions = { publicKey: requestOptionsFromJSON(options), signal: how.signal };
@@ -225,21 +226,21 @@ export function passkeyWords(err: unknown): string {
   if (err instanceof ApiError) {
     switch (err.code) {
       case "auth.passkey_failed":
-        return "That passkey was not recognised: it may have been removed from your account. Use your password instead.";
+        return t("shell.passkey.failed");
       case "auth.passkey_uv_required":
-        return "Administrators must verify with a PIN or biometric on their passkey. Try again and unlock the passkey, or use your password.";
+        return t("shell.passkey.uvRequired");
       case "auth.ceremony_invalid":
-        return "The passkey request expired or was already used. Try again.";
+        return t("shell.passkey.ceremonyInvalid");
       case "auth.passkey_unsupported":
-        return "Passkeys are off on this server: it is reached by an IP address, and passkeys need a domain name.";
+        return t("shell.passkey.unsupported");
       case "user.banned":
-        return "This account is banned from this instance.";
+        return t("auth.banned");
       case "auth.2fa_enrollment_required":
         // The message already names the service's command when it sent one (ApiError's `hint`).
-        return err.hint ? err.message
-          : `${err.message.replace(/\.$/, "")}. The operator sets it up on the server with: meadhall totp-setup --email <your email>`;
+        return err.hint ? errorText(err)
+          : t("errors.enrollmentHint", { message: errorText(err).replace(/\.$/, ""), hint: t("shell.passkey.enrollCommand") });
       default:
-        return err.message;
+        return errorText(err);
     }
   }
   return errorText(err);
