@@ -25,8 +25,3 @@ export function isImported(user: { badges?: string[] } | null | undefined): bool
 export function importedTip(): string {
   return t("shell.profile.importedTip");
 }
-
-/** @deprecated The English tooltip, kept only until components/UserBadges.svelte shows `importedTip()`
- * (its owner's change); the same words are the English of `shell.profile.importedTip`. */
-// i18n-ignore: transitional copy of shell.profile.importedTip for UserBadges.svelte, removed once it calls importedTip()
-export const IMPORTED_TIP = "Imported author: these messages were brought here from another service. The person who wrote them has not joined yet.";
