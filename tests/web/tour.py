@@ -3,7 +3,13 @@ temporary DATA_DIR (as the browser tests serve it), a small community seeded thr
 screenshot of every screen in the dark and the light theme at 1280x800 and on a 360x740 phone, with
 axe-core's serious and critical findings written to axe.json beside them.
 
-    .venv/bin/python -m tests.web.tour --out /tmp/shots [--only <substring>]
+    .venv/bin/python -m tests.web.tour --out /tmp/shots [--only <substring>] [--sizes desktop,phone,phone390]
+        [--phones-only] [--lang en,ru]
+
+--sizes picks the sizes (desktop 1280x800, phone 360x740, phone390 390x844; default desktop and phone);
+--phones-only is --sizes phone,phone390. --lang shoots each language in turn: for Russian every person's
+account locale is set to "ru" (PATCH /users/@me: the account's locale decides once signed in) and the
+browser's locale is ru-RU (for the signed-out screens); its shots end in "-ru".
 
 Not a test module (pytest collects test_*.py only). Only loopback addresses are contacted: the service's
 outbound client is confined to the loopback range, the link preview's page is served on 127.0.0.2, the media
@@ -64,8 +70,11 @@ from tests.support.voice import MEDIA_KEY, MEDIA_SECRET, join, room_name, voice_
 from tests.support.webauthn import Authenticator
 
 WAIT = 15000
-VARIANTS = [("dark", "desktop"), ("light", "desktop"), ("dark", "phone"), ("light", "phone")]
-SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 360, "height": 740}}
+SCHEMES = ("dark", "light")
+SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 360, "height": 740},
+         "phone390": {"width": 390, "height": 844}}
+DEFAULT_SIZES = ("desktop", "phone")
+BROWSER_LOCALES = {"en": "en-US", "ru": "ru-RU"}
 # Further screenshots down a long screen, one viewport each.
 MORE_SEGMENTS = 3
 PREVIEW_PAGE = """<!doctype html><html><head><title>Fallback title</title>
@@ -127,8 +136,9 @@ class Community:
 
 
 class Tour:
-    def __init__(self, out: Path, only: str | None) -> None:
-        self.out, self.only = out, only
+    def __init__(self, out: Path, only: str | None, sizes: tuple[str, ...] = DEFAULT_SIZES) -> None:
+        self.out, self.only, self.sizes = out, only, sizes
+        self.lang = "en"
         self.clock = TourClock()
         self.community = Community()
         self.axe: dict[str, list[str]] = {}
@@ -284,18 +294,40 @@ class Tour:
         if who in self.contexts:
             return self.contexts[who]
         if who == "":
-            ctx = await self.browser.new_context()
+            ctx = await self.browser.new_context(locale=BROWSER_LOCALES[self.lang])
         elif who == "odin":
             ctx = await self.admin_context()
         else:
-            ctx = await signed_in_context(self.browser, ORIGIN, who, PASSWORD)
+            ctx = await self.person_context(who)
         self.contexts[who] = ctx
         return ctx
+
+    async def person_context(self, who: str) -> Any:
+        ctx = await signed_in_context(self.browser, ORIGIN, who, PASSWORD, locale=BROWSER_LOCALES[self.lang])
+        await self.speak(ctx)
+        return ctx
+
+    async def speak(self, ctx: Any) -> None:
+        """The signed-in account of `ctx` in the tour's language (its locale decides the client's words)."""
+        page = await ctx.new_page()
+        await page.goto(f"{ORIGIN}/healthz")
+        status = await page.evaluate(
+            """async (locale) => (await fetch('/api/v1/users/@me', {method: 'PATCH',
+                 headers: {'Content-Type': 'application/json'}, body: JSON.stringify({locale})})).status""", self.lang)
+        assert status == 200, status
+        await page.close()
+
+    async def switch_language(self, lang: str) -> None:
+        """Shots from here on in `lang`: the cached contexts go (new ones are made in that locale)."""
+        self.lang = lang
+        for ctx in self.contexts.values():
+            await ctx.close()
+        self.contexts.clear()
 
     async def admin_context(self) -> Any:
         admin = self.community.admin
         assert admin is not None
-        ctx = await self.browser.new_context()
+        ctx = await self.browser.new_context(locale=BROWSER_LOCALES[self.lang])
         page = await ctx.new_page()
         await page.goto(f"{ORIGIN}/healthz")
         self.clock.advance(30)  # each 30-second step's code is accepted once
@@ -305,6 +337,7 @@ class Tour:
             ["odin", PASSWORD, totp_code(admin["totp_secret"], self.clock)])
         assert status == 200, status
         await page.close()
+        await self.speak(ctx)
         return ctx
 
     async def signed_in(self, username: str) -> Account:
@@ -323,11 +356,12 @@ class Tour:
     # ---- shooting ---------------------------------------------------------------------------------------
 
     async def shoot(self, screen: Screen) -> None:
-        for scheme, size in VARIANTS:
-            name = f"{screen.name}-{size}-{scheme}"
+        variants = [(scheme, size) for size in self.sizes for scheme in SCHEMES
+                    if not (screen.phones_only and size == "desktop")]
+        for scheme, size in variants:
+            name = f"{screen.name}-{size}-{scheme}" + ("" if self.lang == "en" else f"-{self.lang}")
             who = await self.fresh_person() if screen.who == "fresh" else screen.who
-            ctx = await self.context(who) if screen.who != "fresh" else await signed_in_context(
-                self.browser, ORIGIN, who, PASSWORD)
+            ctx = await self.context(who) if screen.who != "fresh" else await self.person_context(who)
             page = await ctx.new_page()
             errors = watch_errors(page)
             await page.set_viewport_size(SIZES[size])
@@ -399,6 +433,7 @@ class Screen:
     ready: Ready
     segments: bool = True
     after: Callable[[Tour], Awaitable[None]] | None = None
+    phones_only: bool = False  # a screen of the phone layout only (not shot at the desktop size)
 
 
 # ---- the screens ----------------------------------------------------------------------------------------
@@ -442,10 +477,60 @@ def text(value: str) -> Ready:
 
 async def open_nav_on_phone(page: Any, _tour: Tour, size: str) -> None:
     from playwright.async_api import expect
-    if size == "phone":
+    if size.startswith("phone"):
         await page.get_by_role("button", name="Open navigation").click(timeout=WAIT)
         await expect(page.get_by_role("navigation", name="Rooms")).to_be_visible(timeout=WAIT)
         await page.wait_for_timeout(300)
+
+
+# The event Chromium sends when the app can be installed (headless Chromium never does): the client keeps it
+# and offers the one-time "Install Meadhall" hint.
+FAKE_INSTALL_PROMPT = """() => {
+  const e = new Event('beforeinstallprompt', {cancelable: true});
+  e.prompt = async () => {};
+  window.dispatchEvent(e);
+}"""
+
+
+IPHONE_SAFARI = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+                 "Version/17.5 Mobile/15E148 Safari/604.1")
+
+
+async def install_hint(page: Any, _tour: Tour, _size: str) -> None:
+    from playwright.async_api import expect
+    await expect(page.get_by_text("all 412 checks").first).to_be_visible(timeout=WAIT)
+    await page.evaluate(FAKE_INSTALL_PROMPT)
+    await expect(page.get_by_role("region", name=page_words(_tour, "install"))).to_be_visible(timeout=WAIT)
+
+
+async def install_hint_ios(page: Any, _tour: Tour, _size: str) -> None:
+    """The words for iOS Safari: the page again with an iPhone's user agent (the hint reads it)."""
+    from playwright.async_api import expect
+    cdp = await page.context.new_cdp_session(page)
+    await cdp.send("Emulation.setUserAgentOverride", {"userAgent": IPHONE_SAFARI})
+    await page.reload()
+    await expect(page.get_by_text("all 412 checks").first).to_be_visible(timeout=WAIT)
+    await expect(page.get_by_role("region", name=page_words(_tour, "install"))).to_be_visible(timeout=WAIT)
+
+
+async def pull_to_refresh(page: Any, _tour: Tour, _size: str) -> None:
+    """A finger pulling down the top of a short room's history (touch through the debugging protocol),
+    held while the screenshot is taken: the refresh indicator."""
+    from playwright.async_api import expect
+    await expect(page.get_by_role("log", name="Messages")).to_be_visible(timeout=WAIT)
+    cdp = await page.context.new_cdp_session(page)
+    await cdp.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+    box = await page.get_by_role("log", name="Messages").bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + 30
+    await cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    for i in range(1, 9):
+        await cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x, "y": y + 20 * i}]})
+    await expect(page.get_by_role("status").filter(has_text=page_words(_tour, "release"))).to_be_visible(timeout=WAIT)
+
+
+def page_words(tour: Tour, which: str) -> str:
+    return {"en": {"release": "Release to refresh", "install": "Install Meadhall"},
+            "ru": {"release": "Отпустите, чтобы обновить", "install": "Установить Meadhall"}}[tour.lang][which]
 
 
 async def crop_dialog(page: Any, _tour: Tour, _size: str) -> None:
@@ -603,7 +688,7 @@ async def server_search(page: Any, _tour: Tour, _size: str) -> None:
 async def discover_servers(page: Any, _tour: Tour, size: str) -> None:
     from playwright.async_api import expect
     await expect(page.get_by_role("heading", name="Friends")).to_be_visible(timeout=WAIT)
-    if size == "phone":  # the server bar is in the navigation drawer
+    if size.startswith("phone"):  # the server bar is in the navigation drawer
         await page.get_by_role("button", name="Open navigation").click(timeout=WAIT)
     await page.get_by_role("navigation", name="Servers").get_by_role("button", name="Discover servers").click(
         timeout=WAIT)
@@ -733,6 +818,12 @@ SCREENS = [
            notification_settings, segments=False),
     Screen("pins-panel", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", pins_panel, segments=False),
     Screen("server-search", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", server_search),
+    Screen("phone-install-hint", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", install_hint,
+           segments=False, phones_only=True),
+    Screen("phone-install-hint-ios", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", install_hint_ios,
+           segments=False, phones_only=True),
+    Screen("phone-pull-refresh", "freya", lambda c: f"/channels/@me/{c.dm}", pull_to_refresh, segments=False,
+           phones_only=True),
     Screen("chat-markdown", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", markdown_message,
            segments=False),
     Screen("chat-unsent", "freya", lambda c: f"/channels/{c.guild['id']}/{c.general}", unsent_messages,
@@ -753,14 +844,15 @@ SCREENS = [
 ]
 
 
-async def run(out: Path, only: str | None) -> int:
+async def run(out: Path, only: str | None, sizes: tuple[str, ...] = DEFAULT_SIZES,
+              langs: tuple[str, ...] = ("en",)) -> int:
     from playwright.async_api import async_playwright
 
     if CHROMIUM is None or not CLIENT_INDEX.exists():
         print("needs Debian's chromium and the built client (make client)", file=sys.stderr)
         return 2
     configure_logging("warning")
-    tour = Tour(out, only)
+    tour = Tour(out, only, sizes)
     standin = StandIn(MEDIA_KEY, MEDIA_SECRET)
     await standin.start()
     preview = Site({"/mead.html": html(PREVIEW_PAGE)})
@@ -789,9 +881,11 @@ async def run(out: Path, only: str | None) -> int:
             tour.browser = await p.chromium.launch(executable_path=CHROMIUM, args=[
                 "--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost"])
             try:
-                for screen in SCREENS:
-                    if only is None or only in screen.name:
-                        await tour.shoot(screen)
+                for lang in langs:
+                    await tour.switch_language(lang)
+                    for screen in SCREENS:
+                        if only is None or only in screen.name:
+                            await tour.shoot(screen)
             finally:
                 for ctx in tour.contexts.values():
                     await ctx.close()
@@ -820,12 +914,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path("/tmp/shots"))
     parser.add_argument("--only", help="only the screens whose name contains this")
+    parser.add_argument("--sizes", default=",".join(DEFAULT_SIZES),
+                        help=f"comma-separated sizes among {', '.join(SIZES)} (default: %(default)s)")
+    parser.add_argument("--phones-only", action="store_true", help="only the phone sizes (phone, phone390)")
+    parser.add_argument("--lang", default="en", help="comma-separated languages among en, ru (default: en)")
     args = parser.parse_args()
+    sizes = tuple(n for n in SIZES if n != "desktop") if args.phones_only else tuple(args.sizes.split(","))
+    langs = tuple(args.lang.split(","))
+    if unknown := [n for n in sizes if n not in SIZES] + [n for n in langs if n not in BROWSER_LOCALES]:
+        parser.error(f"unknown size or language: {', '.join(unknown)}")
     args.out.mkdir(parents=True, exist_ok=True)
     for old in args.out.glob("*.png"):
         if args.only is None or args.only in old.name:
             old.unlink()
-    sys.exit(asyncio.run(run(args.out, args.only)))
+    sys.exit(asyncio.run(run(args.out, args.only, sizes, langs)))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 import { mount } from "svelte";
 import "./app.css";
+import "./lib/viewport"; // phones: dynamic viewport, safe areas, the keyboard (phone.css)
 import App from "./App.svelte";
 import { pickLanguage, rememberedLanguage, setLanguage } from "./i18n/index.svelte";
 import { applyTheme } from "./lib/theme";
