@@ -60,6 +60,23 @@ async def test_the_first_visit_loads_at_most_150_kb_of_gzipped_javascript(client
     assert sum(sizes.values()) <= LIMIT, sizes
 
 
+async def test_the_first_frame_with_the_words_of_either_language_stays_under_150_kb(client):
+    """The first-frame words of the reader's language are fetched before the client mounts (src/main.ts):
+    the first download and the larger of the two first-frame catalogues stay within the same budget, and no
+    catalogue is part of the first download itself (a reader never downloads the other language). The
+    words of settings, server settings and administration are chunks of their own, fetched after."""
+    scripts = await initial_scripts(client)
+    catalogues: dict[str, int] = {}
+    for body in scripts.values():
+        for name in DYNAMIC_IMPORT.findall(body.decode()):
+            if chunk_kind(name) in ("en", "ru", "en-screens", "ru-screens"):
+                catalogues[chunk_kind(name)] = len(gzip.compress((await client.get(f"/assets/{name}")).content, 9))
+    assert set(catalogues) == {"en", "ru", "en-screens", "ru-screens"}, catalogues
+    assert not {chunk_kind(name) for name in scripts} & set(catalogues)
+    first = sum(len(gzip.compress(body, compresslevel=9)) for body in scripts.values())
+    assert first + max(catalogues["en"], catalogues["ru"]) <= LIMIT, (first, catalogues)
+
+
 async def test_settings_administration_and_media_code_load_on_demand(client):
     scripts = await initial_scripts(client)
     initial_kinds = {chunk_kind(name) for name in scripts}

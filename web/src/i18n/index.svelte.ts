@@ -4,8 +4,10 @@
 // formatted by FormatJS's intl-messageformat, which follows each language's CLDR plural rules. English is
 // the reference catalogue; the type of its keys (keys.ts) is the only thing `t()` accepts.
 //
-// The catalogue of a language is one chunk loaded on demand (index.ts of its folder): the first download
-// carries no words, and a reader of one language never downloads the other's.
+// A language's catalogue is two chunks loaded on demand: the words of the first frame (`<language>.ts`,
+// fetched before the client mounts) and those of the settings, server settings and administration
+// (`<language>-screens.ts`, fetched right after, and awaited by those screens). The first download carries
+// no words, and a reader of one language never downloads the other's.
 
 import { IntlMessageFormat } from "intl-messageformat";
 import type { Key } from "./keys";
@@ -22,18 +24,49 @@ export const LANGUAGES: readonly { tag: Language; name: string }[] = [
 
 export type Values = Record<string, string | number | Date | null | undefined>;
 
-const loaders: Record<Language, () => Promise<{ default: Record<string, Record<string, string>> }>> = {
-  en: () => import("./en/index"),
-  ru: () => import("./ru/index"),
+type Chunk = Promise<{ default: Record<string, Record<string, string>> }>;
+type Half = "first" | "screens";
+
+const loaders: Record<Language, Record<Half, () => Chunk>> = {
+  en: { first: () => import("./en/en"), screens: () => import("./en/en-screens") },
+  ru: { first: () => import("./ru/ru"), screens: () => import("./ru/ru-screens") },
 };
 
 /** The language shown and the time zone dates are shown in; screens re-render when either changes. */
 export const i18n = $state({
   language: "en" as Language,
   timeZone: browserZone(),
+  /** Counts the chunks arrived: words that came after a screen rendered re-render it. */
+  revision: 0,
 });
 
 const catalogues: Partial<Record<Language, Map<string, string>>> = {};
+const arriving = new Map<string, Promise<void>>();
+
+/** Loads one part of a language's catalogue into its map (once). */
+function loadPart(language: Language, part: Half): Promise<void> {
+  const id = `${language}/${part}`;
+  let loading = arriving.get(id);
+  if (!loading) {
+    loading = loaders[language][part]().then(({ default: areas }) => {
+      const flat = (catalogues[language] ??= new Map<string, string>());
+      for (const [area, messages] of Object.entries(areas)) {
+        for (const [key, text] of Object.entries(messages)) flat.set(`${area}.${key}`, text);
+      }
+      i18n.revision += 1;
+    });
+    // A chunk that failed to arrive (offline before it was ever cached) is asked for again next time.
+    loading.catch(() => arriving.delete(id));
+    arriving.set(id, loading);
+  }
+  return loading;
+}
+
+/** Resolves once the words of the on-demand screens (settings, server settings, administration) of the
+ * shown language are here; those screens wait for it before they show. */
+export function screenWords(): Promise<void> {
+  return loadPart(i18n.language, "screens");
+}
 const compiled = new Map<string, IntlMessageFormat>();
 const STORAGE_KEY = "meadhall.language";
 
@@ -76,14 +109,10 @@ export function browserLocale(): string {
 
 /** Loads a language's catalogue (once) and shows it. */
 export async function setLanguage(language: Language): Promise<void> {
-  if (!catalogues[language]) {
-    const areas = (await loaders[language]()).default;
-    const flat = new Map<string, string>();
-    for (const [area, messages] of Object.entries(areas)) {
-      for (const [key, text] of Object.entries(messages)) flat.set(`${area}.${key}`, text);
-    }
-    catalogues[language] = flat;
-  }
+  await loadPart(language, "first");
+  // A switch made on a settings screen shows that screen in the new language at once.
+  if (arriving.has(`${i18n.language}/screens`)) await loadPart(language, "screens");
+  else void loadPart(language, "screens").catch(() => undefined);
   i18n.language = language;
   if (typeof document !== "undefined") document.documentElement.lang = language;
   try {
@@ -107,7 +136,7 @@ export async function followAccount(user: { locale?: string | null; timezone?: s
   if (!user) return;
   i18n.timeZone = validZone(user.timezone) ?? browserZone();
   const language = pickLanguage(user.locale);
-  if (language !== i18n.language || !catalogues[language]) await setLanguage(language);
+  if (language !== i18n.language || !arriving.has(`${language}/first`)) await setLanguage(language);
 }
 
 function validZone(zone: string | null | undefined): string | null {
@@ -127,6 +156,7 @@ export function has(key: string): boolean {
 
 function format(key: string, values?: Record<string, unknown>): unknown {
   const language = i18n.language;
+  void i18n.revision; // read, so a screen shown before its words arrived renders again when they do
   const text = catalogues[language]?.get(key) ?? catalogues.en?.get(key);
   if (text === undefined) return key; // a missing key shows itself; tests/i18n.test.ts keeps there being none
   const id = `${language}\u0000${key}`;

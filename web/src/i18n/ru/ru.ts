@@ -1,5 +1,6 @@
-// Every area of the Russian catalogue, merged into one chunk the client loads on demand
-// (src/i18n/index.svelte.ts). An area's keys are prefixed with its name: `chat.reply` is `reply` in chat.json.
+// The Russian words of the first frame: sign-in, the shell, messages, voice, errors. Fetched before the
+// client mounts (src/main.ts).
+// An area's keys are prefixed with its name: `chat.reply` is `reply` in chat.json (src/i18n/index.svelte.ts).
 
 import common from "./common.json";
 import auth from "./auth.json";
@@ -8,11 +9,6 @@ import errors from "./errors.json";
 import chat from "./chat.json";
 import ui from "./ui.json";
 import system from "./system.json";
-import settings from "./settings.json";
-import guild from "./guild.json";
-import roles from "./roles.json";
-import audit from "./audit.json";
-import admin from "./admin.json";
 import voice from "./voice.json";
 import app from "./app.json";
 import pwa from "./pwa.json";
@@ -25,11 +21,6 @@ export default {
   chat,
   ui,
   system,
-  settings,
-  guild,
-  roles,
-  audit,
-  admin,
   voice,
   app,
   pwa,
