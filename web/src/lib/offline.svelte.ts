@@ -6,10 +6,15 @@ import { ApiError } from "./api";
 
 export const network = $state({
   /** What the browser says (`navigator.onLine`, its `online` and `offline` events). */
-  online: typeof navigator === "undefined" ? true : navigator.onLine,
+  online: typeof navigator === "undefined" || navigator.onLine !== false,
   /** The start is waiting for the network: the service could not be reached. */
   waiting: false,
 });
+
+/** The browser says it has no network (never true where there is no browser, as in unit tests). */
+export function browserOffline(): boolean {
+  return typeof navigator !== "undefined" && navigator.onLine === false;
+}
 
 /** Offline in the sense the person sees: no network, or a start waiting for it. */
 export function isOffline(): boolean {
@@ -49,7 +54,7 @@ export function waitForNetwork(again: () => Promise<void>): void {
 }
 
 async function tryAgain(): Promise<void> {
-  if (!retry || trying || !navigator.onLine) return;
+  if (!retry || trying || browserOffline()) return;
   const again = retry;
   retry = null;
   trying = true;

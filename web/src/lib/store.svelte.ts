@@ -6,7 +6,7 @@ import { GatewayClient, type Phase } from "./gateway";
 import { isEventName, type Dispatch } from "./dispatch";
 import { compareIds, newer } from "./ids";
 import { navigate } from "./router.svelte";
-import { isNetworkError, waitForNetwork } from "./offline.svelte";
+import { browserOffline, isNetworkError, waitForNetwork } from "./offline.svelte";
 import { clearDrafts, forgetPush, resetClientState } from "./signout";
 import type { FileObject } from "./types";
 import { applyEvent, applyHistory, createState, findChannel } from "./state";
@@ -170,7 +170,7 @@ export async function boot(): Promise<void> {
 
 /** Without a network the question waits for it (lib/offline.svelte.ts): it is no answer, not "signed out". */
 async function start(): Promise<void> {
-  if (!navigator.onLine) return waitForNetwork(start);
+  if (browserOffline()) return waitForNetwork(start);
   // The page came without a session cookie (meadhall/web/client.py says so): signed out for sure, and
   // no request whose 401 would be a console error on every signed-out load.
   if (document.querySelector('meta[name="meadhall-session"]')?.getAttribute("content") === "none") {
