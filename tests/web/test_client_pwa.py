@@ -43,6 +43,13 @@ async def visit_until_the_worker_controls(context: Any) -> Any:
     # Installed (its shell kept) and in control of the page: the next load goes through it.
     await page.wait_for_function("async () => !!(await navigator.serviceWorker.ready).active", timeout=WAIT)
     await page.wait_for_function("() => !!navigator.serviceWorker.controller", timeout=WAIT)
+    # The language catalogue this page loaded before the worker was there is kept too (src/lib/worker.ts).
+    language = await page.evaluate("document.documentElement.lang")
+    await page.wait_for_function(
+        """async (lang) => { for (const name of await caches.keys()) {
+             const kept = await (await caches.open(name)).keys();
+             if (kept.some((r) => new RegExp(`/assets/${lang}-[\\w-]+\\.js$`).test(r.url))) return true; }
+           return false; }""", arg=language, timeout=WAIT)
     return page
 
 

@@ -1,9 +1,10 @@
 // The service worker's shell cache (web/public/sw.js, docs/client.md "The installable app"): after the build,
-// the files a first start needs — the entry's scripts and styles, the modules it imports statically, the
-// language catalogues (loaded on demand, but needed before the first frame) and the icons — are written into
-// the built sw.js, with a version made of their names (hashed, so a new build is a new cache and the worker
-// changes byte for byte, which makes the browser install it). Chunks loaded on demand later (settings,
-// administration, the media client) are cached when first fetched, not at install.
+// the files every start needs — the entry's scripts and styles, the modules it imports statically and the
+// icons — are written into the built sw.js, with a version made of their names (hashed, so a new build is a
+// new cache and the worker changes byte for byte, which makes the browser install it). What loads on demand
+// (the reader's language catalogue, settings, administration, the media client) is kept when the page loads
+// it (src/lib/worker.ts tells the worker what it loaded before the worker was there), never the rest: a
+// reader never downloads the other language.
 
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -14,7 +15,6 @@ import type { Plugin } from "vite";
 export const MARKER = /^.*\/\/ meadhall-shell: .*$/m;
 const ICONS = ["/icons/icon-192.png", "/icons/icon-512.png", "/icons/icon-maskable-512.png",
   "/icons/apple-touch-icon.png", "/icons/icon.svg"];
-const CATALOGUE = /\/src\/i18n\/[a-z]{2}\/index\.ts$/;
 
 interface ChunkLike {
   type: "chunk" | "asset";
@@ -38,7 +38,7 @@ export function shellFiles(bundle: Record<string, ChunkLike>): string[] {
     for (const imported of chunk.imports ?? []) visit(imported);
   };
   for (const chunk of Object.values(bundle)) {
-    if (chunk.type === "chunk" && (chunk.isEntry || CATALOGUE.test(chunk.facadeModuleId ?? ""))) visit(chunk.fileName);
+    if (chunk.type === "chunk" && chunk.isEntry) visit(chunk.fileName);
   }
   return [...wanted].map((name) => `/${name}`).sort();
 }

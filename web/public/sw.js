@@ -46,6 +46,20 @@ self.addEventListener("fetch", (event) => {
   }
 });
 
+// The page names the files it loaded before this worker controlled it (its language catalogue, say;
+// src/lib/worker.ts): they are kept too, from the browser's HTTP cache (hashed files are cached for a year).
+self.addEventListener("message", (event) => {
+  const data = event.data || {};
+  if (data.type !== "keep" || !Array.isArray(data.paths)) return;
+  const paths = data.paths.filter((path) => typeof path === "string" && /^\/assets\/[A-Za-z0-9_.-]+$/.test(path));
+  event.waitUntil((async () => {
+    const cache = await caches.open(CACHE);
+    for (const path of paths.slice(0, 200)) {
+      if (!(await cache.match(path))) await cache.add(path).catch(() => undefined);
+    }
+  })());
+});
+
 /** The network's page (kept as the shell for the next start without a network), else the kept shell. */
 async function navigation(request) {
   const cache = await caches.open(CACHE);

@@ -69,6 +69,14 @@ describe("the shell cache", () => {
     expect(await answer!.text()).toBe("<head></head>");
   });
 
+  it("keeps what the page loaded before it was there, only hashed files", async () => {
+    const sw = load(async () => new Response("x"));
+    const paths = ["/assets/ru-abc.js", "/api/v1/users/@me", "/assets/../x", 3];
+    await fire(sw.handlers.message, { data: { type: "keep", paths } });
+    const [name] = [...sw.stores.keys()];
+    expect([...sw.stores.get(name)!.keys()]).toEqual(["/assets/ru-abc.js"]);
+  });
+
   it("never answers the interface, the gateway or files, and deletes older shells", async () => {
     const sw = load(async () => new Response("x"));
     for (const path of ["/api/v1/users/@me", "/gateway", "/files/1", "/invite/abc"]) {
@@ -82,7 +90,7 @@ describe("the shell cache", () => {
 });
 
 describe("the build's shell list", () => {
-  it("holds the entry, what it imports, its styles and the catalogues, not what loads on demand", () => {
+  it("holds the entry, what it imports and its styles, not what loads on demand (a catalogue included)", () => {
     const css = new Set(["assets/index.css"]);
     const files = shellFiles({
       "assets/index.js": { type: "chunk", fileName: "assets/index.js", isEntry: true, imports: ["assets/api.js"], viteMetadata: { importedCss: css } },
@@ -91,7 +99,7 @@ describe("the build's shell list", () => {
       "assets/livekit.js": { type: "chunk", fileName: "assets/livekit.js", facadeModuleId: "/x/node_modules/livekit.js" },
       "assets/index.css": { type: "asset", fileName: "assets/index.css" },
     });
-    expect(files).toEqual(["/assets/api.js", "/assets/index.css", "/assets/index.js", "/assets/ru.js"]);
+    expect(files).toEqual(["/assets/api.js", "/assets/index.css", "/assets/index.js"]);
     expect(() => fillWorker("no marker here", files)).toThrow();
   });
 });
