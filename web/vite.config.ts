@@ -1,11 +1,12 @@
 import { svelte } from "@sveltejs/vite-plugin-svelte";
 import { defineConfig } from "vitest/config";
 import { emojiData } from "./plugins/emoji-data.ts";
+import { shellCache } from "./plugins/shell-cache.ts";
 
 // The build lands inside the Python package, where the service serves it (meadhall/web/client.py):
 // hashed files under /assets/ (cached for a year) and index.html (never cached). docs/client.md.
 export default defineConfig({
-  plugins: [svelte(), emojiData()],
+  plugins: [svelte(), emojiData(), shellCache()],
   build: {
     outDir: "../meadhall/web/client",
     emptyOutDir: true,

@@ -49,6 +49,13 @@ async def select_main_guild_exists(conn: AsyncConnection) -> bool:
     return bool((await conn.execute(select(exists().where(guilds.c.is_main.is_(True))))).scalar())
 
 
+async def select_main_guild_name(conn: AsyncConnection) -> str | None:
+    """The main server's name (the installable app is named after it), or None without one."""
+    name = (await conn.execute(select(guilds.c.name).where(guilds.c.is_main.is_(True)).order_by(guilds.c.id)
+                               .limit(1))).scalar()
+    return None if name is None else str(name)
+
+
 async def select_public_guilds(conn: AsyncConnection, name_part_norm: str | None, before: int | None, limit: int
                                ) -> list[GuildRow]:
     """Public guilds newest first, below `before`, whose casefolded name holds `name_part_norm` (LIKE

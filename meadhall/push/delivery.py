@@ -34,13 +34,14 @@ from meadhall.accounts.queries import select_summary_rows
 from meadhall.auth.sessions import ttl
 from meadhall.core.clock import as_utc
 from meadhall.core.limits import PUSH_BODY_LENGTH, PUSH_FAILURES_MAX, PUSH_TTL_SECONDS
+from meadhall.core.words import words
 from meadhall.db.uow import UnitOfWork
 from meadhall.integrations.outbound import OutboundBlocked, OutboundFailed
 from meadhall.messages.sent_hooks import SentMessage
 from meadhall.push import queries
 from meadhall.push.keys import load_private_key
 from meadhall.push.notices import Notice, notice_from_json, notice_json
-from meadhall.push.queries import OutboxRow, SubscriptionRow
+from meadhall.push.queries import DeliveryRow, OutboxRow, SubscriptionRow
 from meadhall.push.settings.recipients import push_recipients
 from meadhall.runtime import Runtime
 
@@ -271,30 +272,49 @@ async def _queue_late(rt: Runtime, notice: Notice) -> None:
 
 
 def message_payload(sent: SentMessage) -> dict[str, Any]:
-    """What the service worker receives (docs/push.md, "Payload")."""
+    """What the service worker receives (docs/push.md, "Payload"). Its words are written at delivery, in each
+    recipient's language (`_worded`): the payload keeps what they are made of under `words`, which is never
+    sent; `title` and `body` hold the English ones (what a row queued by an older version has)."""
     message = sent.message
     # A webhook's message shows its snapshot.
     author: Mapping[str, Any] = message.get("author") or message.get("webhook") or {}
-    name = author.get("display_name") or author.get("username") or author.get("name") or "Someone"
-    if sent.guild_id is not None:
-        title = f"{name} in #{sent.channel_name}" if sent.channel_name else name
-    else:
-        title = f"{name} in {sent.channel_name}" if sent.channel_name else name
-    body = (message.get("content") or "").strip() or "sent an attachment"
+    name = author.get("display_name") or author.get("username") or author.get("name") or None
+    content = (message.get("content") or "").strip()
+    made_of = {"name": name, "room": sent.channel_name or None, "in_guild": sent.guild_id is not None,
+               "attachment": not content}
     place = str(sent.guild_id) if sent.guild_id is not None else "@me"
-    return {"type": "message", "message_id": str(message["id"]), "channel_id": str(sent.channel_id),
-            "guild_id": None if sent.guild_id is None else str(sent.guild_id), "title": title, "body": body,
-            "url": f"/channels/{place}/{sent.channel_id}/{message['id']}", "tag": f"channel:{sent.channel_id}"}
+    payload = {"type": "message", "message_id": str(message["id"]), "channel_id": str(sent.channel_id),
+               "guild_id": None if sent.guild_id is None else str(sent.guild_id), "title": "", "body": content,
+               "url": f"/channels/{place}/{sent.channel_id}/{message['id']}", "tag": f"channel:{sent.channel_id}",
+               "words": made_of}
+    return {**payload, **_worded(payload, "en")}
 
 
-def _finish(payload: dict[str, Any], names: dict[int, str]) -> bytes:
-    """The JSON sent: `<@id>` tokens written as `@name` (a notification cannot look names up), the body
-    clipped to its length."""
+def _worded(payload: dict[str, Any], lang: str) -> dict[str, Any]:
+    """The payload's title and body in `lang` (push.* of meadhall/core/words/)."""
+    made_of = payload.get("words")
+    if not isinstance(made_of, dict):
+        return payload
+    said = words(lang)
+    if made_of.get("test"):
+        return {**payload, "title": said.say("push.testTitle"), "body": said.say("push.testBody")}
+    name = made_of.get("name") or said.say("push.someone")
+    room = made_of.get("room")
+    title = name if not room else said.say("push.inRoom" if made_of.get("in_guild") else "push.inConversation",
+                                           name=name, room=room)
+    body = said.say("push.attachment") if made_of.get("attachment") else payload["body"]
+    return {**payload, "title": title, "body": body}
+
+
+def _finish(payload: dict[str, Any], names: dict[int, str], lang: str = "en") -> bytes:
+    """The JSON sent, in the recipient's language `lang`: `<@id>` tokens written as `@name` (a notification
+    cannot look names up), the body clipped to its length."""
+    payload = {k: v for k, v in _worded(payload, lang).items() if k != "words"}
     body = _MENTION.sub(lambda m: f"@{names[int(m.group(1))]}" if int(m.group(1)) in names else m.group(0),
                         payload["body"])
     if len(body) > PUSH_BODY_LENGTH:
         body = body[:PUSH_BODY_LENGTH - 1] + "…"
-    return json.dumps({**payload, "body": body}, separators=(",", ":")).encode()
+    return json.dumps({**payload, "body": body}, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 async def deliver_notice(rt: Runtime, notice: Notice, slots: asyncio.Semaphore) -> None:
@@ -304,15 +324,20 @@ async def deliver_notice(rt: Runtime, notice: Notice, slots: asyncio.Semaphore) 
         if not recipients:
             return
         notice = replace(notice, recipients=recipients)
-    body = b""
+    names: dict[int, str] | None = None
+    bodies: dict[str, bytes] = {}  # by the recipient's language
     for start in range(0, len(notice.recipients), CHUNK):
         # Subscriptions first: most recipients of an @everyone have none, and cost nothing more then.
         async with rt.read() as uow:
             subscriptions = await queries.select_subscriptions_of(uow.conn, notice.recipients[start:start + CHUNK],
                                                                   uow.now - ttl(rt))
-            if subscriptions and not body:
+            if subscriptions and names is None:
                 rows = await select_summary_rows(uow.conn, notice.mentioned) if notice.mentioned else {}
-                body = _finish(notice.payload, {i: r["display_name"] or r["username"] for i, r in rows.items()})
+                names = {i: r["display_name"] or r["username"] for i, r in rows.items()}
+        for sub in subscriptions:
+            lang = words(sub["locale"]).lang
+            if lang not in bodies:
+                bodies[lang] = _finish(notice.payload, names or {}, lang)
         wanted: set[int] = set()
         for user_id in sorted({sub["user_id"] for sub in subscriptions}):
             if notice.check_online and await in_client(rt, user_id):
@@ -321,11 +346,11 @@ async def deliver_notice(rt: Runtime, notice: Notice, slots: asyncio.Semaphore) 
             if decision.allowed:
                 wanted.add(user_id)
 
-        await asyncio.gather(*(_deliver_in_slot(rt, slots, sub, body) for sub in subscriptions
-                               if sub["user_id"] in wanted))
+        await asyncio.gather(*(_deliver_in_slot(rt, slots, sub, bodies[words(sub["locale"]).lang])
+                               for sub in subscriptions if sub["user_id"] in wanted))
 
 
-async def _deliver_in_slot(rt: Runtime, slots: asyncio.Semaphore, sub: SubscriptionRow, body: bytes) -> None:
+async def _deliver_in_slot(rt: Runtime, slots: asyncio.Semaphore, sub: DeliveryRow, body: bytes) -> None:
     async with slots:
         await deliver(rt, sub, body)
 
@@ -381,6 +406,7 @@ async def do_send_test(rt: Runtime, user_id: int) -> int:
         async with rt.uow() as uow:
             await queue_notice(uow, Notice([user_id], {
                 "type": "test", "message_id": None, "channel_id": None, "guild_id": None, "title": "Meadhall",
-                "body": "Notifications reach this device.", "url": "/", "tag": "test"}, check_online=False))
+                "body": "Notifications reach this device.", "url": "/", "tag": "test", "words": {"test": True}},
+                check_online=False))
         deliveries_of(rt).wake()
     return count

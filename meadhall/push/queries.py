@@ -27,6 +27,10 @@ class SubscriptionRow(TypedDict):
     last_delivery_at: datetime | None
 
 
+class DeliveryRow(SubscriptionRow):
+    locale: str  # the recipient's: the notification's words are in their language
+
+
 def _row(mapping: Any) -> SubscriptionRow:
     return SubscriptionRow(**mapping)  # type: ignore[typeddict-item]  # the table's columns
 
@@ -37,15 +41,17 @@ async def select_subscriptions(conn: AsyncConnection, user_id: int) -> list[Subs
 
 
 async def select_subscriptions_of(conn: AsyncConnection, user_ids: list[int], used_after: datetime
-                                  ) -> list[SubscriptionRow]:
-    """The subscriptions to deliver to: never those of a banned or deleted account, nor those of a session
-    unused since `used_after` (expired: its row goes only when its token is next presented; docs/push.md)."""
+                                  ) -> list[DeliveryRow]:
+    """The subscriptions to deliver to, each with its user's locale: never those of a banned or deleted account,
+    nor those of a session unused since `used_after` (expired: its row goes only when its token is next
+    presented; docs/push.md)."""
     rows = await conn.execute(
-        select(t).join(users, users.c.id == t.c.user_id).join(sessions, sessions.c.id == t.c.session_id)
+        select(t, users.c.locale).join(users, users.c.id == t.c.user_id)
+        .join(sessions, sessions.c.id == t.c.session_id)
         .where(t.c.user_id.in_(user_ids), users.c.banned_at.is_(None), users.c.deleted_at.is_(None),
                sessions.c.last_used_at > used_after)
         .order_by(t.c.id))
-    return [_row(r) for r in rows.mappings()]
+    return [DeliveryRow(**r) for r in rows.mappings()]  # type: ignore[typeddict-item]  # the columns + locale
 
 
 async def count_subscriptions(conn: AsyncConnection, user_id: int) -> int:

@@ -170,10 +170,34 @@ SERVICE_WORKER_HEADERS = {"Cache-Control": "no-cache", "X-Content-Type-Options":
                              "content": {"text/javascript": {}}},
                        **errors("route.not_found")},
             summary="Service worker of the web client",
-            description="Shows Web Push notifications; served at the root so that its scope is the whole client.")
+            description="Shows Web Push notifications and keeps the client's shell for offline starts; served at the root "
+                        "so that its scope is the whole client.")
 async def client_service_worker() -> Response:
     client = built_client()
     path = None if client is None else client.assets.parent / SERVICE_WORKER
     if path is None or not path.is_file():
         raise AppError("route.not_found")
     return FileResponse(path, media_type=_ASSET_TYPES[".js"], headers=SERVICE_WORKER_HEADERS)
+
+
+ICONS = "icons"
+# The icons of the installable app (web/public/icons/, copied into the build): their names never change with
+# their content, so a day's cache, not a year's.
+ICON_TYPES = {".png": "image/png", ".svg": "image/svg+xml"}
+ICON_HEADERS = {"Cache-Control": "public, max-age=86400", "X-Content-Type-Options": "nosniff"}
+
+
+@assets.get("/icons/{name}", response_class=Response,
+            responses={200: {"description": "The icon", "content": {"image/png": {}, "image/svg+xml": {}}},
+                       **errors("route.not_found")},
+            summary="Icons of the installable web client",
+            description="The icons the web app manifest and the page name (192, 512, maskable 512, Apple 180, SVG).")
+async def client_icon(name: str) -> Response:
+    client = built_client()
+    suffix = Path(name).suffix
+    if client is None or not _ASSET_NAME.match(name) or suffix not in ICON_TYPES:
+        raise AppError("route.not_found")
+    path = client.assets.parent / ICONS / name
+    if not path.is_file():
+        raise AppError("route.not_found")
+    return FileResponse(path, media_type=ICON_TYPES[suffix], headers=ICON_HEADERS)

@@ -4,6 +4,7 @@ import "./lib/viewport"; // phones: dynamic viewport, safe areas, the keyboard (
 import App from "./App.svelte";
 import { pickLanguage, rememberedLanguage, setLanguage } from "./i18n/index.svelte";
 import { applyTheme } from "./lib/theme";
+import { registerWorker } from "./lib/worker";
 
 applyTheme();
 // The words come before the first frame: the language of the last visit (the account's), else the
@@ -11,3 +12,4 @@ applyTheme();
 void setLanguage(pickLanguage(rememberedLanguage())).finally(() => {
   mount(App, { target: document.getElementById("app")! });
 });
+registerWorker();

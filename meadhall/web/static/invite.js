@@ -12,6 +12,15 @@
     return;
   }
 
+  // The words come in the page's language, from the status element's data attributes (meadhall/core/words/).
+  const words = status.dataset;
+
+  function fill(text, values) {
+    return text.replace(/\{(\w+)\}/g, function (whole, name) {
+      return Object.prototype.hasOwnProperty.call(values, name) ? String(values[name]) : whole;
+    });
+  }
+
   function say(text, link) {
     status.textContent = text;
     if (link) {
@@ -22,7 +31,7 @@
     }
   }
 
-  const signIn = { href: "/login?next=" + encodeURIComponent(location.pathname), text: "Sign in" };
+  const signIn = { href: "/login?next=" + encodeURIComponent(location.pathname), text: words.signIn || "Sign in" };
 
   async function errorMessage(response) {
     try {
@@ -33,12 +42,12 @@
     } catch (_) {
       // Not the error envelope (a proxy's page, say): fall back to the status below.
     }
-    return "The server answered " + response.status + ".";
+    return fill(words.answered || "The server answered {status}.", { status: response.status });
   }
 
   button.addEventListener("click", async function () {
     button.disabled = true;
-    say("Joining…");
+    say(words.joining || "Joining…");
     let response;
     try {
       response = await fetch(button.dataset.endpoint, {
@@ -47,7 +56,7 @@
         headers: { Accept: "application/json" },
       });
     } catch (_) {
-      say("The server could not be reached. Check your connection and try again.");
+      say(words.unreachable || "The server could not be reached. Check your connection and try again.");
       button.disabled = false;
       return;
     }
@@ -55,17 +64,17 @@
       const body = await response.json();
       const guildId = body.guild_id || button.dataset.guildId;
       const room = "/channels/" + guildId + "/" + button.dataset.channelId;
-      say("You joined the server.", { href: room, text: "Open it" });
+      say(words.joined || "You joined the server.", { href: room, text: words.openIt || "Open it" });
       button.hidden = true;
       // Into the web client, at the room the invitation was made for (docs/client.md).
       location.assign(room);
       return;
     }
     if (response.status === 401) {
-      say("You are not signed in any more. Sign in, then accept the invitation again.", signIn);
+      say(words.signedOut || "You are not signed in any more. Sign in, then accept the invitation again.", signIn);
       return;
     }
-    say("The invitation could not be accepted: " + (await errorMessage(response)));
+    say(fill(words.refused || "The invitation could not be accepted: {reason}", { reason: await errorMessage(response) }));
     // A refusal that may pass (rate limit, a server error) can be tried again; the others cannot.
     button.disabled = !(response.status === 429 || response.status >= 500);
   });

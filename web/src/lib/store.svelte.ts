@@ -6,6 +6,7 @@ import { GatewayClient, type Phase } from "./gateway";
 import { isEventName, type Dispatch } from "./dispatch";
 import { compareIds, newer } from "./ids";
 import { navigate } from "./router.svelte";
+import { browserOffline, isNetworkError, waitForNetwork } from "./offline.svelte";
 import { clearDrafts, forgetPush, resetClientState } from "./signout";
 import type { FileObject } from "./types";
 import { applyEvent, applyHistory, createState, findChannel } from "./state";
@@ -164,6 +165,12 @@ export async function boot(): Promise<void> {
   onUnauthorized(() => {
     if (session.status === "signed-in") signedOut();
   });
+  await start();
+}
+
+/** Without a network the question waits for it (lib/offline.svelte.ts): it is no answer, not "signed out". */
+async function start(): Promise<void> {
+  if (browserOffline()) return waitForNetwork(start);
   // The page came without a session cookie (meadhall/web/client.py says so): signed out for sure, and
   // no request whose 401 would be a console error on every signed-out load.
   if (document.querySelector('meta[name="meadhall-session"]')?.getAttribute("content") === "none") {
@@ -177,6 +184,7 @@ export async function boot(): Promise<void> {
     startGateway();
   } catch (err) {
     if (err instanceof ApiError && err.code === "auth.unauthorized") session.status = "signed-out";
+    else if (isNetworkError(err)) waitForNetwork(start);
     else {
       session.status = "signed-out";
     }
