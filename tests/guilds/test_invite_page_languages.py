@@ -71,7 +71,7 @@ async def test_a_signed_in_russian_account_reads_russian_whatever_the_browser_sa
     button = re.search(r'<button type="button" id="accept-invitation"[^>]*>([^<]*)</button>', page, re.S)
     assert button and button.group(1) == "Принять приглашение"
     # The joining script's words come with the page, in its language.
-    assert 'data-joining="Вступаем…"' in page and 'data-refused="Не удалось принять приглашение: {reason}"' in page
+    assert 'data-joining="Присоединяемся…"' in page and 'data-refused="Не удалось принять приглашение: {reason}"' in page
 
     # An English account reads English in a Russian browser: the account decides.
     alice = invited["alice"]

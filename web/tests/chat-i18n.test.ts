@@ -33,7 +33,7 @@ describe("chat words", () => {
       { tag: "b", text: "Freya" }, { tag: null, text: " joined the server." },
     ]);
     await setLanguage("ru");
-    expect(tParts("system.member_kick", { name: "Фрейя" }, ["b"]).map((p) => p.text).join("")).toBe("Участника Фрейя удалили с сервера.");
+    expect(tParts("system.member_kick", { name: "Фрейя" }, ["b"]).map((p) => p.text).join("")).toBe("Участника Фрейя выгнали с сервера.");
   });
 
   it("tell days apart in the account's time zone", () => {
