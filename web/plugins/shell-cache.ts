@@ -1,10 +1,12 @@
 // The service worker's shell cache (web/public/sw.js, docs/client.md "The installable app"): after the build,
 // the files every start needs — the entry's scripts and styles, the modules it imports statically and the
 // icons — are written into the built sw.js, with a version made of their names (hashed, so a new build is a
-// new cache and the worker changes byte for byte, which makes the browser install it). What loads on demand
-// (the reader's language catalogue, settings, administration, the media client) is kept when the page loads
-// it (src/lib/worker.ts tells the worker what it loaded before the worker was there), never the rest: a
-// reader never downloads the other language.
+// new cache and the worker changes byte for byte, which makes the browser install it). The first-frame words
+// of every language (src/i18n/<language>/<language>.ts, about 15 KB gzipped each) are kept too: a new build
+// deletes the old cache, and a start without a network after an update must still have its words. The page
+// itself only ever fetches its own language. What loads on demand (settings, administration, the media
+// client and their words) is kept when the page loads it (src/lib/worker.ts tells the worker what it loaded
+// before the worker was there).
 
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -15,6 +17,9 @@ import type { Plugin } from "vite";
 export const MARKER = /^.*\/\/ meadhall-shell: .*$/m;
 const ICONS = ["/icons/icon-192.png", "/icons/icon-512.png", "/icons/icon-maskable-512.png",
   "/icons/apple-touch-icon.png", "/icons/icon.svg"];
+
+/** The module of a language's first-frame words: src/i18n/ru/ru.ts. */
+const FIRST_WORDS = /\/i18n\/([a-z]{2,3})\/\1\.ts$/;
 
 interface ChunkLike {
   type: "chunk" | "asset";
@@ -38,7 +43,7 @@ export function shellFiles(bundle: Record<string, ChunkLike>): string[] {
     for (const imported of chunk.imports ?? []) visit(imported);
   };
   for (const chunk of Object.values(bundle)) {
-    if (chunk.type === "chunk" && chunk.isEntry) visit(chunk.fileName);
+    if (chunk.type === "chunk" && (chunk.isEntry || FIRST_WORDS.test(chunk.facadeModuleId ?? ""))) visit(chunk.fileName);
   }
   return [...wanted].map((name) => `/${name}`).sort();
 }

@@ -9,7 +9,8 @@ import { registerWorker } from "./lib/worker";
 applyTheme();
 // The words come before the first frame: the language of the last visit (the account's), else the
 // browser's. Once the account is known, its locale decides (App.svelte follows it).
-void setLanguage(pickLanguage(rememberedLanguage())).finally(() => {
-  mount(App, { target: document.getElementById("app")! });
-});
+// Words that cannot be fetched (no network, and no worker kept them) do not keep the client from starting.
+void setLanguage(pickLanguage(rememberedLanguage()))
+  .catch(() => undefined)
+  .then(() => mount(App, { target: document.getElementById("app")! }));
 registerWorker();

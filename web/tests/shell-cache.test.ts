@@ -90,16 +90,18 @@ describe("the shell cache", () => {
 });
 
 describe("the build's shell list", () => {
-  it("holds the entry, what it imports and its styles, not what loads on demand (a catalogue included)", () => {
+  it("holds the entry, what it imports, its styles and every language's first-frame words, not what loads on demand", () => {
     const css = new Set(["assets/index.css"]);
     const files = shellFiles({
       "assets/index.js": { type: "chunk", fileName: "assets/index.js", isEntry: true, imports: ["assets/api.js"], viteMetadata: { importedCss: css } },
       "assets/api.js": { type: "chunk", fileName: "assets/api.js", imports: [] },
-      "assets/ru.js": { type: "chunk", fileName: "assets/ru.js", facadeModuleId: "/x/web/src/i18n/ru/index.ts" },
+      "assets/ru.js": { type: "chunk", fileName: "assets/ru.js", facadeModuleId: "/x/web/src/i18n/ru/ru.ts" },
+      "assets/en.js": { type: "chunk", fileName: "assets/en.js", facadeModuleId: "/x/web/src/i18n/en/en.ts" },
+      "assets/ru-screens.js": { type: "chunk", fileName: "assets/ru-screens.js", facadeModuleId: "/x/web/src/i18n/ru/ru-screens.ts" },
       "assets/livekit.js": { type: "chunk", fileName: "assets/livekit.js", facadeModuleId: "/x/node_modules/livekit.js" },
       "assets/index.css": { type: "asset", fileName: "assets/index.css" },
     });
-    expect(files).toEqual(["/assets/api.js", "/assets/index.css", "/assets/index.js"]);
+    expect(files).toEqual(["/assets/api.js", "/assets/en.js", "/assets/index.css", "/assets/index.js", "/assets/ru.js"]);
     expect(() => fillWorker("no marker here", files)).toThrow();
   });
 });

@@ -69,6 +69,8 @@ export function screenWords(): Promise<void> {
 }
 const compiled = new Map<string, IntlMessageFormat>();
 const STORAGE_KEY = "meadhall.language";
+/** Whether an account's locale decides the language now (set by followAccount). */
+let followed = false;
 
 /** "ru", "ru-RU", "RU" → "ru"; anything the client does not speak → null. */
 export function supported(tag: string | null | undefined): Language | null {
@@ -133,7 +135,21 @@ export function rememberedLanguage(): string | null {
 
 /** Follows the signed-in account: its locale picks the language, its time zone the clock. */
 export async function followAccount(user: { locale?: string | null; timezone?: string | null } | null): Promise<void> {
-  if (!user) return;
+  if (!user) {
+    // Signed out: the next person at this browser meets the browser's language and clock, not the last
+    // account's.
+    if (!followed) return;
+    followed = false;
+    i18n.timeZone = browserZone();
+    try {
+      localStorage.removeItem(STORAGE_KEY);
+    } catch {
+      // Nothing was kept.
+    }
+    await setLanguage(pickLanguage(null));
+    return;
+  }
+  followed = true;
   i18n.timeZone = validZone(user.timezone) ?? browserZone();
   const language = pickLanguage(user.locale);
   if (language !== i18n.language || !arriving.has(`${language}/first`)) await setLanguage(language);

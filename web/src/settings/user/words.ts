@@ -3,7 +3,7 @@
 // Vitest covers them (web/tests/user-settings.test.ts).
 
 import { formatDate } from "../../i18n/format";
-import { i18n, LANGUAGES, t, type Key } from "../../i18n/index.svelte";
+import { i18n, LANGUAGES, supported, t, type Key } from "../../i18n/index.svelte";
 import type { ApiError } from "../../lib/api";
 
 /** What each security event type (OpenAPI: listSecurityEvents; docs/accounts.md) means to the person. */
@@ -122,8 +122,14 @@ export const LOCALE_PATTERN = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
  * lost by opening the settings (the client shows such an account in the language `pickLanguage` gives). */
 export function languageChoices(current?: string | null): { tag: string; label: string }[] {
   const choices: { tag: string; label: string }[] = LANGUAGES.map((l) => ({ tag: l.tag, label: l.name }));
-  if (current && !choices.some((c) => c.tag === current)) choices.push({ tag: current, label: localeLabel(current) });
+  if (current && !supported(current)) choices.push({ tag: current, label: localeLabel(current) });
   return choices;
+}
+
+/** The choice that stands for an account's locale: "ru-RU" (what registration sends from a Russian
+ * browser) is the language Русский, not a second entry beside it. */
+export function languageChoice(locale?: string | null): string {
+  return supported(locale) ?? (locale || "en");
 }
 
 /** "German — Deutsch": a locale named in English and in itself (an odd tag is shown as it is). */
