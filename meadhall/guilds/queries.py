@@ -50,9 +50,10 @@ async def select_main_guild_exists(conn: AsyncConnection) -> bool:
 
 
 async def select_main_guild_name(conn: AsyncConnection) -> str | None:
-    """The main server's name (the installable app is named after it), or None without one."""
-    name = (await conn.execute(select(guilds.c.name).where(guilds.c.is_main.is_(True)).order_by(guilds.c.id)
-                               .limit(1))).scalar()
+    """The main server's name when that server is public (the installable app is named after it, and the
+    manifest is read without signing in: a private community's name is not published), else None."""
+    name = (await conn.execute(select(guilds.c.name).where(guilds.c.is_main.is_(True), guilds.c.public.is_(True))
+                               .order_by(guilds.c.id).limit(1))).scalar()
     return None if name is None else str(name)
 
 

@@ -25,7 +25,7 @@ def png_size(body: bytes) -> tuple[int, int]:
     return width, height
 
 
-async def test_the_manifest_names_the_main_server_else_meadhall(client, accounts, rt):
+async def test_the_manifest_names_the_public_main_server_else_meadhall(client, accounts, rt):
     r = await client.get("/manifest.webmanifest")
     assert r.status_code == 200
     assert r.headers["content-type"] == "application/manifest+json"
@@ -45,6 +45,10 @@ async def test_the_manifest_names_the_main_server_else_meadhall(client, accounts
     guild = await make_guild(client, owner, "Медовый зал северных земель")
     async with rt.engine.begin() as conn:
         await conn.execute(update(guilds).where(guilds.c.id == int(guild["id"])).values(is_main=True))
+    # The manifest is read without signing in: a private main server's name is not published.
+    assert (await client.get("/manifest.webmanifest")).json()["name"] == "Meadhall"
+    async with rt.engine.begin() as conn:
+        await conn.execute(update(guilds).where(guilds.c.id == int(guild["id"])).values(public=True))
     manifest = json.loads((await client.get("/manifest.webmanifest")).content.decode("utf-8"))
     assert manifest["name"] == "Медовый зал северных земель"
     assert manifest["short_name"] == "Медовый зал"
