@@ -57,6 +57,17 @@ function touchPoint(e: TouchEvent): Point | null {
 
 export type EdgeSwipeOptions = { isOpen: () => boolean; open: () => void; close: () => void };
 
+
+const PASSIVE: AddEventListenerOptions = { passive: true };
+
+/** Adds each listener to `node`; the answer removes them all (an action's `destroy`). */
+function listen<E extends Event>(node: HTMLElement, listeners: [string, (e: E) => void, AddEventListenerOptions?][]): () => void {
+  for (const [type, handler, options] of listeners) node.addEventListener(type, handler as EventListener, options);
+  return () => {
+    for (const [type, handler, options] of listeners) node.removeEventListener(type, handler as EventListener, options);
+  };
+}
+
 /** `use:edgeSwipe={{ isOpen, open, close }}`: a swipe right from the left edge opens, left closes. */
 export function edgeSwipe(node: HTMLElement, options: EdgeSwipeOptions) {
   let opts = options;
@@ -74,18 +85,12 @@ export function edgeSwipe(node: HTMLElement, options: EdgeSwipeOptions) {
     else if (action === "close") opts.close();
   };
   const cancel = () => (start = null);
-  node.addEventListener("touchstart", begin, { passive: true });
-  node.addEventListener("touchend", end, { passive: true });
-  node.addEventListener("touchcancel", cancel, { passive: true });
+  const stop = listen(node, [["touchstart", begin, PASSIVE], ["touchend", end, PASSIVE], ["touchcancel", cancel, PASSIVE]]);
   return {
     update(next: EdgeSwipeOptions) {
       opts = next;
     },
-    destroy() {
-      node.removeEventListener("touchstart", begin);
-      node.removeEventListener("touchend", end);
-      node.removeEventListener("touchcancel", cancel);
-    },
+    destroy: stop,
   };
 }
 
@@ -143,22 +148,15 @@ export function longPress(node: HTMLElement, options: LongPressOptions) {
     reset();
     setTimeout(() => (fired = false), 400);
   };
-  node.addEventListener("pointerdown", down);
-  node.addEventListener("pointermove", move);
-  node.addEventListener("pointerup", up);
-  node.addEventListener("pointercancel", reset);
-  node.addEventListener("contextmenu", context, true);
+  const stop = listen(node, [["pointerdown", down], ["pointermove", move], ["pointerup", up], ["pointercancel", reset],
+    ["contextmenu", context, { capture: true }]]);
   return {
     update(next: LongPressOptions) {
       opts = next;
     },
     destroy() {
       reset();
-      node.removeEventListener("pointerdown", down);
-      node.removeEventListener("pointermove", move);
-      node.removeEventListener("pointerup", up);
-      node.removeEventListener("pointercancel", reset);
-      node.removeEventListener("contextmenu", context, true);
+      stop();
     },
   };
 }
@@ -215,25 +213,19 @@ export function pullToRefresh(node: HTMLElement, options: PullOptions) {
       opts.onchange("idle", 0);
     });
   };
-  node.addEventListener("touchstart", begin, { passive: true });
-  node.addEventListener("touchmove", move, { passive: false });
   const cancel = () => {
     if (startY === null) return;
     startY = null;
     distance = 0;
     opts.onchange("idle", 0);
   };
-  node.addEventListener("touchend", end, { passive: true });
-  node.addEventListener("touchcancel", cancel, { passive: true });
+  // The move is not passive: a pull cancels the browser's own scrolling (and refresh) under the indicator.
+  const stop = listen(node, [["touchstart", begin, PASSIVE], ["touchmove", move, { passive: false }],
+    ["touchend", end, PASSIVE], ["touchcancel", cancel, PASSIVE]]);
   return {
     update(next: PullOptions) {
       opts = next;
     },
-    destroy() {
-      node.removeEventListener("touchstart", begin);
-      node.removeEventListener("touchmove", move);
-      node.removeEventListener("touchend", end);
-      node.removeEventListener("touchcancel", cancel);
-    },
+    destroy: stop,
   };
 }
