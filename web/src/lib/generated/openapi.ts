@@ -258,6 +258,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/manifest.webmanifest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Web app manifest of the installable client
+         * @description Named after the main server (else “Meadhall”); standalone display, the client's colours and icons. Never cached without asking (`no-cache`): a renamed main server renames the app.
+         */
+        get: operations["webManifest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/assets/{name}": {
         parameters: {
             query?: never;
@@ -287,9 +307,29 @@ export interface paths {
         };
         /**
          * Service worker of the web client
-         * @description Shows Web Push notifications; served at the root so that its scope is the whole client.
+         * @description Shows Web Push notifications and keeps the client's shell for offline starts; served at the root so that its scope is the whole client.
          */
         get: operations["clientServiceWorker"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/icons/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Icons of the installable web client
+         * @description The icons the web app manifest and the page name (192, 512, maskable 512, Apple 180, SVG).
+         */
+        get: operations["clientIcon"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5401,6 +5441,35 @@ export interface operations {
             };
         };
     };
+    webManifest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The web app manifest */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/manifest+json": unknown;
+                };
+            };
+            /** @description internal.error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     clientAsset: {
         parameters: {
             query?: never;
@@ -5471,6 +5540,56 @@ export interface operations {
             };
             /** @description route.not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal.error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    clientIcon: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The icon */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": unknown;
+                    "image/svg+xml": unknown;
+                };
+            };
+            /** @description route.not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation Error, validation.failed */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
