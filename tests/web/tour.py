@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import io
 import json
 import shutil
@@ -50,6 +51,7 @@ from tests.support.browser import (
     ORIGIN,
     PASSWORD,
     PORT,
+    ROOT,
     serious_axe_violations,
     signed_in_context,
     watch_errors,
@@ -438,11 +440,33 @@ class Screen:
 
 # ---- the screens ----------------------------------------------------------------------------------------
 
+@functools.cache
+def _catalogue(lang: str) -> dict[str, str]:
+    """Every message of the client's catalogue in `lang`, by its full key (web/src/i18n/<lang>/<area>.json)."""
+    out: dict[str, str] = {}
+    for path in sorted((ROOT / "web" / "src" / "i18n" / lang).glob("*.json")):
+        out.update({f"{path.stem}.{k}": v for k, v in json.loads(path.read_text()).items()})
+    return out
+
+
+def say(tour: Tour, english: str) -> str:
+    """The words the client shows in the tour's language for a fixed English text (the first message whose
+    English is exactly that), so that a screen is recognised whichever language it speaks."""
+    if tour.lang == "en":
+        return english
+    target = _catalogue(tour.lang)
+    for key, text in _catalogue("en").items():
+        if text == english and key in target:
+            return target[key]
+    return english
+
+
 def heading(name: str) -> Ready:
-    async def ready(page: Any, _tour: Tour, _size: str) -> None:
+    async def ready(page: Any, tour: Tour, _size: str) -> None:
         from playwright.async_api import expect
-        await expect(page.get_by_role("heading", name=name, exact=True).first).to_be_visible(timeout=WAIT)
-        await expect(page.get_by_role("status").filter(has_text="Loading")).to_have_count(0, timeout=WAIT)
+        await expect(page.get_by_role("heading", name=say(tour, name), exact=True).first).to_be_visible(timeout=WAIT)
+        await expect(page.get_by_role("status").filter(has_text=say(tour, "Loading…").rstrip("…"))).to_have_count(
+            0, timeout=WAIT)
     return ready
 
 
@@ -469,9 +493,9 @@ def visible(role: str, name: str, exact: bool = True) -> Ready:
 
 
 def text(value: str) -> Ready:
-    async def ready(page: Any, _tour: Tour, _size: str) -> None:
+    async def ready(page: Any, tour: Tour, _size: str) -> None:
         from playwright.async_api import expect
-        await expect(page.get_by_text(value).first).to_be_visible(timeout=WAIT)
+        await expect(page.get_by_text(say(tour, value)).first).to_be_visible(timeout=WAIT)
     return ready
 
 
