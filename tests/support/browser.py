@@ -27,13 +27,29 @@ needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium 
 needs_client = pytest.mark.skipif(not CLIENT_INDEX.exists(), reason="the web client is not built (make install)")
 
 
+class _Browser:
+    """The browser, whose new contexts block service workers unless a test asks for them
+    (`service_workers="allow"`): the client registers its worker on every start, and the worker's install
+    fetches the whole shell, work that only the tests of the installable app and of push need."""
+
+    def __init__(self, browser: Any) -> None:
+        self._browser = browser
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._browser, name)
+
+    async def new_context(self, **options: Any) -> Any:
+        options.setdefault("service_workers", "block")
+        return await self._browser.new_context(**options)
+
+
 @asynccontextmanager
 async def chromium() -> AsyncIterator[Any]:
     from playwright.async_api import async_playwright
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
-            yield browser
+            yield _Browser(browser)
         finally:
             await browser.close()
 

@@ -58,7 +58,7 @@ async def test_a_reload_without_a_network_shows_the_client_offline_and_it_starts
         site, browser, locale, offline):
     from playwright.async_api import expect
 
-    context = await browser.new_context(locale=locale)
+    context = await browser.new_context(locale=locale, service_workers="allow")
     page = await visit_until_the_worker_controls(context)
 
     await context.set_offline(True)

@@ -56,7 +56,8 @@ async def test_a_russian_newcomer_registers_and_meets_the_client_in_russian(site
     assert sent.status_code in (200, 201), sent.text
     message = sent.json()["message"]
 
-    context = await browser.new_context(locale="ru-RU", timezone_id="Asia/Yekaterinburg", **PHONE)
+    context = await browser.new_context(locale="ru-RU", timezone_id="Asia/Yekaterinburg", service_workers="allow",
+                                        **PHONE)
     page = await context.new_page()
     errors = watch_errors(page)
 

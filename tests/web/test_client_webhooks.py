@@ -205,7 +205,8 @@ async def test_notification_settings_subscribe_this_browser_or_say_why_not(site,
     from playwright.async_api import expect
 
     freya = await accounts.register("freya")
-    context, page, errors = await open_page(browser, "freya", "/settings/notifications", permissions=["notifications"])
+    context, page, errors = await open_page(browser, "freya", "/settings/notifications", permissions=["notifications"],
+                                            service_workers="allow")
     await expect(page.get_by_role("heading", name="Notifications", exact=True)).to_be_visible(timeout=WAIT)
     await expect(page.get_by_role("navigation", name="User settings").get_by_role("link", name="Notifications")).to_have_attribute(
         "aria-current", "page")
